@@ -1,0 +1,163 @@
+"""The dynamic adversary schedule: counts, seeding, recorded fields and uniformity of the draws."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tomacs.agents.adversary import AdversarySchedule, candidate_wrong_answers, count_from_rate
+from tomacs.types import Question
+
+CONF = Path(__file__).resolve().parents[1] / "conf" / "attack"
+MC = Question(
+    "q-mc",
+    "Which gas do plants absorb?",
+    ("Oxygen", "Carbon dioxide", "Nitrogen", "Helium"),
+    "B",
+    "mmlu",
+    "mc",
+)
+NUM = Question("q-num", "Tom has 3 bags of 12 apples. How many apples?", None, "36", "gsm8k", "numeric")
+
+
+def _attack(name: str) -> dict:
+    return yaml.safe_load((CONF / f"{name}.yaml").read_text())
+
+
+def _sched(name: str, n: int = 6, rounds: int = 4) -> AdversarySchedule:
+    return AdversarySchedule.from_config(_attack(name), n_agents=n, rounds=rounds)
+
+
+@pytest.mark.parametrize(("name", "expected"), [("none", 0), ("lt50", 2), ("eq50", 3), ("gt50", 4)])
+def test_paper_counts_for_six_agents(name: str, expected: int) -> None:
+    cfg = _attack(name)
+    assert cfg["name"] == name and cfg["count"] is None and list(cfg["onset_rounds"]) == [3, 4]
+    s = _sched(name)
+    assert s.count == expected == s.k
+
+
+@pytest.mark.parametrize(
+    ("n", "counts"),
+    [(10, (3, 5, 7)), (15, (5, 8, 10)), (20, (7, 10, 13))],
+)
+def test_rate_scales_with_n(n: int, counts: tuple[int, int, int]) -> None:
+    got = tuple(_sched(name, n=n).count for name in ("lt50", "eq50", "gt50"))
+    assert got == counts
+    # the regimes keep their meaning: below, at (rounded half up), above half
+    assert got[0] < n / 2 < got[2]
+
+
+def test_count_overrides_rate_and_rounding_is_half_up() -> None:
+    assert AdversarySchedule(6, 4, count=1, rate=2 / 3).count == 1
+    assert count_from_rate(0.5, 5) == 3  # banker's round() would give 2
+    assert count_from_rate(1 / 3, 6) == 2 and count_from_rate(2 / 3, 6) == 4
+
+
+def test_invalid_settings_raise_clear_errors() -> None:
+    with pytest.raises(ValueError, match="only 6 agents"):
+        AdversarySchedule(6, 4, count=7)
+    with pytest.raises(ValueError, match="rate"):
+        AdversarySchedule(6, 4, rate=1.5)
+    with pytest.raises(ValueError, match="onset"):
+        AdversarySchedule(6, 4, count=2, onset_rounds=(0, 3))
+
+
+def test_none_gives_empty_plan_without_touching_rng() -> None:
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    plan = _sched("none").plan(MC, ["A", "C", "D"], rng)
+    assert plan.adversaries == () and plan.onsets == {} and plan.target is None
+    assert plan.labels(6, 4) == [0] * 6
+    assert rng.bit_generator.state == state
+
+
+def test_same_seed_same_plan_and_seeds_differ() -> None:
+    s = _sched("eq50")
+    a = s.plan(MC, ["A", "C", "D"], np.random.default_rng(123))
+    b = s.plan(MC, ["A", "C", "D"], np.random.default_rng(123))
+    assert a == b and a.to_dict() == b.to_dict()
+    plans = {str(s.plan(MC, ["A", "C", "D"], np.random.default_rng(k)).to_dict()) for k in range(50)}
+    assert len(plans) > 20
+
+
+@pytest.mark.parametrize("name", ["lt50", "eq50", "gt50"])
+def test_recorded_fields(name: str) -> None:
+    s = _sched(name)
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        plan = s.plan(MC, candidate_wrong_answers(MC), rng)
+        assert len(plan.adversaries) == s.count == len(set(plan.adversaries))
+        assert list(plan.adversaries) == sorted(plan.adversaries)
+        assert all(0 <= a < 6 for a in plan.adversaries)
+        assert set(plan.onsets) == set(plan.adversaries)
+        assert set(plan.onsets.values()) <= {3, 4}
+        assert plan.target in {"A", "C", "D"} and plan.target != MC.answer
+        d = plan.to_dict()
+        assert set(d) == {"adversaries", "onsets", "target"}
+        # ground truth: adversarial iff onset <= T
+        assert plan.labels(6, 4) == [int(i in plan.adversaries) for i in range(6)]
+        late = [a for a, o in plan.onsets.items() if o == 4]
+        assert plan.labels(6, 3) == [int(i in plan.adversaries and i not in late) for i in range(6)]
+        for a, o in plan.onsets.items():
+            assert plan.behaviour(a, o - 1) == "honest" and plan.behaviour(a, o) == "adversarial"
+
+
+def test_target_never_gold_even_if_offered() -> None:
+    s = _sched("gt50")
+    rng = np.random.default_rng(3)
+    targets = {s.plan(MC, ["A", "B", "C", "D"], rng).target for _ in range(300)}
+    assert targets == {"A", "C", "D"}
+    with pytest.raises(ValueError, match="no wrong answer"):
+        s.plan(MC, ["B"], rng)
+
+
+def _chi2(counts: np.ndarray) -> float:
+    exp = counts.sum() / len(counts)
+    return float(((counts - exp) ** 2 / exp).sum())
+
+
+def test_positions_onsets_and_targets_are_uniform() -> None:
+    """6000 plans: every position equally likely (no index-0 bias), onsets 50/50, targets uniform.
+
+    Thresholds are chi-square critical values at p = 0.001 (df 5 -> 20.5, df 2 -> 13.8).
+    """
+    s = _sched("lt50")
+    rng = np.random.default_rng(2024)
+    pos = np.zeros(6)
+    onset3 = 0
+    tgt = {"A": 0, "C": 0, "D": 0}
+    n_plans = 6000
+    for _ in range(n_plans):
+        plan = s.plan(MC, ["A", "C", "D"], rng)
+        for a in plan.adversaries:
+            pos[a] += 1
+        onset3 += sum(1 for o in plan.onsets.values() if o == 3)
+        tgt[plan.target] += 1
+    assert pos.sum() == 2 * n_plans
+    assert _chi2(pos) < 20.5, pos
+    assert abs(pos[0] / pos.sum() - 1 / 6) < 0.01
+    assert abs(onset3 / (2 * n_plans) - 0.5) < 0.02
+    assert _chi2(np.array(list(tgt.values()), dtype=float)) < 13.8, tgt
+
+
+def test_onset_rounds_configurable() -> None:
+    s = AdversarySchedule(10, 6, count=4, onset_rounds=[2, 5, 6])
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(100):
+        seen |= set(s.plan(MC, ["A"], rng).onsets.values())
+    assert seen == {2, 5, 6}
+
+
+def test_candidate_wrong_answers() -> None:
+    assert candidate_wrong_answers(MC) == ["A", "C", "D"]
+    wrong = candidate_wrong_answers(NUM)
+    assert wrong and "36" not in wrong and len(set(wrong)) == len(wrong)
+    assert all(float(w) >= 0 for w in wrong)
+    dec = Question("q", "x", None, "2.5", "gsm8k", "numeric")
+    assert "2.5" not in candidate_wrong_answers(dec)
+    plan = AdversarySchedule(6, 4, count=3).plan(NUM, wrong, np.random.default_rng(0))
+    assert plan.target in wrong

@@ -1,0 +1,99 @@
+"""The CLI end to end on the simulator, with tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def tomacs(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+    )
+
+
+def test_quickstart_writes_results(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    p = tomacs("train", "method=complete", "attack=gt50", "eval.size=12", f"hydra.run.dir={out}")
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "results.json").read_text())
+    assert res["backbone"] == "sim" and res["method"] == "complete" and res["attack"] == "gt50"
+    m = res["metrics"]
+    for key in (
+        "acc",
+        "token",
+        "token_prompt",
+        "token_completion",
+        "adacc",
+        "adacc_balanced",
+        "adacc_baseline",
+    ):
+        assert key in m
+    assert 0.0 <= m["acc"] <= 1.0 and m["token"] > 50
+    # complete graph: every agent votes, so ADAcc equals the all-reliable baseline = 1 - 4/6
+    assert m["adacc"] == pytest.approx(1 - 4 / 6)
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 12
+    ep = json.loads(lines[0])
+    assert len(ep["plan"]["adversaries"]) == 4 and ep["plan"]["target"] != ep["question"]["answer"]
+    assert (out / "config.yaml").is_file()
+    assert "Acc" in p.stdout + p.stderr
+
+
+def test_same_seed_same_numbers_and_resume(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    args = ["evaluate", "method=random", "attack=eq50", "eval.size=10", "eval.batch_size=4"]
+    assert tomacs(*args, f"hydra.run.dir={a}").returncode == 0
+    assert tomacs(*args, f"hydra.run.dir={b}").returncode == 0
+    ea, eb = (a / "episodes.jsonl").read_text(), (b / "episodes.jsonl").read_text()
+    assert ea == eb
+    # a killed run: keep 4 finished questions and a torn line, rerun in the same dir
+    lines = ea.splitlines()
+    (b / "episodes.jsonl").write_text("\n".join(lines[:4]) + "\n" + lines[4][:50])
+    (b / "results.json").unlink()
+    p = tomacs(*args, f"hydra.run.dir={b}")
+    assert p.returncode == 0, p.stderr
+    rb = json.loads((b / "results.json").read_text())
+    ra = json.loads((a / "results.json").read_text())
+    assert rb["metrics"]["resumed_questions"] == 4
+    assert rb["metrics"]["acc"] == ra["metrics"]["acc"] and rb["metrics"]["token"] == ra["metrics"]["token"]
+
+
+def test_bad_override_is_one_clear_line() -> None:
+    p = tomacs("train", "method=compleat")
+    assert p.returncode == 2
+    assert "unknown method 'compleat'" in p.stderr and "complete" in p.stderr
+    p = tomacs("train", "agnets=3")
+    assert p.returncode == 2 and "unknown config key 'agnets'" in p.stderr
+
+
+def test_cuda_without_gpu_fails_clearly(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible")
+    p = tomacs("evaluate", "device=cuda", "eval.size=2", f"hydra.run.dir={tmp_path}")
+    assert p.returncode == 2 and "no CUDA GPU" in p.stderr
+
+
+def test_list_and_show_config() -> None:
+    p = tomacs("list")
+    assert p.returncode == 0
+    for word in ("benchmark", "method", "attack", "budget", "backbone", "device", "logger", "gt50"):
+        assert word in p.stdout
+    p = tomacs("show-config", "method=star", "agents=10")
+    assert p.returncode == 0 and "agents: 10" in p.stdout and "name: star" in p.stdout
+
+
+def test_multirun(tmp_path: Path) -> None:
+    p = tomacs("train", "-m", "method=complete,none", "eval.size=3", f"hydra.sweep.dir={tmp_path}")
+    assert p.returncode == 0, p.stderr
+    results = sorted(tmp_path.glob("*/results.json"))
+    assert len(results) == 2
+    assert {json.loads(r.read_text())["method"] for r in results} == {"complete", "none"}

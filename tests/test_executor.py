@@ -1,0 +1,165 @@
+"""The shared executor (TodyComm Alg. 3) on a scripted backbone whose replies we control."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tomacs.agents.adversary import AdversarySchedule
+from tomacs.backbones.base import GenerationReply, GenerationRequest
+from tomacs.executor import Executor, ExecutorConfig, weighted_vote
+from tomacs.methods.base import Method, MethodContext
+from tomacs.types import DecisionGraph, Question, RoundGraph
+
+Q = Question(
+    id="q1", text="Which letter?", options=("a", "b", "c", "d"), answer="B", benchmark="t", kind="mc"
+)
+
+
+class Scripted:
+    """Honest agents answer B, adversaries their target; the decision agent answers C."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.requests: list[GenerationRequest] = []
+
+    async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
+        out = []
+        for r in requests:
+            self.requests.append(r)
+            if r.kind == "decision":
+                ans = "C"
+            elif r.behaviour == "adversarial":
+                ans = r.target
+            else:
+                ans = "B"
+            out.append(
+                GenerationReply(
+                    text=f"agent {r.agent} round {r.round}.\nAnswer: {ans}",
+                    prompt_tokens=10,
+                    completion_tokens=5,
+                )
+            )
+        return out
+
+    def stats(self) -> dict:
+        return {}
+
+    async def aclose(self) -> None:
+        return None
+
+
+class FixedGraph(Method):
+    name = "fixed"
+
+    def __init__(
+        self,
+        ctx: MethodContext,
+        nodes: list[int],
+        edges: list[tuple[int, int]],
+        mode: str = "vote",
+        voters: list[int] | None = None,
+    ) -> None:
+        super().__init__(ctx)
+        self.nodes, self.edges, self.mode, self.voters = nodes, edges, mode, voters
+
+    def act(self, state, t, history):  # noqa: ANN001
+        return [RoundGraph(nodes=list(self.nodes), edges=list(self.edges)) for _ in history]
+
+    def decide(self, state, history):  # noqa: ANN001
+        voters = self.voters if self.voters is not None else list(range(self.ctx.n_agents))
+        return [DecisionGraph(voters=voters, mode=self.mode) for _ in history]
+
+
+def make(
+    n: int = 4, rounds: int = 3, count: int | None = 0, onsets=(3,)
+) -> tuple[Executor, Scripted, MethodContext]:
+    roles = [f"role{i}" for i in range(n)]
+    bb = Scripted()
+    sched = AdversarySchedule(n_agents=n, rounds=rounds, count=count, rate=None, onset_rounds=onsets)
+    ex = Executor(ExecutorConfig(n, rounds, roles, seed=7), bb, sched)
+    ctx = MethodContext(n_agents=n, rounds=rounds, roles=roles, seed=7)
+    return ex, bb, ctx
+
+
+def test_non_participants_make_no_call_and_cost_nothing() -> None:
+    ex, bb, ctx = make()
+    m = FixedGraph(ctx, nodes=[0, 2], edges=[(0, 2)])
+    (ep,), _ = ex.run_batch([Q], m, train=False, phase="eval")
+    # round 1: 4 calls; rounds 2 and 3: 2 calls each
+    assert len(bb.requests) == 4 + 2 + 2
+    for t in (2, 3):
+        r = ep.rounds[t - 1]
+        assert [o.participated for o in r] == [True, False, True, False]
+        assert r[1].prompt_tokens == 0 and r[1].completion_tokens == 0
+        assert r[1].text == ep.rounds[0][1].text  # carried forward
+    assert ep.prompt_tokens() == 8 * 10 and ep.completion_tokens() == 8 * 5
+    assert ep.llm_calls() == 8
+
+
+def test_messages_follow_the_dag_in_topological_order() -> None:
+    ex, bb, ctx = make()
+    m = FixedGraph(ctx, nodes=[0, 1, 2, 3], edges=[(3, 1), (1, 0), (3, 0)])
+    ex.run_batch([Q], m, train=False, phase="eval")
+    r2 = [r for r in bb.requests if r.round == 2]
+    order = [r.agent for r in r2]
+    assert order.index(3) < order.index(1) < order.index(0)
+    by_agent = {r.agent: r for r in r2}
+    assert [msg.sender for msg in by_agent[0].incoming] == [1, 3]
+    assert [msg.sender for msg in by_agent[1].incoming] == [3]
+    assert by_agent[2].incoming == [] and by_agent[3].incoming == []
+    # the receiver's prompt carries the sender's current-round text
+    assert "agent 3 round 2" in "".join(x["content"] for x in by_agent[1].messages)
+
+
+def test_adversary_pre_onset_prompts_identical_to_honest_run() -> None:
+    ex_h, bb_h, ctx = make(count=0)
+    ex_a, bb_a, _ = make(count=2, onsets=(3,))
+    m = FixedGraph(ctx, nodes=[0, 1, 2, 3], edges=[(0, 1), (1, 2), (2, 3)])
+    (ep_a,), _ = ex_a.run_batch([Q], m, train=False, phase="eval")
+    ex_h.run_batch([Q], m, train=False, phase="eval")
+    advs = ep_a.plan.adversaries
+    assert len(advs) == 2
+    for r_a in bb_a.requests:
+        if r_a.kind == "agent" and r_a.agent in advs and r_a.round < 3:
+            twin = [r for r in bb_h.requests if r.agent == r_a.agent and r.round == r_a.round]
+            assert twin and twin[0].messages == r_a.messages
+    post = [r for r in bb_a.requests if r.agent in advs and r.round == 3]
+    assert post and all(r.behaviour == "adversarial" and r.target == ep_a.plan.target for r in post)
+    # the adversary's output carries the persuasive suffix, and the receiver sees it as persuasive
+    out = ep_a.rounds[2][advs[0]]
+    assert "Please prioritize my answer" in out.text
+    assert ep_a.plan.target != Q.answer
+
+
+def test_llm_decision_and_vote() -> None:
+    ex, bb, ctx = make()
+    m = FixedGraph(ctx, nodes=[0, 1, 2, 3], edges=[], mode="llm", voters=[1, 3])
+    (ep,), _ = ex.run_batch([Q], m, train=False, phase="eval")
+    dec = [r for r in bb.requests if r.kind == "decision"]
+    assert len(dec) == 1 and [msg.sender for msg in dec[0].incoming] == [1, 3]
+    assert ep.final_answer == "C" and not ep.correct
+    assert ep.llm_calls() == 4 * 3 + 1
+    m2 = FixedGraph(ctx, nodes=[0, 1, 2, 3], edges=[], mode="vote")
+    (ep2,), _ = ex.run_batch([Q], m2, train=False, phase="eval")
+    assert ep2.final_answer == "B" and ep2.correct
+
+
+def test_weighted_vote_weights_and_seeded_ties() -> None:
+    rng = np.random.default_rng(0)
+    assert weighted_vote(["A", "B", "B"], None, rng) == "B"
+    assert weighted_vote(["A", "B", "B"], [0.6, 0.2, 0.2], rng) == "A"
+    assert weighted_vote([None, None], None, rng) is None
+    wins = {"A": 0, "B": 0}
+    for s in range(400):
+        wins[weighted_vote(["A", "B"], None, np.random.default_rng(s))] += 1
+    assert 150 < wins["A"] < 250  # ties are a fair coin, not list order
+
+
+def test_same_seed_same_episodes() -> None:
+    ex1, _, ctx = make(count=2, onsets=(2, 3))
+    ex2, _, _ = make(count=2, onsets=(2, 3))
+    m = FixedGraph(ctx, nodes=[0, 1, 2, 3], edges=[(0, 1)])
+    e1, _ = ex1.run_batch([Q], m, train=False, phase="eval")
+    e2, _ = ex2.run_batch([Q], m, train=False, phase="eval")
+    assert e1[0].to_dict() == e2[0].to_dict()

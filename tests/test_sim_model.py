@@ -1,0 +1,82 @@
+"""The simulator's behavioural model: hand-checkable properties of sim_model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tomacs.backbones.sim_model import (
+    QuestionLatent,
+    SimProfile,
+    effective_competence,
+    initial_probs,
+    sample_latent,
+    sample_wrong,
+    update_logits,
+    update_probs,
+)
+
+PROF = SimProfile(
+    name="t",
+    n_cand=4,
+    accuracy=0.7,
+    concentration=4.0,
+    distractor_share=0.5,
+    prior_weight=1.0,
+    self_weight=1.0,
+    share_weight=2.0,
+    count_weight=0.5,
+    persuasion=2.0,
+)
+
+
+def test_initial_probs_hand_computed() -> None:
+    lat = QuestionLatent(competence=0.6, distractor=2)
+    p = initial_probs(PROF, lat, 4, truth_idx=1)
+    # truth 0.6; wrong mass 0.4, half on the distractor (0.2), rest split over 2 others (0.1 each)
+    assert p == pytest.approx([0.1, 0.6, 0.2, 0.1])
+
+
+def test_mean_competence_is_single_agent_accuracy() -> None:
+    rng = np.random.default_rng(0)
+    cs = [sample_latent(PROF, rng, 4, 0).competence for _ in range(20000)]
+    assert np.mean(cs) == pytest.approx(PROF.accuracy, abs=0.01)
+
+
+def test_capability_scales_odds() -> None:
+    assert effective_competence(0.5, 1.0) == pytest.approx(0.5)
+    assert effective_competence(0.5, 3.0) == pytest.approx(0.75)  # odds 1 -> 3
+    with pytest.raises(ValueError):
+        effective_competence(0.5, 0.0)
+
+
+def test_update_logits_hand_computed() -> None:
+    lat = QuestionLatent(competence=0.6, distractor=2)
+    u = update_logits(PROF, lat, prev_idx=1, messages=[(3, True), (1, False)], n_cand=4, truth_idx=1)
+    p0 = np.array([0.1, 0.6, 0.2, 0.1])
+    support = np.array([0.0, 1.0, 0.0, 2.0])  # persuasive message weighs rho = 2
+    expected = np.log(p0) + np.array([0, 1.0, 0, 0]) + 2.0 * support / 3.0 + 0.5 * support
+    assert u == pytest.approx(expected)
+
+
+def test_more_adversaries_push_harder() -> None:
+    lat = QuestionLatent(competence=0.7, distractor=2)
+    truth_p = []
+    for k in range(5):
+        msgs = [(3, True)] * k + [(0, False)] * (6 - k)
+        truth_p.append(update_probs(PROF, lat, 0, msgs, 4, 0)[0])
+    assert all(a > b for a, b in zip(truth_p, truth_p[1:], strict=False))
+
+
+def test_bad_indices_fail() -> None:
+    lat = QuestionLatent(competence=0.7, distractor=2)
+    with pytest.raises(ValueError):
+        initial_probs(PROF, lat, 4, truth_idx=4)
+    with pytest.raises(ValueError):
+        update_probs(PROF, lat, 0, [(7, False)], 4, 0)
+
+
+def test_sample_wrong_never_truth_and_covers_all() -> None:
+    rng = np.random.default_rng(1)
+    seen = {sample_wrong(rng, 4, 2) for _ in range(200)}
+    assert seen == {0, 1, 3}

@@ -1,0 +1,161 @@
+"""The dynamic adversary schedule (config group `attack`).
+
+TodyComm §5: "6 agents collaborate over 4 rounds, with adversarial transitions occurring at round 3
+or 4. Attack rates of <50%, =50%, >50% correspond to 2, 3 and 4 adversarial agents." Per episode we
+draw, from an RNG the executor seeds per episode:
+
+1. which agents turn adversarial — uniform over positions (`rng.choice(N, k, replace=False)`), so no
+   agent index is a safer bet than another and a method cannot learn "agent 0 is honest";
+2. each adversary's onset round, uniform over `onset_rounds` (default {3, 4});
+3. ONE wrong target answer shared by all adversaries of the episode, uniform over the wrong answers
+   given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard).
+
+Before its onset an adversary runs the identical honest path; from onset on it uses the Appendix D
+prompt (`tomacs.agents.prompts.adversarial_messages`) and appends the persuasive suffix. The plan is
+stored in every episode record; ground truth for ADAcc is "adversarial iff onset <= T"
+(`AdversaryPlan.labels`).
+
+Draw order is fixed (positions, then onsets in position order, then target) so that one seed gives
+one plan. With k = 0 nothing is drawn from the RNG.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tomacs.types import AdversaryPlan, Question
+
+
+def count_from_rate(rate: float, n_agents: int) -> int:
+    """Number of adversaries for an attack rate: round half up, rate * N.
+
+    Half-up (not Python's banker's `round`) so that e.g. rate 1/2 with N=5 gives 3 rather than 2
+    and the rule is easy to state. A tiny epsilon absorbs float error (1/3 * 6 = 1.9999...). Rates
+    1/3, 1/2, 2/3 give 2/3/4 of 6, 3/5/7 of 10, 5/8/10 of 15 and 7/10/13 of 20.
+    """
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"attack rate must be in [0, 1], got {rate}")
+    return int(math.floor(rate * n_agents + 0.5 + 1e-9))
+
+
+@dataclass
+class AdversarySchedule:
+    """Draws one `AdversaryPlan` per episode; see the module docstring for the protocol.
+
+    `count` wins over `rate`; with neither the schedule is empty (attack `none`). After init,
+    `count` holds the resolved number of adversaries (an int, also available as `k`) whatever was
+    given, so callers read one field; `rate` keeps what was configured. The count must be between
+    0 and N. Onset rounds must be >= 1; an onset later than `rounds` is allowed (that agent
+    never turns and is labelled reliable), which lets a sweep over T reuse one attack config.
+    """
+
+    n_agents: int
+    rounds: int
+    count: int | None = None
+    rate: float | None = None
+    onset_rounds: Sequence[int] = (3, 4)
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if self.n_agents < 1:
+            raise ValueError(f"n_agents must be >= 1, got {self.n_agents}")
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be >= 1, got {self.rounds}")
+        if self.count is not None:
+            k = int(self.count)
+        elif self.rate is not None:
+            k = count_from_rate(float(self.rate), self.n_agents)
+        else:
+            k = 0
+        if k < 0 or k > self.n_agents:
+            raise ValueError(
+                f"attack {self.name!r}: {k} adversaries requested but only {self.n_agents} agents "
+                f"(count={self.count}, rate={self.rate}); need 0 <= count <= n_agents"
+            )
+        self.onset_rounds = tuple(int(r) for r in self.onset_rounds)
+        if k > 0:
+            if not self.onset_rounds:
+                raise ValueError(f"attack {self.name!r}: onset_rounds must not be empty")
+            if min(self.onset_rounds) < 1:
+                raise ValueError(f"attack {self.name!r}: onset rounds must be >= 1, got {self.onset_rounds}")
+        self.count = k
+
+    @property
+    def k(self) -> int:
+        """The resolved number of adversaries per episode."""
+        return int(self.count or 0)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], n_agents: int, rounds: int) -> AdversarySchedule:
+        """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`)."""
+        onsets = cfg.get("onset_rounds")
+        return cls(
+            n_agents=n_agents,
+            rounds=rounds,
+            count=cfg.get("count"),
+            rate=cfg.get("rate"),
+            onset_rounds=tuple(onsets) if onsets is not None else (3, 4),
+            name=str(cfg.get("name", "custom")),
+        )
+
+    def plan(
+        self, question: Question, wrong_answers: Sequence[str], rng: np.random.Generator
+    ) -> AdversaryPlan:
+        """Draw who, from when, and toward which shared wrong answer, for one episode.
+
+        `wrong_answers` are the candidate targets (for multiple choice, every label but the gold;
+        for numeric questions e.g. `candidate_wrong_answers`). Any entry equal to the gold answer
+        is dropped, so the target is always wrong. The returned `adversaries` are sorted.
+        """
+        if self.k == 0:
+            return AdversaryPlan(adversaries=(), onsets={}, target=None)
+        wrong = [str(a) for a in wrong_answers if str(a) != str(question.answer)]
+        if not wrong:
+            raise ValueError(f"question {question.id!r}: no wrong answer to use as adversarial target")
+        agents = rng.choice(self.n_agents, size=self.k, replace=False)
+        onset_idx = rng.integers(len(self.onset_rounds), size=self.k)
+        onsets = {int(a): int(self.onset_rounds[int(j)]) for a, j in zip(agents, onset_idx, strict=True)}
+        target = wrong[int(rng.integers(len(wrong)))]
+        adversaries = tuple(sorted(int(a) for a in agents))
+        ordered = {a: onsets[a] for a in adversaries}
+        return AdversaryPlan(adversaries=adversaries, onsets=ordered, target=target)
+
+
+def candidate_wrong_answers(question: Question) -> list[str]:
+    """Plausible wrong answers for a question, in a fixed order.
+
+    Multiple choice: every option label but the gold. Numeric: nearby and off-by-a-step values
+    (gold ± 1, ± 10%, x2, /2, ± a common-slip amount) — the kind of wrong totals a flawed
+    calculation yields — formatted canonically (integers without ".0"). The simulator may prefer
+    its own attractive distractor; this is the default pool for the adversarial target.
+    """
+    if question.kind == "mc":
+        return [lab for lab in question.labels if lab != question.answer]
+    try:
+        g = float(question.answer)
+    except ValueError:
+        return ["0", "1"]
+    is_int = g == int(g)
+    cands: list[float] = [g + 1, g - 1, g * 2, g / 2, g * 1.1, g * 0.9, g + 10, g - 10]
+    out: list[str] = []
+    for c in cands:
+        if is_int:
+            c = float(round(c))
+        if g >= 0 and c < 0:
+            continue
+        s = _canon(c)
+        if s != _canon(g) and s not in out:
+            out.append(s)
+    return out
+
+
+def _canon(x: float) -> str:
+    """Canonical number string: integers without a decimal point, others trimmed to 4 decimals."""
+    if x == int(x):
+        return str(int(x))
+    return f"{x:.4f}".rstrip("0").rstrip(".")

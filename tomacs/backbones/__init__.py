@@ -1,0 +1,1 @@
+"""Backbones: the simulator and real LLMs behind one interface."""

@@ -1,0 +1,256 @@
+"""Content-addressed persistent response cache (sqlite).
+
+Why: LLM calls cost money and time, and tomacs re-runs the same prompts constantly (resumed jobs,
+sweeps that share a baseline, evaluation of several methods on the same agents). Every response is
+written the moment it arrives, so a crash or a stopped run loses nothing already paid for, and any
+later run - in this process or another - that asks the identical question gets it back for free.
+
+Design choices:
+* Key = sha256 of canonical JSON of {model, messages, sampling params, sample_index} (see
+  `make_key`). Parameters whose value is None are dropped, so "provider default" keys the same
+  whether the field is absent or null. `sample_index` separates independent samples of the same
+  prompt (self-consistency, repeated seeds) that would otherwise collide.
+* One row per key, `INSERT OR IGNORE`: the first response stored for a key wins, so concurrent
+  workers that race on one prompt all end up reading the same answer.
+* WAL journal + `busy_timeout` + our own retry loop make concurrent writers in several processes
+  (Hydra multirun / submitit sweeps sharing `outputs/cache/responses.sqlite`) safe; each insert is
+  its own transaction, committed immediately.
+* Only an allow-list of fields is stored (text, token usage, cost, model, created time and a small
+  `meta` dict checked for secret-looking keys). Request headers and API keys are never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CacheError", "ResponseCache", "canonical_json", "make_key"]
+
+SCHEMA_VERSION = 1
+_FIELDS = ("model", "text", "prompt_tokens", "completion_tokens", "cost_usd", "tokens_estimated", "meta")
+_SECRET_HINTS = ("api_key", "apikey", "secret", "authorization", "header", "password", "bearer", "credential")
+_RETRYABLE = ("locked", "busy")
+
+
+class CacheError(RuntimeError):
+    """The cache could not be read or written even after retrying."""
+
+
+def canonical_json(obj: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept as is, None-valued keys dropped."""
+    return json.dumps(_drop_none(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _drop_none(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _drop_none(v) for k, v in obj.items() if v is not None}
+    if isinstance(obj, (list, tuple)):
+        return [_drop_none(v) for v in obj]
+    return obj
+
+
+def make_key(
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    params: Mapping[str, Any] | None = None,
+    sample_index: int = 0,
+) -> str:
+    """sha256 hex digest identifying one completion request.
+
+    `params` are the sampling parameters that change the output distribution (temperature, top_p,
+    max_tokens, stop, seed, ...). Never pass transport settings (api_base, timeouts, keys) here:
+    they do not change the answer and keys must not influence anything persisted.
+    """
+    payload = {
+        "v": SCHEMA_VERSION,
+        "model": model,
+        "messages": [dict(m) for m in messages],
+        "params": dict(params or {}),
+        "sample_index": int(sample_index),
+    }
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def _check_meta(meta: Mapping[str, Any]) -> None:
+    for k in meta:
+        low = str(k).lower()
+        if any(h in low for h in _SECRET_HINTS):
+            raise ValueError(f"refusing to store meta field {k!r} in the response cache (looks secret)")
+
+
+class ResponseCache:
+    """A sqlite-backed map key -> response record, safe across threads and processes.
+
+    Records are dicts with `text`, `prompt_tokens`, `completion_tokens`, `cost_usd`,
+    `tokens_estimated`, `model`, optional `meta` (small JSON-able dict); `get` adds `created`
+    (unix time the row was written) and `key`.
+    """
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 30.0, max_retries: int = 20) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout_s = busy_timeout_s
+        self.max_retries = max_retries
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            str(self.path), timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        self._retrying(self._init_db)
+
+    # -- setup ------------------------------------------------------------------------------
+    def _init_db(self) -> None:
+        c = self._connection()
+        c.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
+        mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # e.g. a network filesystem without shared memory
+            c.execute("PRAGMA journal_mode=DELETE")
+        # NORMAL in WAL mode: a commit survives a process crash (only an OS crash can lose the last
+        # few), and commit-per-insert stays cheap enough for hundreds of responses per second.
+        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute(
+            """CREATE TABLE IF NOT EXISTS responses (
+                   key TEXT PRIMARY KEY,
+                   model TEXT,
+                   text TEXT NOT NULL,
+                   prompt_tokens INTEGER NOT NULL DEFAULT 0,
+                   completion_tokens INTEGER NOT NULL DEFAULT 0,
+                   cost_usd REAL NOT NULL DEFAULT 0,
+                   tokens_estimated INTEGER NOT NULL DEFAULT 0,
+                   meta TEXT,
+                   created REAL NOT NULL
+               )"""
+        )
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise CacheError(f"response cache {self.path} is closed")
+        return self._conn
+
+    def _retrying(self, fn: Any, *args: Any) -> Any:
+        """Run `fn` under the lock, retrying with jittered backoff while the database is locked.
+
+        sqlite's busy_timeout already waits for locks, but some lock conflicts (e.g. WAL recovery,
+        upgrading a read to a write transaction) return SQLITE_BUSY immediately; we retry those.
+        """
+        delay = 0.01
+        for attempt in range(self.max_retries + 1):
+            try:
+                with self._lock:
+                    return fn(*args)
+            except sqlite3.OperationalError as e:
+                msg = str(e).lower()
+                if not any(s in msg for s in _RETRYABLE) or attempt == self.max_retries:
+                    raise CacheError(f"response cache {self.path}: {e}") from e
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 1.0)
+        raise AssertionError("unreachable")
+
+    # -- API --------------------------------------------------------------------------------
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored record for `key`, or None; counts a hit or a miss."""
+        row = self._retrying(self._get, key)
+        with self._lock:
+            if row is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return row
+
+    def _get(self, key: str) -> dict[str, Any] | None:
+        cur = self._connection().execute(
+            "SELECT model, text, prompt_tokens, completion_tokens, cost_usd, tokens_estimated, meta, created "
+            "FROM responses WHERE key = ?",
+            (key,),
+        )
+        row = cur.fetchone()
+        if row is None:
+            return None
+        model, text, pt, ct, cost, est, meta, created = row
+        return {
+            "key": key,
+            "model": model,
+            "text": text,
+            "prompt_tokens": int(pt),
+            "completion_tokens": int(ct),
+            "cost_usd": float(cost),
+            "tokens_estimated": bool(est),
+            "meta": json.loads(meta) if meta else {},
+            "created": float(created),
+        }
+
+    def put(self, key: str, record: Mapping[str, Any]) -> bool:
+        """Store `record` under `key` and commit at once. Returns False if the key already existed.
+
+        Unknown fields raise ValueError rather than being stored silently: the allow-list is what
+        guarantees that nothing secret (API keys, headers) ever reaches the file.
+        """
+        unknown = set(record) - set(_FIELDS) - {"key", "created"}
+        if unknown:
+            raise ValueError(f"unknown response-cache fields {sorted(unknown)}; allowed: {list(_FIELDS)}")
+        if "text" not in record or not isinstance(record["text"], str):
+            raise ValueError("a cached response needs a string `text`")
+        meta = dict(record.get("meta") or {})
+        _check_meta(meta)
+        row = (
+            key,
+            record.get("model"),
+            record["text"],
+            int(record.get("prompt_tokens") or 0),
+            int(record.get("completion_tokens") or 0),
+            float(record.get("cost_usd") or 0.0),
+            1 if record.get("tokens_estimated") else 0,
+            canonical_json(meta) if meta else None,
+            time.time(),
+        )
+        inserted = self._retrying(self._put, row)
+        if inserted:
+            with self._lock:
+                self.writes += 1
+        return bool(inserted)
+
+    def _put(self, row: tuple[Any, ...]) -> bool:
+        cur = self._connection().execute(
+            "INSERT OR IGNORE INTO responses (key, model, text, prompt_tokens, completion_tokens, cost_usd, "
+            "tokens_estimated, meta, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+        return cur.rowcount == 1  # autocommit (isolation_level=None): committed on return
+
+    def __contains__(self, key: str) -> bool:
+        return self._retrying(self._get, key) is not None
+
+    def __len__(self) -> int:
+        def count() -> int:
+            return int(self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+        return int(self._retrying(count))
+
+    def stats(self) -> dict[str, Any]:
+        """This instance's counters (other processes keep their own)."""
+        with self._lock:
+            return {"path": str(self.path), "hits": self.hits, "misses": self.misses, "writes": self.writes}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})"

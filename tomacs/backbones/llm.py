@@ -1,0 +1,487 @@
+"""Real-LLM backbone through litellm: any hosted model or OpenAI-compatible server.
+
+Why this shape:
+* The executor hands over batches of requests from many agents and queries at once; we run them
+  concurrently, bounded by one asyncio.Semaphore per endpoint so a local server (or a provider's
+  rate limit) is not flooded.
+* Every response is written to the persistent `ResponseCache` as soon as it arrives, so a run that
+  stops (crash, quota, Ctrl-C) keeps everything it paid for, and re-runs / resumes / sweeps never
+  pay twice. litellm's own cache is not used (its keys and persistence are not ours to control).
+* Transient failures (429, 5xx, timeouts, dropped connections, malformed or empty replies) are
+  retried with exponential backoff and jitter; permanent ones (400/401/403/404, exhausted quota)
+  stop at once. After `max_retries` the batch raises `BackboneError`: the run stops rather than
+  silently scoring a missing answer, and what is cached stays cached.
+* The API key is only ever read from the environment variable named by `api_key_env`, at call
+  time. It is never stored on the object, in the cache, in stats, or in repr/str.
+* litellm is imported lazily (it takes seconds) with `LITELLM_LOCAL_MODEL_COST_MAP=True` and
+  `LITELLM_MODE=PRODUCTION` set first and telemetry/callbacks off, so it never touches the network
+  on import and never reads a stray `.env` file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tomacs.backbones.base import GenerationReply, GenerationRequest
+from tomacs.backbones.cache import ResponseCache, make_key
+from tomacs.tokens import count_chat_tokens, count_tokens
+
+__all__ = ["BackboneError", "LiteLLMBackbone", "Price", "import_litellm"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CACHE_PATH = "outputs/cache/responses.sqlite"
+_RETRY_STATUS = {408, 409, 425, 429}
+_HARD_TIMEOUT_SLACK_S = 10.0  # our own guard on top of the client timeout, in case a client hangs
+
+
+class BackboneError(RuntimeError):
+    """A request failed for good (permanent error, or transient errors beyond `max_retries`)."""
+
+
+class _BadResponse(Exception):
+    """The server answered 200 but the reply is unusable (no choices, empty content); retried."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """Price override in USD per million tokens (for models litellm has no price for)."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+
+
+_litellm_module: Any = None
+
+
+def import_litellm() -> Any:
+    """Import and configure litellm once, offline-safe. Returns the module."""
+    global _litellm_module
+    if _litellm_module is not None:
+        return _litellm_module
+    # Forced, not defaulted: the bundled cost map keeps import offline, PRODUCTION skips load_dotenv().
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ["LITELLM_MODE"] = "PRODUCTION"
+    import litellm
+
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    litellm.set_verbose = False
+    litellm.turn_off_message_logging = True  # prompts/replies never go to litellm's loggers
+    litellm.callbacks = []
+    litellm.success_callback = []
+    litellm.failure_callback = []
+    litellm._async_success_callback = []
+    litellm._async_failure_callback = []
+    litellm.num_retries = None  # retries are ours
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    _litellm_module = litellm
+    return litellm
+
+
+# One semaphore per (event loop, endpoint, limit): semaphores are bound to the loop they are first
+# used on, and several backbone objects aimed at the same server share its capacity.
+_SEMAPHORES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]]
+_SEMAPHORES = weakref.WeakKeyDictionary()
+
+
+def _endpoint_semaphore(endpoint: str, limit: int) -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    per_loop = _SEMAPHORES.setdefault(loop, {})
+    sem = per_loop.get((endpoint, limit))
+    if sem is None:
+        sem = per_loop[(endpoint, limit)] = asyncio.Semaphore(limit)
+    return sem
+
+
+def _status_code(exc: BaseException) -> int | None:
+    code = getattr(exc, "status_code", None)
+    if code is None:
+        resp = getattr(exc, "response", None)
+        code = getattr(resp, "status_code", None)
+    try:
+        return int(code) if code is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    """Transient (worth retrying) vs permanent errors."""
+    if isinstance(exc, (_BadResponse, TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    text = str(exc).lower()
+    if "insufficient_quota" in text or "exceeded your current quota" in text:
+        return False  # a 429 that waiting will not fix
+    code = _status_code(exc)
+    if code is not None:
+        return code in _RETRY_STATUS or code >= 500
+    name = type(exc).__name__.lower()
+    mro = " ".join(c.__name__.lower() for c in type(exc).__mro__)
+    if any(s in mro for s in ("timeout", "apiconnectionerror", "connecterror", "clienterror", "readerror")):
+        return True
+    return "timeout" in name or isinstance(exc, OSError)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    resp = getattr(exc, "response", None)
+    headers = getattr(resp, "headers", None)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    msg = f"{type(exc).__name__}: {exc}"
+    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
+
+
+class LiteLLMBackbone:
+    """Backbone for any litellm model; reads only `request.messages`.
+
+    Use `openai/<served-name>` with `api_base` for OpenAI-compatible servers (vLLM, Ollama,
+    llama.cpp). `temperature=None` leaves the provider default (the TodyComm setting for
+    gpt-4.1-nano). `cost_usd` of a reply is what the response cost when it was first obtained, also
+    for cache hits, so methods compare on the same footing; `stats()["cost_usd"]` is what this
+    process actually spent.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout: float = 60.0,
+        max_concurrency: int = 16,
+        max_retries: int = 6,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        cache: bool | str | Path | ResponseCache = True,
+        price: Price | Mapping[str, float] | None = None,
+        params: Mapping[str, Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("LiteLLMBackbone needs a model name (e.g. 'gpt-4.1-nano' or 'openai/smollm2')")
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        self.model = model
+        self.api_base = api_base or None
+        self.api_key_env = api_key_env or None
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = float(timeout)
+        self.max_concurrency = int(max_concurrency)
+        self.max_retries = int(max_retries)
+        self.backoff_base = float(backoff_base)
+        self.backoff_max = float(backoff_max)
+        self.params = dict(params or {})
+        for banned in ("api_key", "api_base", "base_url", "headers", "extra_headers", "model", "messages"):
+            if banned in self.params:
+                raise ValueError(f"`{banned}` is not a sampling parameter; configure it explicitly")
+        if isinstance(price, Mapping):
+            price = Price(float(price["input_per_mtok"]), float(price["output_per_mtok"]))
+        self.price = price
+        self.name = name or f"litellm:{model}"
+        # Concurrency is bounded per endpoint: the server URL, else the provider prefix of the model.
+        self.endpoint = self.api_base or (model.split("/", 1)[0] if "/" in model else "default")
+
+        if isinstance(cache, ResponseCache):
+            self.cache: ResponseCache | None = cache
+        elif cache is True:
+            self.cache = ResponseCache(DEFAULT_CACHE_PATH)
+        elif cache:
+            self.cache = ResponseCache(cache)
+        else:
+            self.cache = None
+
+        self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._cost_unknown = False
+        self._counters: dict[str, Any] = {
+            "requests": 0,
+            "calls": 0,
+            "attempts": 0,
+            "cache_hits": 0,
+            "cache_misses": 0,
+            "dedup_hits": 0,
+            "retries": 0,
+            "failures": 0,
+            "errors": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "tokens_estimated": 0,
+            "cost_usd": 0.0,
+            "cost_usd_cached": 0.0,
+        }
+
+    # -- construction from config -------------------------------------------------------------
+    @classmethod
+    def from_config(cls, cfg: Any) -> LiteLLMBackbone:
+        """Build from a `conf/backbone/*.yaml` mapping (DictConfig or dict).
+
+        `cache` may be a bool, a path, or {enabled, path}; a relative path is taken relative to the
+        current directory, so callers under Hydra should pass an absolute one if jobs chdir.
+        Unknown keys (`name`, `kind`, `_target_`, ...) are ignored.
+        """
+        if hasattr(cfg, "_metadata"):  # omegaconf DictConfig, without importing omegaconf eagerly
+            from omegaconf import OmegaConf
+
+            cfg = OmegaConf.to_container(cfg, resolve=True)
+        c = dict(cfg)
+        cache_cfg = c.get("cache", True)
+        cache: bool | str
+        if isinstance(cache_cfg, Mapping):
+            enabled = cache_cfg.get("enabled", True)
+            cache = str(cache_cfg.get("path") or DEFAULT_CACHE_PATH) if enabled else False
+        else:
+            cache = cache_cfg
+        if c.get("require_api_base") and not c.get("api_base"):
+            raise ValueError("this backbone preset needs `api_base` (e.g. http://127.0.0.1:8000/v1)")
+        kwargs = {
+            k: c[k]
+            for k in (
+                "model",
+                "api_base",
+                "api_key_env",
+                "temperature",
+                "max_tokens",
+                "timeout",
+                "max_concurrency",
+                "max_retries",
+                "backoff_base",
+                "backoff_max",
+                "price",
+                "params",
+            )
+            if c.get(k) is not None
+        }
+        return cls(cache=cache, **kwargs)
+
+    # -- protocol -----------------------------------------------------------------------------
+    async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
+        """Answer all requests concurrently; raises BackboneError if any fails for good.
+
+        Every request is allowed to finish (and be cached) before the first error is raised, so
+        responses already paid for are never thrown away.
+        """
+        if not requests:
+            return []
+        results = await asyncio.gather(*(self._one(r) for r in requests), return_exceptions=True)
+        for res in results:
+            if isinstance(res, BaseException):
+                raise res
+        return list(results)  # type: ignore[arg-type]
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for results.json. `calls` = successful API completions (paid), `attempts`
+        includes failed tries; `cost_usd` = spent by this process; `cost_usd_cached` = cost of
+        responses served from the cache instead."""
+        out: dict[str, Any] = {"backbone": self.name, "model": self.model, "api_base": self.api_base}
+        out.update(self._counters)
+        out["cost_usd"] = round(out["cost_usd"], 8)
+        out["cost_usd_cached"] = round(out["cost_usd_cached"], 8)
+        out["cost_known"] = self.price is not None or not self._cost_unknown
+        out["cache"] = self.cache.stats()["path"] if self.cache is not None else None
+        return out
+
+    async def aclose(self) -> None:
+        """Close the cache. litellm's shared HTTP clients are left to its own atexit cleanup,
+        because other backbones in this process may still be using them."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"LiteLLMBackbone(model={self.model!r}, api_base={self.api_base!r}, "
+            f"api_key_env={self.api_key_env!r}, temperature={self.temperature!r}, "
+            f"max_concurrency={self.max_concurrency})"
+        )
+
+    __str__ = __repr__
+
+    # -- internals ------------------------------------------------------------------------------
+    def sampling_params(self) -> dict[str, Any]:
+        """Parameters that shape the output distribution: sent to the model and part of the cache key."""
+        p: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        p.update(self.params)
+        return {k: v for k, v in p.items() if v is not None}
+
+    def cache_key(self, request: GenerationRequest) -> str:
+        return make_key(self.model, request.messages, self.sampling_params(), request.sample_index)
+
+    async def _one(self, request: GenerationRequest) -> GenerationReply:
+        self._counters["requests"] += 1
+        key = self.cache_key(request)
+        if self.cache is not None:
+            rec = self.cache.get(key)
+            if rec is not None:
+                self._counters["cache_hits"] += 1
+                self._counters["cost_usd_cached"] += rec["cost_usd"]
+                return self._reply(rec, cached=True, retries=0)
+            self._counters["cache_misses"] += 1
+        pending = self._inflight.get(key)
+        if pending is not None:  # identical request already on the wire: share its answer
+            self._counters["dedup_hits"] += 1
+            rec = await asyncio.shield(pending)
+            return self._reply(rec, cached=True, retries=0)
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            rec, retries = await self._call_with_retries(request.messages)
+            if self.cache is not None:
+                self.cache.put(key, rec)
+            fut.set_result(rec)
+            return self._reply(rec, cached=False, retries=retries)
+        except BaseException as e:
+            fut.set_exception(e)
+            fut.exception()  # mark retrieved: no "exception never retrieved" noise if nobody waits
+            raise
+        finally:
+            self._inflight.pop(key, None)
+
+    @staticmethod
+    def _reply(rec: Mapping[str, Any], cached: bool, retries: int) -> GenerationReply:
+        return GenerationReply(
+            text=rec["text"],
+            prompt_tokens=int(rec["prompt_tokens"]),
+            completion_tokens=int(rec["completion_tokens"]),
+            cached=cached,
+            cost_usd=float(rec["cost_usd"]),
+            tokens_estimated=bool(rec["tokens_estimated"]),
+            retries=retries,
+        )
+
+    def _api_key(self) -> str | None:
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise BackboneError(
+                    f"environment variable {self.api_key_env} is not set; {self.model} needs an API key "
+                    "(tomacs reads keys only from the environment)"
+                )
+            return key
+        if self.api_base:
+            return "sk-no-key-required"  # local OpenAI-compatible servers ignore it, the SDK needs one
+        return None
+
+    def _backoff(self, attempt: int, exc: BaseException) -> float:
+        """Exponential backoff with equal jitter; honours Retry-After up to backoff_max."""
+        d = min(self.backoff_max, self.backoff_base * (2**attempt))
+        d = d / 2 + random.uniform(0, d / 2)
+        ra = _retry_after(exc)
+        if ra is not None:
+            d = max(d, min(ra, self.backoff_max))
+        return d
+
+    async def _call_with_retries(self, messages: list[dict[str, str]]) -> tuple[dict[str, Any], int]:
+        litellm = import_litellm()
+        api_key = self._api_key()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "timeout": self.timeout,
+            "max_retries": 0,  # the OpenAI SDK must not retry behind our back
+            **self.sampling_params(),
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        sem = _endpoint_semaphore(self.endpoint, self.max_concurrency)
+        retries = 0
+        for attempt in range(self.max_retries + 1):
+            self._counters["attempts"] += 1
+            try:
+                async with sem:
+                    async with asyncio.timeout(self.timeout + _HARD_TIMEOUT_SLACK_S):
+                        resp = await litellm.acompletion(**kwargs)
+                rec = self._record(litellm, resp, messages)
+                self._counters["calls"] += 1
+                return rec, retries
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - classified below
+                self._counters["failures"] += 1
+                if not _is_retryable(e) or attempt >= self.max_retries:
+                    self._counters["errors"] += 1
+                    what = f"gave up after {attempt + 1} attempts" if _is_retryable(e) else "permanent error"
+                    raise BackboneError(
+                        f"{self.name} at {self.api_base or 'provider default endpoint'}: {what}; "
+                        f"last error: {_short(e)}. Responses obtained so far are kept in the cache."
+                    ) from None
+                delay = self._backoff(attempt, e)
+                retries += 1
+                self._counters["retries"] += 1
+                log.debug("%s: retry %d in %.2fs after %s", self.name, retries, delay, _short(e, 120))
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _record(self, litellm: Any, resp: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """Turn a litellm response into a cache record; raises _BadResponse for unusable replies."""
+        try:
+            choice = resp.choices[0]
+            text = choice.message.content
+        except (AttributeError, IndexError, TypeError) as e:
+            raise _BadResponse(f"response without choices/message: {e}") from None
+        if not isinstance(text, str) or not text.strip():
+            raise _BadResponse("empty message content")
+        usage = getattr(resp, "usage", None)
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        estimated = False
+        if pt <= 0:  # servers that report no usage (litellm then fills zeros)
+            pt = count_chat_tokens(messages)
+            estimated = True
+        if ct <= 0:
+            ct = count_tokens(text)
+            estimated = True
+        cost = self._cost(litellm, resp, pt, ct, estimated)
+        self._counters["prompt_tokens"] += pt
+        self._counters["completion_tokens"] += ct
+        self._counters["tokens_estimated"] += int(estimated)
+        self._counters["cost_usd"] += cost
+        return {
+            "model": self.model,
+            "text": text,
+            "prompt_tokens": pt,
+            "completion_tokens": ct,
+            "cost_usd": cost,
+            "tokens_estimated": estimated,
+        }
+
+    def _cost(self, litellm: Any, resp: Any, pt: int, ct: int, estimated: bool) -> float:
+        if self.price is not None:
+            return self.price.cost(pt, ct)
+        if self._cost_unknown:
+            return 0.0
+        if not estimated:
+            hidden = getattr(resp, "_hidden_params", None) or {}
+            c = hidden.get("response_cost")
+            if c is not None:
+                return float(c)
+        try:
+            if estimated:
+                p, c = litellm.cost_per_token(model=self.model, prompt_tokens=pt, completion_tokens=ct)
+                return float(p + c)
+            return float(litellm.completion_cost(completion_response=resp, model=self.model))
+        except Exception:  # noqa: BLE001 - unknown model: no price, say so once
+            self._cost_unknown = True
+            log.info("%s: no price known for %s; cost reported as 0 (set `price`)", self.name, self.model)
+            return 0.0

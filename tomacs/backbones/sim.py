@@ -1,0 +1,110 @@
+"""The `sim` backbone: a calibrated behavioural simulator of LLM agents.
+
+It reads only the structure of a request (question, own previous answer, neighbour answers and
+whether they were persuasive), decides the answer with the model fitted to TodyComm Tables 7-8
+(`sim_model`), writes a realistic reply text around it (`sim_text`), and counts tokens on the
+real prompt and reply strings. Every draw is keyed by the request's seed key, so a run is
+reproducible whatever order the calls complete in, and two methods asked the same thing get the
+same draw (common random numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tomacs.backbones import sim_model, sim_text
+from tomacs.backbones.base import GenerationReply, GenerationRequest
+from tomacs.benchmarks.base import candidate_answers
+from tomacs.executor import stable_seed
+from tomacs.tokens import count_chat_tokens, count_tokens
+from tomacs.types import Question
+
+
+class SimBackbone:
+    """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
+
+    def __init__(
+        self, profile: str, seed: int, profiles: dict[str, sim_model.SimProfile] | None = None
+    ) -> None:
+        profiles = profiles if profiles is not None else sim_model.load_profiles()
+        if profile not in profiles:
+            raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
+        self.profile_name = profile
+        self.profile = profiles[profile]
+        self.seed = seed
+        self.name = f"sim:{profile}"
+        self._latents: dict[str, tuple[list[str], int, sim_model.QuestionLatent]] = {}
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    def _question_state(self, q: Question) -> tuple[list[str], int, sim_model.QuestionLatent]:
+        """Candidates, truth index and the per-question latent shared by all agents."""
+        st = self._latents.get(q.id)
+        if st is None:
+            cands = candidate_answers(q)
+            truth = cands.index(q.answer)
+            rng = np.random.default_rng(stable_seed(self.seed, "latent", q.id))
+            st = (cands, truth, sim_model.sample_latent(self.profile, rng, len(cands), truth))
+            self._latents[q.id] = st
+        return st
+
+    def decide_answer(self, req: GenerationRequest, rng: np.random.Generator) -> str:
+        """The simulated agent's answer to one request."""
+        q = req.question
+        cands, truth, latent = self._question_state(q)
+        if req.behaviour == "adversarial" and req.target is not None:
+            return req.target
+        cap = 1.0 if req.capability is None else float(req.capability)
+        msgs = [(cands.index(m.answer), bool(m.persuasive)) for m in req.incoming if m.answer in cands]
+        if req.kind == "decision":
+            probs = sim_model.update_probs(
+                self.profile, latent, None, msgs, len(cands), truth, capability=cap
+            )
+        elif req.round == 1 or req.previous_answer is None and not msgs:
+            probs = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
+        else:
+            prev = cands.index(req.previous_answer) if req.previous_answer in cands else None
+            probs = sim_model.update_probs(
+                self.profile, latent, prev, msgs, len(cands), truth, capability=cap
+            )
+        return cands[int(rng.choice(len(cands), p=probs))]
+
+    def _reply_text(self, req: GenerationRequest, answer: str, rng: np.random.Generator) -> str:
+        q = req.question
+        if req.kind == "decision":
+            return sim_text.decision_text(q, answer, rng)
+        if req.behaviour == "adversarial":
+            return sim_text.adversarial_analysis(q, answer, rng)
+        changed = req.previous_answer is not None and req.previous_answer != answer
+        return sim_text.honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming)
+
+    def generate_one(self, req: GenerationRequest) -> GenerationReply:
+        rng = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index))
+        answer = self.decide_answer(req, rng)
+        text = self._reply_text(req, answer, rng)
+        pt = count_chat_tokens(req.messages)
+        ct = count_tokens(text)
+        self.calls += 1
+        self.prompt_tokens += pt
+        self.completion_tokens += ct
+        return GenerationReply(text=text, prompt_tokens=pt, completion_tokens=ct)
+
+    async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
+        return [self.generate_one(r) for r in requests]
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "backbone": "sim",
+            "profile": self.profile_name,
+            "calls": self.calls,
+            "cache_hits": 0,
+            "cache_misses": 0,
+            "retries": 0,
+            "cost_usd": 0.0,
+        }
+
+    async def aclose(self) -> None:
+        return None

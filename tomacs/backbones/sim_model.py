@@ -1,0 +1,240 @@
+"""The behavioural model behind the `sim` backbone: how a simulated LLM agent picks an answer.
+
+This module is the *math* only (pure numpy); the Backbone glue maps candidate indices to answer
+strings and texts. Answers are indices into a candidate list of size `n_cand` with a known truth
+index (multiple choice: the options; numeric: the gold plus plausible wrong numbers).
+
+Model (parameters of one `SimProfile`, fitted by `tomacs calibrate` to TodyComm Tables 7-8 only):
+
+* Per question a latent shared by all agents: competence ``c ~ Beta(acc * kappa, (1 - acc) * kappa)``
+  and an attractive distractor ``d`` (uniform over wrong indices). A shared latent is what makes
+  six honest agents only a little better than one (Table 8 "0 adv" vs Table 7 "Vanilla"): hard
+  questions are hard for everyone.
+* Capability ``g`` (per-agent condition, default 1) scales the odds of competence:
+  ``c_g = g c / (g c + 1 - c)``, so it stays a probability and ``g = 1`` is the identity.
+* Initial answer: ``p0[truth] = c_g``, ``p0[d] = (1 - c_g) * delta``, the remaining wrong mass is
+  spread evenly. Hence ``E[p0[truth]] = E[c] = acc`` = the benchmark's single-agent accuracy.
+* Update after reading messages (answer index ``a_m``, weight ``w_m = rho`` if persuasive else 1):
+  ``u_j = beta * log p0[j] + alpha * [j == prev] + share * S_j / sum_m w_m + count * S_j``
+  with ``S_j = sum_m w_m [a_m == j]``; the new answer is ``softmax(u)``. The share term says how
+  much of what the agent reads backs ``j``; the count term says how many voices back it, so more
+  adversaries push harder even when their share is fixed. ``prev = None`` (the LLM decision agent)
+  drops the self term.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_EPS = 1e-9
+PROFILE_NAMES: tuple[str, ...] = ("mmlu", "arc_c", "gsm8k", "openbookqa", "medqa")
+
+
+@dataclass(frozen=True)
+class SimProfile:
+    """All parameters of the behavioural model for one benchmark.
+
+    `accuracy` is not fitted: it is the paper's single-agent accuracy (Table 7 "Vanilla"), and
+    it is the mean of the competence distribution, so the simulator's one-agent accuracy matches
+    the paper by construction. `n_cand` is the candidate count the fit assumed (the functions
+    accept any count; a different count changes the chance level, not the parameters' meaning).
+    """
+
+    name: str
+    n_cand: int
+    accuracy: float  # mean competence = single-agent accuracy (fraction)
+    concentration: float  # kappa of the Beta; small = question difficulty varies a lot
+    distractor_share: float  # delta: share of wrong-answer mass on the attractive distractor
+    prior_weight: float  # beta: weight of the agent's own belief log p0 when updating
+    self_weight: float  # alpha: stickiness to the agent's own previous answer
+    share_weight: float  # weight of the (persuasion-weighted) fraction of messages backing j
+    count_weight: float  # weight per (persuasion-weighted) message backing j
+    persuasion: float  # rho: weight of a persuasive (adversarial) message relative to an honest one
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], name: str | None = None) -> SimProfile:
+        """Build from a config mapping; `name` fills in when the mapping is keyed by profile."""
+        data = dict(d)
+        if name is not None:
+            data.setdefault("name", name)
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown SimProfile keys: {sorted(unknown)}")
+        missing = known - set(data)
+        if missing:
+            raise ValueError(f"SimProfile {data.get('name')!r} lacks keys: {sorted(missing)}")
+        kw: dict[str, Any] = {}
+        for f in fields(cls):
+            v = data[f.name]
+            kw[f.name] = str(v) if f.name == "name" else int(v) if f.name == "n_cand" else float(v)
+        return cls(**kw)
+
+    @property
+    def beta_ab(self) -> tuple[float, float]:
+        """(a, b) of the competence Beta distribution."""
+        return self.accuracy * self.concentration, (1.0 - self.accuracy) * self.concentration
+
+
+@dataclass(frozen=True)
+class QuestionLatent:
+    """What all agents share about one question: how answerable it is, and which wrong answer lures."""
+
+    competence: float
+    distractor: int
+
+
+def default_profiles_path() -> Path:
+    """conf/backbone/sim.yaml of the shipped configs (checkout or wheel)."""
+    try:
+        from tomacs.paths import conf_dir
+
+        return conf_dir() / "backbone" / "sim.yaml"
+    except FileNotFoundError:
+        # conf_dir() needs conf/config.yaml; fall back to the checkout layout so the model
+        # works before (or without) the full Hydra tree.
+        pkg = Path(__file__).resolve().parents[1]
+        for cand in (pkg / "conf" / "backbone" / "sim.yaml", pkg.parent / "conf" / "backbone" / "sim.yaml"):
+            if cand.is_file():
+                return cand
+        raise
+
+
+def load_profiles(path: str | Path | None = None) -> dict[str, SimProfile]:
+    """Read the fitted profiles from the `sim` backbone config (default: conf/backbone/sim.yaml)."""
+    import yaml
+
+    p = Path(path) if path is not None else default_profiles_path()
+    with open(p, encoding="utf-8") as fh:
+        cfg = yaml.safe_load(fh) or {}
+    profs = cfg.get("profiles") or {}
+    return {name: SimProfile.from_dict(vals, name=name) for name, vals in profs.items()}
+
+
+def _check(n_cand: int, truth_idx: int) -> None:
+    if n_cand < 2:
+        raise ValueError(f"need at least 2 candidates, got {n_cand}")
+    if not 0 <= truth_idx < n_cand:
+        raise ValueError(f"truth index {truth_idx} outside 0..{n_cand - 1}")
+
+
+def effective_competence(competence: float | np.ndarray, capability: float = 1.0) -> Any:
+    """Competence after a per-agent capability multiplier on its odds (capability 1 = unchanged)."""
+    if capability <= 0:
+        raise ValueError(f"capability must be > 0, got {capability}")
+    c = np.clip(competence, _EPS, 1.0 - _EPS)
+    if capability == 1.0:
+        return c
+    return capability * c / (capability * c + 1.0 - c)
+
+
+def sample_latent(
+    profile: SimProfile, rng: np.random.Generator, n_cand: int, truth_idx: int
+) -> QuestionLatent:
+    """Draw one question's shared latent: competence from the Beta, distractor uniform over wrong answers."""
+    _check(n_cand, truth_idx)
+    a, b = profile.beta_ab
+    c = float(rng.beta(a, b))
+    wrong = [j for j in range(n_cand) if j != truth_idx]
+    return QuestionLatent(competence=c, distractor=int(wrong[int(rng.integers(len(wrong)))]))
+
+
+def _distractor(latent: QuestionLatent, n_cand: int, truth_idx: int) -> int:
+    """The latent's distractor, remapped onto a wrong index if the glue's candidate list disagrees."""
+    d = latent.distractor
+    if 0 <= d < n_cand and d != truth_idx:
+        return d
+    return (truth_idx + 1) % n_cand
+
+
+def initial_probs(
+    profile: SimProfile, latent: QuestionLatent, n_cand: int, truth_idx: int, capability: float = 1.0
+) -> np.ndarray:
+    """An honest agent's first-answer distribution over candidates.
+
+    Truth gets the (capability-scaled) competence; wrong mass favours the distractor. Averaged
+    over latents with capability 1 the truth probability is exactly `profile.accuracy`.
+    """
+    _check(n_cand, truth_idx)
+    c = float(effective_competence(latent.competence, capability))
+    p = np.empty(n_cand)
+    if n_cand == 2:
+        p[:] = 1.0 - c
+    else:
+        d = _distractor(latent, n_cand, truth_idx)
+        p[:] = (1.0 - c) * (1.0 - profile.distractor_share) / (n_cand - 2)
+        p[d] = (1.0 - c) * profile.distractor_share
+    p[truth_idx] = c
+    return p / p.sum()
+
+
+def update_logits(
+    profile: SimProfile,
+    latent: QuestionLatent,
+    prev_idx: int | None,
+    messages: Sequence[tuple[int, bool]],
+    n_cand: int,
+    truth_idx: int,
+    capability: float = 1.0,
+) -> np.ndarray:
+    """The logits u_j of the update model (see module docstring); exposed for inspection and tests."""
+    p0 = initial_probs(profile, latent, n_cand, truth_idx, capability)
+    u = profile.prior_weight * np.log(np.maximum(p0, 1e-300))
+    if prev_idx is not None:
+        if not 0 <= prev_idx < n_cand:
+            raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
+        u[prev_idx] += profile.self_weight
+    if messages:
+        support = np.zeros(n_cand)
+        for idx, persuasive in messages:
+            if not 0 <= idx < n_cand:
+                raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
+            support[idx] += profile.persuasion if persuasive else 1.0
+        u += profile.share_weight * support / support.sum() + profile.count_weight * support
+    return u
+
+
+def update_probs(
+    profile: SimProfile,
+    latent: QuestionLatent,
+    prev_idx: int | None,
+    messages: Sequence[tuple[int, bool]],
+    n_cand: int,
+    truth_idx: int,
+    capability: float = 1.0,
+) -> np.ndarray:
+    """An honest agent's answer distribution after reading `messages` = [(answer index, persuasive)].
+
+    `prev_idx` is its own previous answer (None for the LLM decision agent, which reads the
+    voters' final outputs and is persuadable in the same way). Messages whose answer did not
+    parse should simply be left out by the caller.
+    """
+    u = update_logits(profile, latent, prev_idx, messages, n_cand, truth_idx, capability)
+    u = u - u.max()
+    e = np.exp(u)
+    return e / e.sum()
+
+
+def adversarial_answer(target_idx: int) -> int:
+    """What an adversary answers from its onset: always the shared wrong target (TodyComm App. D)."""
+    return int(target_idx)
+
+
+def sample_wrong(rng: np.random.Generator, n_cand: int, truth_idx: int) -> int:
+    """A uniformly random wrong candidate, e.g. the adversaries' shared target."""
+    _check(n_cand, truth_idx)
+    j = int(rng.integers(n_cand - 1))
+    return j if j < truth_idx else j + 1
+
+
+def sample_index(probs: np.ndarray, rng: np.random.Generator) -> int:
+    """Draw one candidate index from a probability vector."""
+    return int(rng.choice(len(probs), p=probs))

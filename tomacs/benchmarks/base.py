@@ -1,0 +1,300 @@
+"""The benchmark adapter interface, its registry, and the candidate-answer space.
+
+An adapter turns one dataset into ``Question`` records and says which simulator profile and role
+pool fit it; everything downstream (executor, methods, metrics) sees only ``Question``s, so every
+method is compared on identical items.
+
+Candidate answers exist because the behavioural simulator and the adversary need a *finite*
+answer space: for multiple choice it is the option letters; for numeric questions it is the gold
+plus four plausible slips (off by one step, x10, sign, ...) derived deterministically from the
+gold and the question id, so the same question always offers the same wrong answers in every run,
+method and seed. The adversary's shared wrong target is drawn from ``wrong_answers``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tomacs.benchmarks.parsing import canonical_number, numbers_equal
+from tomacs.types import Question, QuestionKind
+
+__all__ = [
+    "BENCHMARK_KEYS",
+    "BenchmarkAdapter",
+    "BenchmarkDataError",
+    "BenchmarkFileMissing",
+    "available_benchmarks",
+    "candidate_answers",
+    "get_benchmark",
+    "register",
+    "stable_seed",
+    "truth_index",
+    "wrong_answers",
+]
+
+# Keys every conf/benchmark/*.yaml carries (a config schema validates them).
+BENCHMARK_KEYS = (
+    "name",
+    "profile",
+    "variant",
+    "path",
+    "source",
+    "train_split",
+    "test_split",
+    "test_subset",
+    "roles",
+)
+SOURCES = ("local", "hub", "generated")
+N_NUMERIC_CANDIDATES = 5
+
+
+class _Unset:
+    """Marks a config key that was not given (None is a real value: 'no test subset')."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+class BenchmarkDataError(ValueError):
+    """A dataset file is malformed or unusable; the message is one line naming file, line, field."""
+
+
+class BenchmarkFileMissing(BenchmarkDataError, FileNotFoundError):
+    """A dataset file is absent; the message says how to provide it."""
+
+
+def stable_seed(*parts: object) -> int:
+    """A 63-bit seed from any parts, identical across processes (unlike ``hash``, which is salted)."""
+    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
+
+
+class BenchmarkAdapter(ABC):
+    """One dataset as a source of ``Question``s.
+
+    Attributes: ``name`` (registry key, also ``Question.benchmark``), ``profile`` (simulator
+    profile: mmlu|arc_c|gsm8k|openbookqa|medqa), ``kind`` (mc|numeric) and ``roles_key`` (which
+    role pool of ``tomacs.agents`` applies). Config keys are ``BENCHMARK_KEYS``; an unknown key is
+    an error so that a typo in a sweep does not silently run the default. ``test_subset`` left out
+    means the adapter's default (MMLU: 153); an explicit None means the whole test split.
+    """
+
+    name: ClassVar[str] = "benchmark"
+    default_profile: ClassVar[str] = "mmlu"
+    default_kind: ClassVar[QuestionKind] = "mc"
+    default_roles: ClassVar[str | None] = None  # None -> the profile
+    default_train_split: ClassVar[str] = "train"
+    default_test_split: ClassVar[str] = "test"
+    default_test_subset: ClassVar[int | None] = None
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        profile: str | None = None,
+        variant: str | None = None,
+        path: str | None = None,
+        source: str | None = None,
+        train_split: str | None = None,
+        test_split: str | None = None,
+        test_subset: int | None | _Unset = _UNSET,
+        roles: str | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise ValueError(
+                f"benchmark '{self.name}': unknown config key(s) {', '.join(sorted(unknown))}; "
+                f"valid: {', '.join(BENCHMARK_KEYS)}"
+            )
+        if name is not None and name != self.name:
+            raise ValueError(f"benchmark config name '{name}' does not match adapter '{self.name}'")
+        if source is not None and source not in SOURCES:
+            raise ValueError(
+                f"benchmark '{self.name}': source must be one of {', '.join(SOURCES)}, got '{source}'"
+            )
+        if isinstance(test_subset, _Unset):
+            test_subset = self.default_test_subset  # key absent: the adapter's paper default
+        if test_subset is not None and int(test_subset) <= 0:
+            raise ValueError(f"benchmark '{self.name}': test_subset must be a positive int or null")
+        self.variant = variant
+        self.profile: str = profile or self.default_profile
+        self.kind: QuestionKind = self.default_kind
+        self.roles_key: str = roles or self.default_roles or self.profile
+        self.path = None if path in (None, "", "null", "None") else str(path)
+        self.source = source or "local"
+        self.train_split = train_split or self.default_train_split
+        self.test_split = test_split or self.default_test_split
+        self.test_subset: int | None = None if test_subset is None else int(test_subset)
+
+    @abstractmethod
+    def load(self, split: str, size: int | None = None, seed: int = 0) -> list[Question]:
+        """Questions of a split ('train' | 'validation' | 'test', or a raw file split name).
+
+        ``size`` caps the number of questions (None = all); when it truncates, ``seed`` chooses
+        which ones. Callers that want one evaluation set across run seeds pass a fixed seed.
+        """
+
+    def config(self) -> dict[str, Any]:
+        """The effective configuration, for results.json."""
+        return {
+            "name": self.name,
+            "profile": self.profile,
+            "variant": self.variant,
+            "path": self.path,
+            "source": self.source,
+            "train_split": self.train_split,
+            "test_split": self.test_split,
+            "test_subset": self.test_subset,
+            "roles": self.roles_key,
+            "kind": self.kind,
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(profile={self.profile!r}, kind={self.kind!r})"
+
+
+# ---------------------------------------------------------------------------------------------
+# registry
+
+_REGISTRY: dict[str, type[BenchmarkAdapter]] = {}
+
+
+def register(name: str) -> Callable[[type[BenchmarkAdapter]], type[BenchmarkAdapter]]:
+    """Class decorator: make an adapter available to ``get_benchmark(name)``."""
+
+    def deco(cls: type[BenchmarkAdapter]) -> type[BenchmarkAdapter]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"benchmark '{name}' registered twice")
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def _ensure_builtins() -> None:
+    # importing the modules registers their adapters; done lazily to avoid an import cycle
+    import tomacs.benchmarks.real  # noqa: F401
+    import tomacs.benchmarks.synthetic  # noqa: F401
+
+
+def available_benchmarks() -> list[str]:
+    """Registered benchmark names, sorted."""
+    _ensure_builtins()
+    return sorted(_REGISTRY)
+
+
+def get_benchmark(name: str, **cfg: Any) -> BenchmarkAdapter:
+    """Build the adapter registered as ``name`` from config keys (see ``BENCHMARK_KEYS``)."""
+    _ensure_builtins()
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise ValueError(f"unknown benchmark '{name}'; valid: {', '.join(sorted(_REGISTRY))}")
+    cfg.pop("name", None)
+    return cls(name=name, **cfg)
+
+
+# ---------------------------------------------------------------------------------------------
+# candidate answers
+
+
+def _fmt(d: Decimal) -> str | None:
+    return canonical_number(format(d, "f"))
+
+
+def _numeric_candidates(question: Question) -> list[str]:
+    gold = canonical_number(question.answer)
+    if gold is None:
+        raise ValueError(f"question {question.id}: numeric gold {question.answer!r} is not a number")
+    return list(_numeric_candidates_cached(question.id, gold))
+
+
+@functools.lru_cache(maxsize=65536)
+def _numeric_candidates_cached(qid: str, gold: str) -> tuple[str, ...]:
+    # cached: the simulator asks for the same question's candidates once per agent and round
+    g = Decimal(gold)
+    rng = np.random.default_rng(stable_seed("candidates", qid, gold))
+    mag = abs(g)
+    digits = len(str(int(mag)))
+    step = Decimal(10) ** max(1, digits - 2) if mag >= 20 else Decimal(1)
+    small = Decimal(int(rng.integers(2, 6)))
+    slips = [
+        g + 1,  # off by one
+        g - 1,
+        g + step,  # off by one step of the leading digits
+        g - step,
+        g * 10,  # unit / place-value slips
+        g / 10,
+        g * 2,  # doubled / halved (a skipped or repeated step)
+        g / 2,
+        -g,  # sign slip
+        g + small,
+        g - small,
+        g + 10,
+        g - 10,
+        g * 100 if mag < 1 else g + 100,  # percent vs fraction
+    ]
+    order = rng.permutation(len(slips))
+    wrong: list[str] = []
+    nonneg = g >= 0
+    for i in order:
+        v = slips[int(i)]
+        if nonneg and v < 0 and int(i) != 8:
+            continue  # keep wrong answers as plausible as the gold: no stray negatives
+        if g == g.to_integral_value() and v != v.to_integral_value():
+            continue  # an integer gold gets integer slips
+        s = _fmt(v)
+        if s is None or numbers_equal(s, gold) or s in wrong:
+            continue
+        if int(i) == 8 and rng.random() < 0.5:
+            continue  # sign slips only sometimes, so candidates are not always symmetric
+        wrong.append(s)
+        if len(wrong) == N_NUMERIC_CANDIDATES - 1:
+            break
+    k = 2
+    while len(wrong) < N_NUMERIC_CANDIDATES - 1:  # tiny golds: fill with further offsets
+        s = _fmt(g + k)
+        if s is not None and s not in wrong and not numbers_equal(s, gold):
+            wrong.append(s)
+        k += 1
+    cands = [gold, *wrong]
+    perm = rng.permutation(len(cands))
+    return tuple(cands[int(i)] for i in perm)
+
+
+def candidate_answers(question: Question) -> list[str]:
+    """The finite answer space of a question, deterministic per question.
+
+    Multiple choice: the option letters in order. Numeric: 5 canonical number strings, the gold
+    and 4 plausible wrong ones derived from the gold and the question id, in a seeded order.
+    """
+    if question.kind == "numeric":
+        return _numeric_candidates(question)
+    return list(question.labels)
+
+
+def truth_index(question: Question, candidates: list[str]) -> int:
+    """Index of the gold answer in ``candidates`` (numbers compared numerically)."""
+    for i, c in enumerate(candidates):
+        if question.kind == "numeric":
+            if numbers_equal(c, question.answer):
+                return i
+        elif c.strip().upper() == question.answer.strip().upper():
+            return i
+    raise ValueError(f"question {question.id}: gold {question.answer!r} not among candidates {candidates}")
+
+
+def wrong_answers(question: Question) -> list[str]:
+    """All candidate answers except the gold; the adversary's shared target is drawn from these."""
+    cands = candidate_answers(question)
+    t = truth_index(question, cands)
+    return [c for i, c in enumerate(cands) if i != t]

@@ -1,0 +1,457 @@
+"""Adapters for the five real benchmarks of the TodyComm paper, read from local JSONL copies.
+
+Data layout: ``<dir>/<dataset>/<split>.jsonl`` in the Hugging Face field schemas, where ``<dir>``
+is ``benchmark.path`` or the environment variable ``TOMACS_DATA`` (the project ships a checked
+copy under ``shared/data``; see its README for provenance and row counts). Nothing is ever
+downloaded unless the user opts in with ``benchmark.source=hub`` (and HF_HUB_OFFLINE is unset),
+in which case the same rows come from ``datasets.load_dataset``.
+
+Split choices, and why:
+
+* **MMLU** (``mmlu``): train on ``dev`` (285 rows, the few-shot split); test on a 153-question
+  subset of ``test`` drawn with a fixed seed, the test size of the G-Designer line of work that
+  TodyComm follows. The subset is ``sorted(numpy.random.default_rng(0).choice(n_rows, 153,
+  replace=False))`` over row positions, identical for every run, method and seed.
+* **ARC-Challenge** (``arc_c``), **GSM8K** (``gsm8k``), **OpenBookQA** (``openbookqa``): their own
+  ``train`` / ``test`` splits.
+* **MedQA** (``medqa``, 4-option USMLE): only ``test`` (1,273 rows) is available offline, so train
+  and test are a seeded disjoint partition of it: a fixed permutation (seed 0) gives 273 training
+  rows and 1,000 test rows. This is a departure from the paper, which does not state its split.
+
+Validation (used to pick the best checkpoint): the dataset's own ``validation`` file for MMLU,
+ARC-Challenge and OpenBookQA; GSM8K and MedQA have none, so a fixed-seed 10% (at most 300 rows) of
+the training rows is held out and removed from 'train' (GSM8K: 7,173 train / 300 validation;
+MedQA: 246 train / 27 validation / 1,000 test).
+
+``size`` sampling: when ``size`` is smaller than a split, ``numpy.random.default_rng(seed)``
+chooses which rows (returned in file order); test subsets and partitions above never depend on it.
+
+Normalisation: options become letters A.. by *position* (ARC sometimes labels them "1".."4"; its
+answer key is mapped through the same position, so the answer stays consistent; 3-5 choices are
+kept as they are). GSM8K's gold is the number after ``####`` with thousands commas removed, in
+canonical form. Every malformed line raises ``BenchmarkDataError`` with one line
+``<file>:<line>: field '<field>': <problem>``.
+
+Loading streams lines and parses only the rows it returns, so the 7.5 MB MMLU test file costs
+one line count plus 153 ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tomacs.benchmarks.base import BenchmarkAdapter, BenchmarkDataError, BenchmarkFileMissing, register
+from tomacs.benchmarks.parsing import canonical_number
+from tomacs.types import LETTERS, Question, QuestionKind
+
+__all__ = [
+    "ARCChallenge",
+    "GSM8K",
+    "MMLU",
+    "MedQA",
+    "OpenBookQA",
+    "SUBSET_SEED",
+    "data_dir",
+]
+
+SUBSET_SEED = 0  # fixed seed for test subsets and shared-split partitions (never the run seed)
+MAX_HELDOUT_VALIDATION = 300
+_OFFLINE_VALUES = ("1", "true", "yes", "on")
+
+
+class _FieldError(Exception):
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field
+        self.problem = problem
+
+
+def data_dir(path: str | None) -> Path | None:
+    """The data directory: ``path`` if given, else ``$TOMACS_DATA``, else None."""
+    p = path if path not in (None, "", "null", "None") else os.environ.get("TOMACS_DATA") or None
+    return Path(p).expanduser() if p else None
+
+
+# ---------------------------------------------------------------------------------------------
+# field helpers: each raises _FieldError naming the field
+
+
+def _get(row: dict[str, Any], key: str) -> Any:
+    if key not in row:
+        raise _FieldError(key, "missing")
+    return row[key]
+
+
+def _text(row: dict[str, Any], key: str) -> str:
+    v = _get(row, key)
+    if not isinstance(v, str) or not v.strip():
+        raise _FieldError(key, f"expected a non-empty string, got {type(v).__name__} {str(v)[:40]!r}")
+    return v.strip()
+
+
+def _str_list(v: Any, field: str, lo: int, hi: int) -> list[str]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _FieldError(field, f"expected a list of strings, got {str(v)[:60]!r}")
+    if not lo <= len(v) <= hi:
+        raise _FieldError(field, f"expected {lo}-{hi} entries, got {len(v)}")
+    return [x.strip() for x in v]
+
+
+def _labelled_choices(row: dict[str, Any], key_field: str) -> tuple[tuple[str, ...], str, list[str]]:
+    """ARC/OBQA ``choices: {text, label}`` + answer key -> (options, letter, original labels)."""
+    choices = _get(row, "choices")
+    if not isinstance(choices, dict):
+        got = type(choices).__name__
+        raise _FieldError("choices", f"expected an object with 'text' and 'label', got {got}")
+    if "text" not in choices:
+        raise _FieldError("choices.text", "missing")
+    if "label" not in choices:
+        raise _FieldError("choices.label", "missing")
+    texts = _str_list(choices["text"], "choices.text", 3, 5)
+    labels = [str(x).strip() for x in _str_list(choices["label"], "choices.label", 3, 5)]
+    if len(texts) != len(labels):
+        raise _FieldError("choices", f"{len(texts)} texts but {len(labels)} labels")
+    if len(set(labels)) != len(labels):
+        raise _FieldError("choices.label", f"duplicate labels {labels}")
+    key = _get(row, key_field)
+    key = str(key).strip() if isinstance(key, str | int) and not isinstance(key, bool) else None
+    if key is None or key not in labels:
+        raise _FieldError(key_field, f"{row.get(key_field)!r} is not one of the labels {labels}")
+    return tuple(texts), LETTERS[labels.index(key)], labels
+
+
+# ---------------------------------------------------------------------------------------------
+# the shared loader
+
+
+class _JsonlAdapter(BenchmarkAdapter):
+    """Reads ``<dir>/<dir_name>/<split>.jsonl`` (or the hub) and selects rows without parsing the rest."""
+
+    dir_name: ClassVar[str] = ""
+    hub: ClassVar[tuple[str, str | None]] = ("", None)
+    shared_train_size: ClassVar[int | None] = None  # rows for train when train_split == test_split
+    validation_split: ClassVar[str | None] = "validation"  # None: validation is held out of train
+
+    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+        raise NotImplementedError
+
+    # -- public --------------------------------------------------------------------------------
+    def load(self, split: str, size: int | None = None, seed: int = 0) -> list[Question]:
+        """Logical 'train' | 'validation' | 'test' (mapped as the module docstring says) or a raw split."""
+        logical = split in ("train", "test") or (split == "validation" and self.validation_split is None)
+        if logical:
+            file_split = self.test_split if split == "test" else self.train_split
+            source = _RowSource.open(self, file_split)
+            positions = self._logical_positions(split, source.n_rows)
+        else:  # a raw file split; 'validation' reads the dataset's own validation file
+            source = _RowSource.open(self, self.validation_split if split == "validation" else split)
+            positions = list(range(source.n_rows))
+        if size is not None:
+            if int(size) < 0:
+                raise ValueError(f"benchmark '{self.name}': size must be >= 0, got {size}")
+            if int(size) < len(positions):
+                pick = np.random.default_rng(int(seed)).choice(len(positions), int(size), replace=False)
+                positions = [positions[int(i)] for i in sorted(pick)]
+        return source.read(positions)
+
+    def _logical_positions(self, split: str, n_rows: int) -> list[int]:
+        """Row positions of a logical split, all drawn with fixed seeds so every run sees the same rows."""
+        positions = list(range(n_rows))
+        if self.train_split == self.test_split:
+            positions = self._shared_partition(n_rows)[1 if split == "test" else 0]
+        if split == "test":
+            if self.test_subset is not None and self.test_subset < len(positions):
+                rng = np.random.default_rng(SUBSET_SEED)
+                pick = rng.choice(len(positions), self.test_subset, replace=False)
+                positions = [positions[int(i)] for i in sorted(pick)]
+            return positions
+        if self.validation_split is None:  # no validation file: hold out part of the training rows
+            n_val = min(max(1, len(positions) // 10), MAX_HELDOUT_VALIDATION)
+            perm = np.random.default_rng(SUBSET_SEED + 1).permutation(len(positions))
+            val = {int(i) for i in perm[:n_val]}
+            positions = [p for i, p in enumerate(positions) if (i in val) == (split == "validation")]
+        return positions
+
+    def _shared_partition(self, n_rows: int) -> tuple[list[int], list[int]]:
+        """Disjoint train/test row positions when a dataset has one usable split (MedQA)."""
+        k = self.shared_train_size if self.shared_train_size is not None else n_rows // 5
+        k = min(k, n_rows // 2)
+        perm = np.random.default_rng(SUBSET_SEED).permutation(n_rows)
+        return sorted(int(i) for i in perm[:k]), sorted(int(i) for i in perm[k:])
+
+    def file_path(self, split: str) -> Path | None:
+        """Where the local JSONL file of a file split lives (None when no directory is configured)."""
+        d = data_dir(self.path)
+        return None if d is None else d / self.dir_name / f"{split}.jsonl"
+
+    def _how_to_get(self) -> str:
+        return (
+            f"set benchmark.path=<dir> or TOMACS_DATA=<dir> with files <dir>/{self.dir_name}/<split>.jsonl "
+            f"(HF schema; see shared/data/README.md), or download from the Hugging Face hub with "
+            f"benchmark.source=hub (needs network and HF_HUB_OFFLINE unset)"
+        )
+
+
+class _RowSource:
+    """Rows of one split: line positions of a JSONL file, or an in-memory list from the hub."""
+
+    def __init__(
+        self,
+        adapter: _JsonlAdapter,
+        split: str,
+        label: str,
+        n_rows: int,
+        file: Path | None,
+        rows: list[dict[str, Any]] | None,
+    ) -> None:
+        self.adapter, self.split, self.label = adapter, split, label
+        self.n_rows, self.file, self.rows = n_rows, file, rows
+
+    @classmethod
+    def open(cls, adapter: _JsonlAdapter, split: str) -> _RowSource:
+        if adapter.source == "hub":
+            rows = _hub_rows(adapter, split)
+            repo, config = adapter.hub
+            return cls(adapter, split, f"hub:{repo}/{config or 'default'}/{split}", len(rows), None, rows)
+        file = adapter.file_path(split)
+        if file is None:
+            raise BenchmarkFileMissing(
+                f"benchmark '{adapter.name}': no data directory configured; {adapter._how_to_get()}"
+            )
+        if not file.is_file():
+            have = sorted(p.stem for p in file.parent.glob("*.jsonl")) if file.parent.is_dir() else []
+            extra = f" (available splits there: {', '.join(have)})" if have else ""
+            raise BenchmarkFileMissing(
+                f"benchmark '{adapter.name}': {file} not found{extra}; {adapter._how_to_get()}"
+            )
+        n = 0
+        with file.open("rb") as f:
+            for line in f:
+                if line.strip():
+                    n += 1
+        return cls(adapter, split, str(file), n, file, None)
+
+    def _lines(self) -> Iterator[tuple[int, str]]:
+        """(1-based line number, text) of each non-blank line, streamed."""
+        assert self.file is not None
+        with self.file.open("r", encoding="utf-8", newline="") as f:
+            for lineno, line in enumerate(f, start=1):
+                if line.strip():
+                    yield lineno, line
+
+    def read(self, positions: list[int]) -> list[Question]:
+        wanted = set(positions)
+        out: dict[int, Question] = {}
+        if self.rows is not None:
+            for pos in positions:
+                out[pos] = self._convert(self.rows[pos], pos, f"{self.label} row {pos}")
+        else:
+            pos = -1
+            last = max(wanted) if wanted else -1
+            for lineno, line in self._lines():
+                pos += 1
+                if pos > last:
+                    break
+                if pos not in wanted:
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise BenchmarkDataError(
+                        f"{self.label}:{lineno}: field '<json>': invalid JSON ({e.msg} at column {e.colno})"
+                    ) from None
+                out[pos] = self._convert(row, pos, f"{self.label}:{lineno}")
+        return [out[p] for p in positions]
+
+    def _convert(self, row: Any, pos: int, where: str) -> Question:
+        if not isinstance(row, dict):
+            got = type(row).__name__
+            raise BenchmarkDataError(f"{where}: field '<row>': expected a JSON object, got {got}")
+        try:
+            return self.adapter._convert(row, self.split, pos)
+        except _FieldError as e:
+            raise BenchmarkDataError(f"{where}: field '{e.field}': {e.problem}") from None
+
+
+def _hub_rows(adapter: _JsonlAdapter, split: str) -> list[dict[str, Any]]:
+    """Rows from the Hugging Face hub; only on explicit opt-in (source=hub, HF_HUB_OFFLINE unset)."""
+    repo, config = adapter.hub
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _OFFLINE_VALUES:
+        raise BenchmarkFileMissing(
+            f"benchmark '{adapter.name}': benchmark.source=hub but HF_HUB_OFFLINE is set; unset it to "
+            f"download {repo}, or use local files: {adapter._how_to_get()}"
+        )
+    try:
+        import datasets  # lazy: heavy, and only needed on the opt-in path
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise BenchmarkFileMissing(
+            f"benchmark '{adapter.name}': benchmark.source=hub needs the 'datasets' package ({e})"
+        ) from None
+    try:
+        ds = datasets.load_dataset(repo, config, split=split)
+    except Exception as e:  # noqa: BLE001 - network/hub errors come in many types
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise BenchmarkFileMissing(
+            f"benchmark '{adapter.name}': could not load {repo} ({config}) split '{split}' "
+            f"from the hub: {msg}"
+        ) from None
+    return [dict(r) for r in ds]
+
+
+# ---------------------------------------------------------------------------------------------
+# the five adapters
+
+
+@register("mmlu")
+class MMLU(_JsonlAdapter):
+    """MMLU (57 subjects, 4 options). Train = ``dev``; test = fixed 153-question subset of ``test``."""
+
+    name: ClassVar[str] = "mmlu"
+    default_profile: ClassVar[str] = "mmlu"
+    default_kind: ClassVar[QuestionKind] = "mc"
+    default_train_split: ClassVar[str] = "dev"
+    default_test_split: ClassVar[str] = "test"
+    default_test_subset: ClassVar[int | None] = 153
+    dir_name: ClassVar[str] = "mmlu"
+    hub: ClassVar[tuple[str, str | None]] = ("cais/mmlu", "all")
+
+    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+        text = _text(row, "question")
+        choices = _str_list(_get(row, "choices"), "choices", 4, 4)
+        ans = _get(row, "answer")
+        if isinstance(ans, bool) or not isinstance(ans, int) or not 0 <= ans < len(choices):
+            raise _FieldError("answer", f"expected an int 0-{len(choices) - 1}, got {ans!r}")
+        subject = row.get("subject")
+        return Question(
+            id=f"mmlu-{split}-{index:05d}",
+            text=text,
+            options=tuple(choices),
+            answer=LETTERS[ans],
+            benchmark=self.name,
+            kind="mc",
+            meta={"subject": subject if isinstance(subject, str) else None, "split": split, "row": index},
+        )
+
+
+class _LabelledMC(_JsonlAdapter):
+    """ARC / OpenBookQA: ``choices: {text, label}`` and a label-valued ``answerKey``."""
+
+    stem_field: ClassVar[str] = "question"
+
+    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+        text = _text(row, self.stem_field)
+        options, answer, labels = _labelled_choices(row, "answerKey")
+        rid = row.get("id")
+        rid = str(rid) if isinstance(rid, str | int) and str(rid) else f"{index:05d}"
+        meta: dict[str, Any] = {"source_id": rid, "split": split, "row": index}
+        if labels != list(LETTERS[: len(labels)]):
+            meta["source_labels"] = labels
+        return Question(
+            id=f"{self.name}-{split}-{rid}",
+            text=text,
+            options=options,
+            answer=answer,
+            benchmark=self.name,
+            kind="mc",
+            meta=meta,
+        )
+
+
+@register("arc_c")
+class ARCChallenge(_LabelledMC):
+    """ARC-Challenge. Labels "1".."4" are mapped to letters by position; 3-5 choices kept."""
+
+    name: ClassVar[str] = "arc_c"
+    default_profile: ClassVar[str] = "arc_c"
+    dir_name: ClassVar[str] = "arc_challenge"
+    hub: ClassVar[tuple[str, str | None]] = ("allenai/ai2_arc", "ARC-Challenge")
+    stem_field: ClassVar[str] = "question"
+
+
+@register("openbookqa")
+class OpenBookQA(_LabelledMC):
+    """OpenBookQA (HF config ``main``): the question is in ``question_stem``."""
+
+    name: ClassVar[str] = "openbookqa"
+    default_profile: ClassVar[str] = "openbookqa"
+    dir_name: ClassVar[str] = "openbookqa"
+    hub: ClassVar[tuple[str, str | None]] = ("allenai/openbookqa", "main")
+    stem_field: ClassVar[str] = "question_stem"
+
+
+def gsm8k_gold(answer: str) -> str | None:
+    """The canonical number after the last ``####`` of a GSM8K solution ('1,234' -> '1234')."""
+    if "####" not in answer:
+        return None
+    tail = answer.rsplit("####", 1)[1].strip().replace(",", "")
+    return canonical_number(tail) if tail else None
+
+
+@register("gsm8k")
+class GSM8K(_JsonlAdapter):
+    """GSM8K grade-school math; gold = the number after ``####``."""
+
+    name: ClassVar[str] = "gsm8k"
+    default_profile: ClassVar[str] = "gsm8k"
+    default_kind: ClassVar[QuestionKind] = "numeric"
+    dir_name: ClassVar[str] = "gsm8k"
+    hub: ClassVar[tuple[str, str | None]] = ("openai/gsm8k", "main")
+    validation_split: ClassVar[str | None] = None
+
+    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+        text = _text(row, "question")
+        solution = _text(row, "answer")
+        gold = gsm8k_gold(solution)
+        if gold is None:
+            raise _FieldError("answer", f"no number after '####' in {solution[-60:]!r}")
+        return Question(
+            id=f"gsm8k-{split}-{index:05d}",
+            text=text,
+            options=None,
+            answer=gold,
+            benchmark=self.name,
+            kind="numeric",
+            meta={"split": split, "row": index},
+        )
+
+
+@register("medqa")
+class MedQA(_JsonlAdapter):
+    """MedQA-USMLE, 4 options. Only ``test`` exists offline: train = 273 seeded rows, test = 1,000 others."""
+
+    name: ClassVar[str] = "medqa"
+    default_profile: ClassVar[str] = "medqa"
+    default_kind: ClassVar[QuestionKind] = "mc"
+    default_train_split: ClassVar[str] = "test"
+    default_test_split: ClassVar[str] = "test"
+    shared_train_size: ClassVar[int | None] = 273
+    dir_name: ClassVar[str] = "medqa"
+    hub: ClassVar[tuple[str, str | None]] = ("GBaker/MedQA-USMLE-4-options", None)
+    validation_split: ClassVar[str | None] = None
+
+    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+        text = _text(row, "question")
+        options = _get(row, "options")
+        if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
+            raise _FieldError("options", f"expected an object letter -> text, got {str(options)[:60]!r}")
+        keys = sorted(options)
+        if keys != list(LETTERS[: len(keys)]) or not 3 <= len(keys) <= 5:
+            raise _FieldError("options", f"expected consecutive letters A.. (3-5 options), got {keys}")
+        idx = _get(row, "answer_idx")
+        if not isinstance(idx, str) or idx.strip() not in options:
+            raise _FieldError("answer_idx", f"{idx!r} is not one of {keys}")
+        return Question(
+            id=f"medqa-{split}-{index:05d}",
+            text=text,
+            options=tuple(options[k].strip() for k in keys),
+            answer=idx.strip(),
+            benchmark=self.name,
+            kind="mc",
+            meta={"split": split, "row": index},
+        )

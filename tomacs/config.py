@@ -1,0 +1,245 @@
+"""Config schema, composition checks and one-line errors.
+
+Hydra's own messages for a typo are long and do not list what would have been valid; a researcher
+launching a sweep wants to know at once which key or option exists. So every job's overrides are
+composed once up front (cheap) and any failure is turned into one line naming the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig, OmegaConf
+
+from tomacs.paths import conf_dir
+
+GROUPS = ("benchmark", "method", "attack", "budget", "backbone", "device", "logger")
+
+
+class RunMode(StrEnum):
+    train = "train"
+    evaluate = "evaluate"
+
+
+class DecisionMode(StrEnum):
+    auto = "auto"
+    vote = "vote"
+    llm = "llm"
+
+
+@dataclass
+class TrainSchema:
+    size: int = 128
+    val_size: int = 32
+    batch_size: int = 32
+    epochs: int = 2
+    lr: float = 5e-4
+    optimizer: str = "adam"
+
+
+@dataclass
+class EvalSchema:
+    size: int = 153
+    batch_size: int = 32
+
+
+@dataclass
+class Schema:
+    """Top-level keys and their types; group contents are checked by their own yaml keys."""
+
+    benchmark: Any = MISSING
+    method: Any = MISSING
+    attack: Any = MISSING
+    budget: Any = MISSING
+    backbone: Any = MISSING
+    device: Any = MISSING
+    logger: Any = MISSING
+    agents: int = 6
+    rounds: int = 4
+    seed: int = 0
+    mode: RunMode = RunMode.train
+    decision: DecisionMode = DecisionMode.auto
+    embedder: str | None = None
+    checkpoint: str | None = None
+    concurrency: int = 64
+    train: TrainSchema = field(default_factory=TrainSchema)
+    eval: EvalSchema = field(default_factory=EvalSchema)
+
+
+_registered = False
+
+
+def register_schema() -> None:
+    global _registered
+    if not _registered:
+        ConfigStore.instance().store(name="base_config", node=Schema)
+        _registered = True
+
+
+class ConfigError(ValueError):
+    """A bad config or override; its message is one line that names the fix."""
+
+
+def group_options(root: Path | None = None) -> dict[str, list[str]]:
+    """Options of every config group, read from the shipped conf directory."""
+    root = root or conf_dir()
+    out: dict[str, list[str]] = {}
+    for group in GROUPS:
+        d = root / group
+        out[group] = sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
+    return out
+
+
+def _closest(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str:
+    """Map Hydra/OmegaConf exceptions to one line that lists the valid choices."""
+    chain, seen = [], exc
+    while seen is not None and len(chain) < 5:  # Hydra wraps the OmegaConf error that names the key
+        chain.append(str(seen))
+        seen = seen.__cause__ or seen.__context__
+    msg = "\n".join(chain)
+    m = re.search(r"Could not (?:find|load) '([\w\-/.]+)/([\w\-.]+)'", msg)
+    if m and m.group(1) in GROUPS:
+        group, opt = m.group(1), m.group(2)
+        opts = group_options()[group]
+        return f"unknown {group} '{opt}'{_closest(opt, opts)}; valid {group} options: {', '.join(opts)}"
+    m = re.search(r"Key '([^']+)' (?:is )?not in (?:struct|'\w+')", msg)
+    if m:
+        full = re.search(r"full_key: ([\w.\-]+)", msg)
+        full_key = full.group(1) if full else m.group(1)
+        parent = full_key.rsplit(".", 1)[0] if "." in full_key else ""
+        keys: list[str] = []
+        if default_cfg is not None:
+            node = OmegaConf.select(default_cfg, parent) if parent else default_cfg
+            if isinstance(node, DictConfig):
+                keys = [str(k) for k in node.keys() if k != "hydra"]
+        where = f" in '{parent}'" if parent else ""
+        hint = _closest(m.group(1), keys)
+        return f"unknown config key '{full_key}'{hint}; valid keys{where}: {', '.join(keys)}"
+    m = re.search(r"Value '([^']*)' (?:could not be converted to|is not a valid) (\w+)", msg)
+    if m:
+        full = re.search(r"full_key: ([\w.\-]+)", msg)
+        key = full.group(1) if full else "?"
+        valid = re.search(r"Valid values: ?\[?([^\n\]]+)", msg)
+        extra = f"; valid values: {valid.group(1).strip()}" if valid else ""
+        return f"bad value '{m.group(1)}' for '{key}' (expected {m.group(2)}){extra}"
+    m = re.search(r"Invalid value '([^']*)', expected one of \[([^\]]*)\]", msg)
+    if m:
+        full = re.search(r"full_key: ([\w.\-]+)", msg)
+        key = full.group(1) if full else "?"
+        return f"bad value '{m.group(1)}' for '{key}'; valid values: {m.group(2)}"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"invalid configuration: {first}"
+
+
+def _is_hydra_override(ov: str) -> bool:
+    key = ov.lstrip("+~").split("=", 1)[0]
+    return key.startswith("hydra") or key.startswith("hydra/")
+
+
+def compose(overrides: list[str]) -> DictConfig:
+    """Compose the config for the given (non-sweep) overrides, raising ConfigError on any problem."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    register_schema()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        try:
+            default = hydra_compose(config_name="config")
+        except Exception as exc:  # a broken shipped config is a bug, say so plainly
+            raise ConfigError(f"shipped config does not compose: {friendly_error(exc)}") from exc
+        try:
+            cfg = hydra_compose(
+                config_name="config", overrides=[o for o in overrides if not _is_hydra_override(o)]
+            )
+        except Exception as exc:
+            raise ConfigError(friendly_error(exc, default)) from exc
+    validate(cfg)
+    return cfg
+
+
+def expand_sweep(overrides: list[str]) -> list[list[str]]:
+    """One override list per value of every sweep override (not the full product): enough to check
+    that every value composes, without composing thousands of jobs."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    try:
+        parsed = parser.parse_overrides([o for o in overrides if not _is_hydra_override(o)])
+    except Exception as exc:
+        raise ConfigError(f"cannot parse overrides: {str(exc).strip().splitlines()[0]}") from exc
+    firsts: list[str] = []
+    choices: list[list[str]] = []
+    for ov in parsed:
+        key = ov.get_key_element()
+        vals = (
+            [str(v) for v in ov.sweep_string_iterator()]
+            if ov.is_sweep_override()
+            else [ov.get_value_element_as_str()]
+        )
+        if not vals:
+            vals = [""]
+        choices.append([f"{key}={v}" for v in vals])
+        firsts.append(f"{key}={vals[0]}")
+    out = [firsts]
+    for i, ch in enumerate(choices):
+        for alt in ch[1:]:
+            out.append(firsts[:i] + [alt] + firsts[i + 1 :])
+    return out
+
+
+def check_overrides(overrides: list[str], multirun: bool) -> None:
+    """Compose every value of every override once; raise ConfigError on the first problem."""
+    if not multirun:
+        compose(overrides)
+        return
+    for ovs in expand_sweep(overrides):
+        compose(ovs)
+
+
+def validate(cfg: DictConfig) -> None:
+    """Semantic checks Hydra cannot express; each failure is one line naming the fix."""
+    if cfg.agents < 2:
+        raise ConfigError(f"agents must be >= 2 (got {cfg.agents})")
+    if cfg.rounds < 1:
+        raise ConfigError(f"rounds must be >= 1 (got {cfg.rounds})")
+    for key in ("size", "batch_size", "epochs"):
+        if cfg.train[key] < 0 or (key == "batch_size" and cfg.train[key] < 1):
+            raise ConfigError(f"train.{key} must be positive (got {cfg.train[key]})")
+    if cfg.eval.size < 1 or cfg.eval.batch_size < 1:
+        raise ConfigError("eval.size and eval.batch_size must be >= 1")
+    if cfg.concurrency < 1:
+        raise ConfigError(f"concurrency must be >= 1 (got {cfg.concurrency})")
+    for key in ("in_degree", "out_degree"):
+        v = cfg.budget.get(key)
+        if v is not None and v < 0:
+            raise ConfigError(f"budget.{key} must be >= 0 or null (got {v})")
+    count = cfg.attack.get("count")
+    rate = cfg.attack.get("rate")
+    if count is not None and not 0 <= count <= cfg.agents:
+        raise ConfigError(f"attack.count must be between 0 and agents={cfg.agents} (got {count})")
+    if rate is not None and not 0.0 <= float(rate) <= 1.0:
+        raise ConfigError(f"attack.rate must be in [0, 1] (got {rate})")
+    onsets = cfg.attack.get("onset_rounds") or []
+    for r in onsets:
+        if not 1 <= int(r) <= cfg.rounds:
+            raise ConfigError(f"attack.onset_rounds must lie in 1..rounds={cfg.rounds} (got {list(onsets)})")
+    if cfg.device.name not in ("cpu", "cuda", "auto"):
+        raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
+
+
+def to_container(cfg: DictConfig) -> dict[str, Any]:
+    """Resolved plain dict (enums as strings) for results files."""
+    return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]

@@ -1,0 +1,363 @@
+"""One executor for every method (TodyComm Algorithm 3).
+
+All methods run on the same agents, prompts, adversaries, seeds and backbone through this code,
+which is what makes their numbers comparable. Rounds are synchronous over the questions of a
+batch (a batched policy needs round t of every question before it decides round t+1); within a
+round, the agents of one topological level run concurrently and so do all questions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tomacs.agents.adversary import AdversarySchedule
+from tomacs.agents.prompts import (
+    add_persuasive_suffix,
+    adversarial_messages,
+    agent_messages,
+    decision_messages,
+    format_message,
+)
+from tomacs.backbones.base import Backbone, GenerationRequest
+from tomacs.benchmarks.base import wrong_answers
+from tomacs.benchmarks.parsing import is_correct, parse_answer
+from tomacs.graphs import topological_levels
+from tomacs.methods.base import History, Method
+from tomacs.types import (
+    AdversaryPlan,
+    AgentOutput,
+    DecisionGraph,
+    Episode,
+    Message,
+    Question,
+    RoundGraph,
+)
+
+
+def stable_seed(*parts: Any) -> int:
+    """A 63-bit seed from any parts, independent of Python's hash randomisation and call order."""
+    h = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(h[:8], "little") >> 1
+
+
+@dataclass
+class ExecutorConfig:
+    n_agents: int
+    rounds: int
+    roles: list[str]
+    seed: int
+    capabilities: list[float | None] | None = None
+
+
+class Executor:
+    """Runs batches of questions through a method's graphs on a backbone."""
+
+    def __init__(
+        self,
+        cfg: ExecutorConfig,
+        backbone: Backbone,
+        schedule: AdversarySchedule,
+        embedder: Any | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.backbone = backbone
+        self.schedule = schedule
+        self.embedder = embedder
+
+    # ------------------------------------------------------------------------------------------
+    def plan_for(self, question: Question, phase: str) -> AdversaryPlan:
+        """The episode's adversaries; evaluation plans depend only on (seed, question) so every
+        method is evaluated against exactly the same adversaries, targets and onsets."""
+        rng = np.random.default_rng(stable_seed(self.cfg.seed, "plan", phase, question.id))
+        return self.schedule.plan(question, wrong_answers(question), rng)
+
+    def run_batch(
+        self,
+        questions: Sequence[Question],
+        method: Method,
+        train: bool,
+        phase: str,
+        on_call: Callable[[int], None] | None = None,
+    ) -> tuple[list[Episode], Any]:
+        """Synchronous wrapper; returns the episodes and the method's batch state (for its loss)."""
+        return asyncio.run(self.arun_batch(questions, method, train, phase, on_call))
+
+    async def arun_batch(
+        self,
+        questions: Sequence[Question],
+        method: Method,
+        train: bool,
+        phase: str,
+        on_call: Callable[[int], None] | None = None,
+    ) -> tuple[list[Episode], Any]:
+        n, rounds = self.cfg.n_agents, self.cfg.rounds
+        questions = list(questions)
+        plans = [self.plan_for(q, phase) for q in questions]
+        rng = np.random.default_rng(stable_seed(self.cfg.seed, "method", phase, *[q.id for q in questions]))
+        state = method.begin(questions, train, rng)
+        if isinstance(state, dict):
+            state["plans"] = plans  # oracle ablations (TodyComm w/o credits) read the ground truth here
+        history: History = [[] for _ in questions]
+        graphs: list[list[RoundGraph | None]] = [[None] for _ in questions]
+        sample_index = 0
+        if phase.startswith("train"):
+            digits = "".join(ch for ch in phase if ch.isdigit())
+            sample_index = int(digits) if digits else 0
+
+        # Round 1: every agent answers alone.
+        first = RoundGraph(nodes=list(range(n)), edges=[])
+        outs = await asyncio.gather(
+            *[
+                self._run_round(q, plans[k], 1, first, None, phase, sample_index, on_call)
+                for k, q in enumerate(questions)
+            ]
+        )
+        for k in range(len(questions)):
+            history[k].append(outs[k])
+        await self._embed(method, [h[-1] for h in history])
+
+        for t in range(2, rounds + 1):
+            round_graphs = method.act(state, t, history)
+            if len(round_graphs) != len(questions):
+                raise RuntimeError(
+                    f"method {method.name} returned {len(round_graphs)} graphs for {len(questions)} questions"
+                )
+            outs = await asyncio.gather(
+                *[
+                    self._run_round(
+                        q, plans[k], t, round_graphs[k], history[k][-1], phase, sample_index, on_call
+                    )
+                    for k, q in enumerate(questions)
+                ]
+            )
+            for k in range(len(questions)):
+                history[k].append(outs[k])
+                graphs[k].append(round_graphs[k])
+            await self._embed(method, [h[-1] for h in history])
+
+        decisions = method.decide(state, history)
+        episodes = await asyncio.gather(
+            *[
+                self._decide(q, plans[k], history[k], graphs[k], decisions[k], phase, sample_index, on_call)
+                for k, q in enumerate(questions)
+            ]
+        )
+        return list(episodes), state
+
+    # ------------------------------------------------------------------------------------------
+    async def _embed(self, method: Method, outputs: list[list[AgentOutput]]) -> None:
+        if not method.needs_embeddings or self.embedder is None:
+            return
+        todo = [o for round_out in outputs for o in round_out if o.embedding is None]
+        if not todo:
+            return
+        vecs = await asyncio.to_thread(self.embedder.embed, [o.text for o in todo])
+        for o, v in zip(todo, vecs, strict=True):
+            o.embedding = [float(x) for x in v]
+
+    def _request(
+        self,
+        q: Question,
+        plan: AdversaryPlan,
+        agent: int,
+        t: int,
+        incoming: list[Message],
+        previous: AgentOutput | None,
+        phase: str,
+        sample_index: int,
+    ) -> GenerationRequest:
+        role = self.cfg.roles[agent]
+        behaviour = plan.behaviour(agent, t)
+        if behaviour == "adversarial":
+            messages = adversarial_messages(q, plan.target)
+        else:
+            messages = agent_messages(q, role, t, incoming, previous.text if previous is not None else None)
+        caps = self.cfg.capabilities
+        return GenerationRequest(
+            messages=messages,
+            question=q,
+            kind="agent",
+            agent=agent,
+            role=role,
+            round=t,
+            behaviour=behaviour,
+            target=plan.target if behaviour == "adversarial" else None,
+            previous_answer=previous.answer if previous is not None else None,
+            incoming=incoming if behaviour == "honest" else [],
+            seed_key=f"{self.cfg.seed}/{phase}/{q.id}/{agent}/{t}",
+            sample_index=sample_index,
+            capability=caps[agent] if caps else None,
+        )
+
+    async def _run_round(
+        self,
+        q: Question,
+        plan: AdversaryPlan,
+        t: int,
+        graph: RoundGraph,
+        prev: list[AgentOutput] | None,
+        phase: str,
+        sample_index: int,
+        on_call: Callable[[int], None] | None,
+    ) -> list[AgentOutput]:
+        n = self.cfg.n_agents
+        nodes = sorted(set(graph.nodes))
+        for i in nodes:
+            if not 0 <= i < n:
+                raise RuntimeError(f"round {t} graph names agent {i}, but there are {n} agents")
+        levels = topological_levels(nodes, graph.edges)
+        parents: dict[int, list[int]] = {i: [] for i in nodes}
+        for s, r in graph.edges:
+            parents[r].append(s)
+        current: dict[int, AgentOutput] = {}
+        for level in levels:
+            reqs = []
+            for i in level:
+                incoming = [
+                    Message(
+                        sender=j,
+                        role=self.cfg.roles[j],
+                        text=format_message(self.cfg.roles[j], current[j].text),
+                        answer=current[j].answer,
+                        persuasive=current[j].behaviour == "adversarial",
+                    )
+                    for j in sorted(parents[i])
+                ]
+                reqs.append(
+                    self._request(q, plan, i, t, incoming, prev[i] if prev else None, phase, sample_index)
+                )
+            replies = await self.backbone.generate(reqs)
+            for i, req, rep in zip(level, reqs, replies, strict=True):
+                text = rep.text
+                if req.behaviour == "adversarial":
+                    text = add_persuasive_suffix(text)
+                current[i] = AgentOutput(
+                    agent=i,
+                    round=t,
+                    text=text,
+                    answer=parse_answer(q, text),
+                    participated=True,
+                    behaviour=req.behaviour,
+                    prompt_tokens=rep.prompt_tokens,
+                    completion_tokens=rep.completion_tokens,
+                    cached=rep.cached,
+                )
+            if on_call is not None:
+                on_call(len(level))
+        out: list[AgentOutput] = []
+        for i in range(n):
+            if i in current:
+                out.append(current[i])
+            else:
+                if prev is None:
+                    raise RuntimeError("every agent must take part in round 1")
+                p = prev[i]
+                out.append(
+                    AgentOutput(
+                        agent=i,
+                        round=t,
+                        text=p.text,
+                        answer=p.answer,
+                        participated=False,
+                        behaviour=p.behaviour,
+                        embedding=p.embedding,
+                    )
+                )
+        return out
+
+    async def _decide(
+        self,
+        q: Question,
+        plan: AdversaryPlan,
+        history: list[list[AgentOutput]],
+        graphs: list[RoundGraph | None],
+        decision: DecisionGraph,
+        phase: str,
+        sample_index: int,
+        on_call: Callable[[int], None] | None,
+    ) -> Episode:
+        final = history[-1]
+        voters = [v for v in decision.voters if 0 <= v < self.cfg.n_agents] or list(range(self.cfg.n_agents))
+        episode = Episode(question=q, plan=plan, rounds=history, graphs=graphs, decision=decision)
+        rng = np.random.default_rng(stable_seed(self.cfg.seed, "tie", phase, q.id))
+        if decision.mode == "llm":
+            voter_outputs = [(self.cfg.roles[v], final[v].text) for v in voters]
+            incoming = [
+                Message(
+                    sender=v,
+                    role=self.cfg.roles[v],
+                    text=final[v].text,
+                    answer=final[v].answer,
+                    persuasive=final[v].behaviour == "adversarial",
+                )
+                for v in voters
+            ]
+            req = GenerationRequest(
+                messages=decision_messages(q, voter_outputs),
+                question=q,
+                kind="decision",
+                agent=-1,
+                role="Decision Maker",
+                round=self.cfg.rounds + 1,
+                behaviour="honest",
+                target=None,
+                previous_answer=None,
+                incoming=incoming,
+                seed_key=f"{self.cfg.seed}/{phase}/{q.id}/decision",
+                sample_index=sample_index,
+            )
+            (rep,) = await self.backbone.generate([req])
+            if on_call is not None:
+                on_call(1)
+            answer = parse_answer(q, rep.text)
+            episode.decision_output = AgentOutput(
+                agent=-1,
+                round=self.cfg.rounds + 1,
+                text=rep.text,
+                answer=answer,
+                participated=True,
+                behaviour="honest",
+                prompt_tokens=rep.prompt_tokens,
+                completion_tokens=rep.completion_tokens,
+                cached=rep.cached,
+            )
+            episode.decision_tokens = (rep.prompt_tokens, rep.completion_tokens)
+            if answer is None:  # an unparseable judge falls back to the plain vote, and says so
+                answer = weighted_vote([final[v].answer for v in voters], None, rng)
+                episode.extra["decision_fallback"] = "vote"
+        else:
+            weights = decision.weights
+            if weights is not None and len(weights) != len(decision.voters):
+                raise RuntimeError("decision weights must match voters")
+            if weights is not None and voters != decision.voters:
+                weights = None
+            answer = weighted_vote([final[v].answer for v in voters], weights, rng)
+        episode.final_answer = answer
+        episode.correct = answer is not None and is_correct(q, answer)
+        return episode
+
+
+def weighted_vote(
+    answers: Sequence[str | None], weights: Sequence[float] | None, rng: np.random.Generator
+) -> str | None:
+    """Weighted plurality over parsed answers; unparsed answers do not vote; ties are broken by a
+    seeded draw, never by list order (list order would favour low agent indices)."""
+    totals: dict[str, float] = {}
+    for k, a in enumerate(answers):
+        if a is None:
+            continue
+        w = 1.0 if weights is None else float(weights[k])
+        totals[a] = totals.get(a, 0.0) + w
+    if not totals:
+        return None
+    best = max(totals.values())
+    tied = sorted(a for a, w in totals.items() if abs(w - best) <= 1e-12 * max(1.0, abs(best)))
+    if len(tied) == 1:
+        return tied[0]
+    return tied[int(rng.integers(len(tied)))]

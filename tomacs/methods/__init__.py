@@ -1,0 +1,1 @@
+"""Topology methods: they decide graphs and never call an LLM."""

@@ -1,0 +1,91 @@
+"""What a topology method is: it decides graphs, it never calls an LLM.
+
+The executor drives every method through the same calls, batched over the questions of a batch
+and synchronous over rounds (round t of every question finishes before round t+1 is decided),
+so a method with a batched policy (TodyComm's GRU) sees all questions of a round at once.
+
+History layout used throughout: history[q][t-1][i] is agent i's output o_i^t for question q of
+the batch, for the rounds already run. Each round holds all N agents (non-participants carry
+their last output with participated=False).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGraph
+
+History = list[list[list[AgentOutput]]]
+
+
+@dataclass
+class MethodContext:
+    """Everything about the run that a method may read; built once per run by `tomacs.run`."""
+
+    n_agents: int
+    rounds: int
+    roles: list[str]
+    seed: int
+    in_budget: int | None = None  # node-wise in-degree budget (None = unlimited)
+    out_budget: int | None = None  # node-wise out-degree budget (None = unlimited)
+    mask: np.ndarray | None = None  # N x N 0/1 edge mask, None = all pairs allowed
+    decision: str = "auto"  # auto | vote | llm (| crs later)
+    n_adversaries: int = 0  # configured adversary count, for the decision=auto fairness rule
+    device: str = "cpu"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def baseline_decision_mode(self) -> str:
+        """TodyComm's fairness rule for baselines: vote below 50% adversaries, LLM judge at/above."""
+        if self.decision != "auto":
+            return self.decision
+        return "llm" if 2 * self.n_adversaries >= self.n_agents and self.n_adversaries > 0 else "vote"
+
+
+class Method:
+    """Base class. Subclasses override what they need; static methods keep the defaults."""
+
+    name: str = "method"
+    trainable: bool = False
+    needs_embeddings: bool = False  # the executor embeds analyses only when some method needs them
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        self.ctx = ctx
+        self.params = params
+
+    # -- episode -----------------------------------------------------------------------------
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
+        """Start a batch; return an opaque state the method keeps its per-batch data in."""
+        return {"questions": questions, "train": train, "rng": rng}
+
+    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+        """The communication graph of round t (2..T) for every question of the batch."""
+        raise NotImplementedError
+
+    def decide(self, state: Any, history: History) -> list[DecisionGraph]:
+        """The decision graph of every question of the batch."""
+        n = self.ctx.n_agents
+        mode = self.ctx.baseline_decision_mode()
+        return [DecisionGraph(voters=list(range(n)), weights=None, mode=mode) for _ in history]
+
+    # -- learning ----------------------------------------------------------------------------
+    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> Any:
+        """A scalar torch loss for the batch, or None for a method with nothing to learn."""
+        return None
+
+    def parameters(self) -> list[Any]:
+        return []
+
+    def on_iteration_end(self, iteration: int) -> None:
+        """Hook for schedule-driven changes (AgentPrune's pruning)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        return None
+
+    def train_mode(self, train: bool) -> None:
+        return None

@@ -1,0 +1,26 @@
+"""Method names -> classes. Imports are lazy so a static run never imports torch."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tomacs.methods.base import Method, MethodContext
+
+_STATIC = ("complete", "random", "chain", "star", "layered", "none")
+_LEARNED = {"todycomm": ("tomacs.methods.todycomm", "TodyComm")}
+
+
+def method_names() -> list[str]:
+    return sorted([*_STATIC, *_LEARNED])
+
+
+def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
+    if name in _STATIC:
+        from tomacs.methods.static import STATIC_METHODS
+
+        return STATIC_METHODS[name](ctx, **params)
+    if name in _LEARNED:
+        mod, cls = _LEARNED[name]
+        return getattr(importlib.import_module(mod), cls)(ctx, **params)
+    raise ValueError(f"unknown method '{name}'; valid: {', '.join(method_names())}")

@@ -1,0 +1,152 @@
+"""Fixed-topology baselines: the yardsticks every learned method is measured against.
+
+A static method fixes one communication DAG per query when the batch begins and reuses it for
+every round t = 2..T, with all N agents taking part in every round. That is the "one graph per
+query" setting of the Random/Complete Graph baselines in TodyComm (after Qian et al., 2025):
+the topology never reacts to what agents say, which is exactly the property the dynamic methods
+are tested against. The final decision uses the base class, i.e. TodyComm's fairness rule for
+baselines (majority vote below 50% adversaries, LLM judge at or above).
+
+Run constraints are applied by the same code for every method: edges forbidden by `ctx.mask`
+are removed first (so they use no budget), then `apply_budget` keeps edges in the topology's
+own order while node-wise in/out-degree budgets allow. The topology's order is therefore its
+priority under a budget: e.g. a star hub with out-budget 1 reaches only order[1].
+
+Agent order (`order` param): `fixed` uses agents 0..N-1, so roles keep their positions (agent 0
+is the star hub and chain head); `shuffle` draws one permutation per query from the batch
+generator `state["rng"]`, so positions vary across queries but are reproducible from the seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tomacs.graphs import Edge, chain, complete_dag, constrain, empty, layered, random_dag, star
+from tomacs.methods.base import History, Method, MethodContext
+from tomacs.types import Question, RoundGraph
+
+ORDERS = ("fixed", "shuffle")
+
+
+class StaticMethod(Method):
+    """One constrained DAG per query, drawn at `begin`, returned unchanged every round."""
+
+    name = "static"
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        super().__init__(ctx, **params)
+        self.order_mode = str(params.get("order", "fixed"))
+        if self.order_mode not in ORDERS:
+            raise ValueError(f"{self.name}: order must be one of {ORDERS}, got {self.order_mode!r}")
+        if ctx.mask is not None and np.asarray(ctx.mask).shape != (ctx.n_agents, ctx.n_agents):
+            raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {ctx.n_agents}")
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        """The unconstrained DAG over `order` (earlier -> later edges only)."""
+        raise NotImplementedError
+
+    def _order(self, rng: np.random.Generator) -> list[int]:
+        n = self.ctx.n_agents
+        if self.order_mode == "shuffle":
+            return [int(v) for v in rng.permutation(n)]
+        return list(range(n))
+
+    def _graph(self, rng: np.random.Generator) -> list[Edge]:
+        edges = self.topology(self._order(rng), rng)
+        return constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
+        """Draw each query's graph up front, in question order, so draws do not depend on rounds."""
+        state = super().begin(questions, train, rng)
+        state["edges"] = [self._graph(rng) for _ in questions]
+        return state
+
+    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+        nodes = list(range(self.ctx.n_agents))
+        # Fresh objects each round: the executor may annotate or mutate what it is given.
+        return [RoundGraph(nodes=list(nodes), edges=list(edges)) for edges in state["edges"]]
+
+
+class CompleteGraph(StaticMethod):
+    """Complete DAG: every agent hears every agent earlier in the order (the densest baseline)."""
+
+    name = "complete"
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return complete_dag(order)
+
+
+class RandomGraph(StaticMethod):
+    """Random Graph baseline: each earlier -> later pair kept with probability `edge_prob`.
+
+    Following the baseline, the DAG is sampled once per query (at `begin`, from `state["rng"]`,
+    so it is seeded) and reused across all rounds. `per_round=True` instead resamples a fresh
+    DAG for every query at every round, for studies of topology noise; it is not the baseline.
+    """
+
+    name = "random"
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        super().__init__(ctx, **params)
+        self.edge_prob = float(params.get("edge_prob", 0.5))
+        if not 0.0 <= self.edge_prob <= 1.0:
+            raise ValueError(f"random: edge_prob must be in [0, 1], got {self.edge_prob}")
+        self.per_round = bool(params.get("per_round", False))
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return random_dag(order, self.edge_prob, rng)
+
+    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+        if self.per_round and t > 2:  # round 2 uses the graphs drawn at begin
+            state["edges"] = [self._graph(state["rng"]) for _ in state["edges"]]
+        return super().act(state, t, history)
+
+
+class ChainGraph(StaticMethod):
+    """Chain: each agent hears only its predecessor (the sparsest connected DAG)."""
+
+    name = "chain"
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return chain(order)
+
+
+class StarGraph(StaticMethod):
+    """Star: the first agent of the order broadcasts to all others, who do not talk to each other."""
+
+    name = "star"
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return star(order)
+
+
+class LayeredGraph(StaticMethod):
+    """Layered: `layers` consecutive groups of the order, each fully connected to the next."""
+
+    name = "layered"
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        super().__init__(ctx, **params)
+        self.layers = int(params.get("layers", 3))
+        if self.layers < 1:
+            raise ValueError(f"layered: layers must be >= 1, got {self.layers}")
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return layered(order, self.layers)
+
+
+class NoCommunication(StaticMethod):
+    """No edges: every agent still answers each round but only revisits its own previous output."""
+
+    name = "none"
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return empty()
+
+
+STATIC_METHODS: dict[str, type[Method]] = {
+    cls.name: cls
+    for cls in (CompleteGraph, RandomGraph, ChainGraph, StarGraph, LayeredGraph, NoCommunication)
+}

@@ -1,0 +1,405 @@
+"""TodyComm: round-adaptive communication and decision graphs from learned per-agent credits.
+
+Paper map (shared/papers/todycomm.txt):
+  * Alg. 1 (§4.2.1)  one GRU cell shared by all agents; h_i^1 = 0; each round t = 2..T+1 reads the
+    node features f_i^t (Eq. 4, Appendix C; `tomacs.methods.features`) and an MLP + sigmoid maps
+    h_i^t to the credit c_i^t in (0, 1).
+  * Alg. 2           training: a ~ Bernoulli(c), then each a_i flipped with probability epsilon;
+    log P^t = sum_i log pi^t(a_i) of the *post-flip* action under the policy probabilities
+    (exactly as the paper writes it: no correction for the epsilon mixture). Inference:
+    a_i = 1 iff c_i > mean(c).
+  * Alg. 4 / Eq. 5-6 the participants' credit-ranked DAG (`tomacs.graphs.credit_ranked_dag`) under
+    the run's edge mask and in/out degree budgets.
+  * §4.2.2           one more GRU step at T+1; its participation picks the voters, whose vote
+    weights are the softmax of their T+1 credits (the executor does the weighted vote).
+  * Eq. 7            loss = -mean_q [ (sum_{t=2}^{T} gamma^{T+1-t} log P_comm^t + log P_dec^{T+1})
+    * (u_q - b) ] with b a reward baseline (0 in the paper; see `baseline`).
+
+Fallbacks (documented deviations; the paper is silent on them):
+  * inference with all credits equal selects nobody under "c_i > mean(c)"; we then keep all agents
+    (no credit information = no reason to exclude anyone).
+  * a decision with no voters (training sample of all zeros, or oracle ablation with every agent
+    adversarial) falls back to all agents with softmax weights; the log-prob stays the one of the
+    sampled action. A communication round with no participants is kept as sampled (nobody talks,
+    everyone carries their output forward): it is a legitimate action whose probability we train on.
+
+Ablations (Table 5), config `ablation`:
+  * no_ranking: Alg. 4 visits participants in fixed agent order (`rank=False`).
+  * no_removal: training is unchanged (sampled participation is applied, so credits get a real
+    learning signal); at inference every agent communicates every round and every agent votes, and
+    credits only order the DAG and weight the vote (softmax over all N). If nothing were ever removed
+    in training too, the sampled actions would not influence the reward and REINFORCE's expected
+    gradient would be exactly zero: the credits would stay untrained noise.
+  * no_credits: no learning. Oracle reliability (an agent is reliable at round t iff it behaves
+    honestly at t, from the episode's AdversaryPlan) gives participation; every reliable agent gets
+    credit 1 (others 0), so ranking falls back to agent index and votes are equal. Needs
+    `state["plans"]` (one AdversaryPlan per question, set by the executor after `begin`, or passed
+    as `begin(..., plans=...)`). `loss` returns None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tomacs.embed import embedder_dim
+from tomacs.graphs import credit_ranked_dag
+from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim
+from tomacs.types import AdversaryPlan, DecisionGraph, Episode, Question, RoundGraph
+
+__all__ = [
+    "ABLATIONS",
+    "BASELINES",
+    "TodyComm",
+    "bernoulli_log_prob",
+    "decision_weights",
+    "discounted_log_prob",
+    "inference_participation",
+    "reinforce_loss",
+    "sample_participation",
+]
+
+ABLATIONS = ("none", "no_ranking", "no_removal", "no_credits")
+BASELINES = ("none", "batch_mean", "moving_avg")
+DEFAULTS: dict[str, Any] = {
+    "hidden_size": 64,
+    "mlp_hidden": 32,
+    "epsilon": 0.1,
+    "gamma": 0.9,
+    "baseline": "batch_mean",
+    "baseline_momentum": 0.9,
+    "features": "full",
+    "ablation": "none",
+    "embedder": "minilm",
+    "emb_dim": None,
+    "decision_tau": 1.0,
+}
+_IGNORED = {"name", "lr", "_target_"}  # read by the run/trainer, not by the method
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _build_net(in_dim: int, hidden: int, mlp_hidden: int) -> Any:
+    """GRU cell + MLP of Alg. 1; returns logits (credit = sigmoid(logit)) so log-probs stay finite."""
+    torch = _torch()
+    nn = torch.nn
+
+    class CreditNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gru = nn.GRUCell(in_dim, hidden)
+            self.mlp = nn.Sequential(nn.Linear(hidden, mlp_hidden), nn.ReLU(), nn.Linear(mlp_hidden, 1))
+
+        def forward(self, f: Any, h: Any) -> tuple[Any, Any]:
+            h_new = self.gru(f, h)
+            return self.mlp(h_new).squeeze(-1), h_new
+
+    return CreditNet()
+
+
+# -- Alg. 2 and Eq. 7 as pure functions (unit-tested against hand computations) -------------------
+def bernoulli_log_prob(logits: Any, actions: Any) -> Any:
+    """sum_i log pi(a_i) with pi = Bernoulli(sigmoid(logit)), summed over the last axis.
+
+    Computed as a*logsigmoid(z) + (1-a)*logsigmoid(-z), which equals a*log c + (1-a)*log(1-c)
+    but stays finite when c rounds to 0 or 1 in float32.
+    """
+    torch = _torch()
+    a = torch.as_tensor(actions, dtype=logits.dtype, device=logits.device)
+    ls = torch.nn.functional.logsigmoid
+    return (a * ls(logits) + (1.0 - a) * ls(-logits)).sum(-1)
+
+
+def sample_participation(
+    credits: np.ndarray, epsilon: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Alg. 2 (training): a ~ Bernoulli(c), xi ~ Bernoulli(eps), a <- |a - xi|.
+
+    Returns (post-flip actions, pre-flip samples, flips) as int arrays of the credits' shape; the
+    log-prob is taken of the post-flip actions (`bernoulli_log_prob`).
+    """
+    c = np.asarray(credits, dtype=np.float64)
+    sampled = (rng.random(c.shape) < c).astype(np.int64)
+    flips = (rng.random(c.shape) < epsilon).astype(np.int64)
+    return np.abs(sampled - flips), sampled, flips
+
+
+def inference_participation(credits: np.ndarray) -> np.ndarray:
+    """Alg. 2 (inference): a_i = 1 iff c_i > mean(c), per row; an all-zero row (all credits equal)
+    falls back to keeping every agent (see the module docstring)."""
+    c = np.asarray(credits, dtype=np.float64)
+    a = (c > c.mean(axis=-1, keepdims=True)).astype(np.int64)
+    empty = a.sum(axis=-1) == 0
+    a[empty] = 1
+    return a
+
+
+def decision_weights(credits: np.ndarray, voters: list[int], tau: float = 1.0) -> list[float]:
+    """§4.2.2: softmax of the T+1 credits over the voters (tau = 1 is the paper's plain softmax)."""
+    c = np.asarray([credits[i] for i in voters], dtype=np.float64) / tau
+    if c.size == 0:
+        return []
+    e = np.exp(c - c.max())
+    return [float(x) for x in e / e.sum()]
+
+
+def discounted_log_prob(logp_comm: list[Any], logp_dec: Any, gamma: float, rounds: int) -> Any:
+    """The bracket of Eq. 7: sum_{t=2}^{T} gamma^{T+1-t} log P_comm^t + log P_dec^{T+1}.
+
+    logp_comm[k] is round t = k + 2 (a (Q,) tensor each), so len(logp_comm) == rounds - 1.
+    """
+    if len(logp_comm) != rounds - 1:
+        raise ValueError(f"expected {rounds - 1} log-probs for T={rounds}, got {len(logp_comm)}")
+    total = logp_dec
+    for k, lp in enumerate(logp_comm):
+        t = k + 2
+        total = total + (gamma ** (rounds + 1 - t)) * lp
+    return total
+
+
+def reinforce_loss(total_log_prob: Any, utilities: Any, baseline: float = 0.0) -> Any:
+    """Eq. 7 as a loss to minimise: -mean_q [ total_log_prob_q * (u_q - b) ]."""
+    torch = _torch()
+    u = torch.as_tensor(utilities, dtype=total_log_prob.dtype, device=total_log_prob.device)
+    return -((total_log_prob * (u - baseline)).mean())
+
+
+# -- the method ------------------------------------------------------------------------------------
+class TodyComm(Method):
+    """TodyComm (the main method). Config keys: see conf/method/todycomm.yaml and DEFAULTS."""
+
+    name = "todycomm"
+    trainable = True
+    needs_embeddings = True
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        unknown = set(params) - set(DEFAULTS) - _IGNORED
+        if unknown:
+            raise ValueError(f"unknown todycomm parameters {sorted(unknown)}; valid: {sorted(DEFAULTS)}")
+        cfg = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        super().__init__(ctx, **cfg)
+        if cfg["features"] not in FEATURE_SETS:
+            raise ValueError(f"features must be one of {FEATURE_SETS}, got {cfg['features']!r}")
+        if cfg["ablation"] not in ABLATIONS:
+            raise ValueError(f"ablation must be one of {ABLATIONS}, got {cfg['ablation']!r}")
+        if cfg["baseline"] not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {cfg['baseline']!r}")
+        if not 0.0 <= float(cfg["epsilon"]) <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {cfg['epsilon']}")
+        if not 0.0 < float(cfg["gamma"]) <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {cfg['gamma']}")
+        if float(cfg["decision_tau"]) <= 0:
+            raise ValueError(f"decision_tau must be > 0, got {cfg['decision_tau']}")
+        self.epsilon = float(cfg["epsilon"])
+        self.gamma = float(cfg["gamma"])
+        self.baseline = str(cfg["baseline"])
+        self.momentum = float(cfg["baseline_momentum"])
+        self.features = str(cfg["features"])
+        self.ablation = str(cfg["ablation"])
+        self.tau = float(cfg["decision_tau"])
+        # The executor's embedder decides the embedding size; the run may announce it in ctx.extra.
+        emb = ctx.extra.get("embed_dim") or cfg["emb_dim"] or embedder_dim(str(cfg["embedder"]))
+        self.emb_dim = int(emb)
+        self.in_dim = feature_dim(self.emb_dim, self.features)
+        self.hidden = int(cfg["hidden_size"])
+        self.mlp_hidden = int(cfg["mlp_hidden"])
+        torch = _torch()
+        self.device = torch.device(ctx.device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"TodyComm was asked for device {ctx.device!r} but torch sees no CUDA GPU")
+        with torch.random.fork_rng(devices=[]):  # seeded initial weights without touching global RNG
+            torch.manual_seed(int(ctx.seed))
+            net = _build_net(self.in_dim, self.hidden, self.mlp_hidden)
+        self.net = net.to(self.device)
+        self._ma: float | None = None  # moving-average reward baseline
+
+    # -- episode ---------------------------------------------------------------------------------
+    def begin(
+        self,
+        questions: list[Question],
+        train: bool,
+        rng: np.random.Generator,
+        plans: list[AdversaryPlan] | None = None,
+    ) -> dict[str, Any]:
+        """Per-batch state: hidden states h^1 = 0 for every (question, agent), and per-round records."""
+        torch = _torch()
+        q, n = len(questions), self.ctx.n_agents
+        return {
+            "questions": questions,
+            "train": bool(train),
+            "rng": rng,
+            "plans": plans,
+            "h": torch.zeros(q * n, self.hidden, device=self.device),
+            "credits": {},  # t -> (Q, N) numpy credits c^t (detached), t = 2..T+1
+            "actions": {},  # t -> (Q, N) participation a^t as applied to the graph
+            "logp": {},  # t -> (Q,) tensor log P^t (training only)
+            "edges": {},  # t -> per-question edge lists of round t
+            "last_t": 1,
+        }
+
+    def _sampling(self, state: dict[str, Any]) -> bool:
+        return bool(state["train"]) and self.ablation != "no_credits"
+
+    def _step(self, state: dict[str, Any], t: int, history: History) -> tuple[np.ndarray, np.ndarray]:
+        """One round of Alg. 1 + Alg. 2 for every question: returns (credits, applied participation)."""
+        if t != state["last_t"] + 1:
+            raise RuntimeError(f"TodyComm expects rounds in order; got t={t} after t={state['last_t']}")
+        questions: list[Question] = state["questions"]
+        if len(history) != len(questions):
+            raise ValueError(f"history has {len(history)} questions, the batch has {len(questions)}")
+        for hq in history:
+            if len(hq) < t - 1:
+                raise ValueError(f"round {t} needs outputs of round {t - 1}; history has {len(hq)} rounds")
+        n, qn = self.ctx.n_agents, len(questions)
+
+        if self.ablation == "no_credits":
+            credits = self._oracle_credits(state, min(t, self.ctx.rounds))
+            state["credits"][t] = credits
+            state["last_t"] = t
+            return credits, credits.astype(np.int64)
+
+        torch = _torch()
+        feats = build_features(
+            prev=[hq[t - 2] for hq in history],
+            first=[hq[0] for hq in history],
+            edges=state["edges"].get(t - 1),
+            credits=state["credits"].get(t - 1),
+            kinds=[qq.kind for qq in questions],
+            emb_dim=self.emb_dim,
+            features=self.features,
+        )
+        f = torch.as_tensor(feats.reshape(qn * n, -1), device=self.device)
+        with torch.set_grad_enabled(bool(state["train"])):
+            logits, h = self.net(f, state["h"])
+        state["h"] = h
+        logits = logits.view(qn, n)
+        credits = torch.sigmoid(logits).detach().cpu().numpy().astype(np.float64)
+        state["credits"][t] = credits
+
+        if self._sampling(state):
+            actions, _, _ = sample_participation(credits, self.epsilon, state["rng"])
+            state["logp"][t] = bernoulli_log_prob(logits, actions)
+        elif self.ablation == "no_removal":
+            actions = np.ones((qn, n), dtype=np.int64)
+        else:
+            actions = inference_participation(credits)
+        state["last_t"] = t
+        return credits, actions
+
+    def _oracle_credits(self, state: dict[str, Any], t: int) -> np.ndarray:
+        """no_credits ablation: 1 for agents behaving honestly at round t, else 0 (oracle labels)."""
+        plans = state.get("plans")
+        if plans is None:
+            raise RuntimeError(
+                "ablation=no_credits needs the episodes' adversary plans: the executor must set "
+                "state['plans'] (one AdversaryPlan per question) after begin()"
+            )
+        if len(plans) != len(state["questions"]):
+            raise ValueError(f"{len(plans)} plans for {len(state['questions'])} questions")
+        n = self.ctx.n_agents
+        honest = [[p.behaviour(i, t) == "honest" for i in range(n)] for p in plans]
+        return np.array(honest, dtype=np.float64)
+
+    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
+        """Round t in 2..T: credits, participation, credit-ranked DAG (Alg. 1, 2, 4)."""
+        if not 2 <= t <= self.ctx.rounds:
+            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        credits, actions = self._step(state, t, history)
+        ctx = self.ctx
+        graphs, edges_t = [], []
+        for q in range(len(history)):
+            part = [int(x) for x in actions[q]]
+            edges = credit_ranked_dag(
+                credits[q].tolist(),
+                part,
+                mask=ctx.mask,
+                out_budget=ctx.out_budget,
+                in_budget=ctx.in_budget,
+                rank=self.ablation != "no_ranking",
+            )
+            nodes = [i for i in range(ctx.n_agents) if part[i]]
+            graphs.append(RoundGraph(nodes=nodes, edges=edges, credits=[float(c) for c in credits[q]]))
+            edges_t.append(edges)
+        state["actions"][t] = actions
+        state["edges"][t] = edges_t
+        return graphs
+
+    def decide(self, state: dict[str, Any], history: History) -> list[DecisionGraph]:
+        """Round T+1 (§4.2.2): participation picks voters, softmax of their credits weights them."""
+        t = self.ctx.rounds + 1
+        credits, actions = self._step(state, t, history)
+        mode = "llm" if self.ctx.decision == "llm" else "vote"
+        out = []
+        for q in range(len(history)):
+            voters = [i for i in range(self.ctx.n_agents) if actions[q, i]]
+            if not voters:
+                voters = list(range(self.ctx.n_agents))
+            out.append(
+                DecisionGraph(
+                    voters=voters, weights=decision_weights(credits[q], voters, self.tau), mode=mode
+                )
+            )
+        state["actions"][t] = actions
+        return out
+
+    # -- learning --------------------------------------------------------------------------------
+    def _baseline(self, u: np.ndarray) -> float:
+        if self.baseline == "none":
+            return 0.0
+        batch = float(u.mean())
+        if self.baseline == "batch_mean":
+            return batch
+        b = batch if self._ma is None else self._ma
+        self._ma = batch if self._ma is None else self.momentum * self._ma + (1.0 - self.momentum) * batch
+        return b
+
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
+        """Eq. 7 over the batch (see `reinforce_loss`); None for the no_credits ablation."""
+        if self.ablation == "no_credits":
+            return None
+        if not state["train"]:
+            raise RuntimeError("TodyComm.loss needs a batch begun with train=True (log-probs are sampled)")
+        T = self.ctx.rounds
+        missing = [t for t in range(2, T + 2) if t not in state["logp"]]
+        if missing:
+            raise RuntimeError(f"no log-probs for rounds {missing}: call act for 2..T and decide first")
+        u = np.asarray(utilities, dtype=np.float64)
+        if u.shape != (len(state["questions"]),):
+            raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
+        comm = [state["logp"][t] for t in range(2, T + 1)]
+        total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
+        return reinforce_loss(total, u, self._baseline(u))
+
+    def parameters(self) -> list[Any]:
+        return list(self.net.parameters())
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
+            "baseline_ma": self._ma,
+            "meta": {
+                "in_dim": self.in_dim,
+                "emb_dim": self.emb_dim,
+                "hidden_size": self.hidden,
+                "mlp_hidden": self.mlp_hidden,
+                "features": self.features,
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        meta = state.get("meta", {})
+        mine = self.state_dict()["meta"]
+        diff = {k: (meta.get(k), v) for k, v in mine.items() if k in meta and meta[k] != v}
+        if diff:
+            raise ValueError(f"checkpoint does not fit this TodyComm (checkpoint, current): {diff}")
+        self.net.load_state_dict(state["net"])
+        self._ma = state.get("baseline_ma")
+
+    def train_mode(self, train: bool) -> None:
+        self.net.train(train)

@@ -1,0 +1,297 @@
+"""A job: config -> components -> (train) -> evaluate -> files.
+
+Kept apart from the CLI so tests, sweeps and notebooks can run a job from a composed config.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from tomacs.agents.adversary import AdversarySchedule
+from tomacs.agents.roles import assign_roles
+from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
+from tomacs.config import ConfigError, to_container, validate
+from tomacs.executor import Executor, ExecutorConfig
+from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.registry import build_method
+from tomacs.metrics import summarize
+from tomacs.progress import Progress
+from tomacs.types import Episode, Question
+
+
+def resolve_device(name: str, needed: bool) -> str:
+    """`cuda` without a GPU is an error even for a method without parameters (the user asked for
+    it); `auto` picks what exists. torch is imported only when needed, so static runs stay light."""
+    if not needed and name != "cuda":
+        return "cpu"
+    import torch
+
+    if name == "cpu":
+        return "cpu"
+    has_cuda = torch.cuda.is_available()
+    if name == "cuda":
+        if not has_cuda:
+            raise ConfigError(
+                "device=cuda but no CUDA GPU is visible to torch; use device=cpu or device=auto"
+            )
+        return "cuda"
+    return "cuda" if has_cuda else "cpu"
+
+
+def git_rev() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+        return out.stdout.strip() or None
+    except Exception:
+        return None
+
+
+def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
+    name = cfg.backbone.name
+    if name == "sim":
+        from tomacs.backbones.sim import SimBackbone
+
+        profile = cfg.backbone.get("profile") or bench.profile
+        return SimBackbone(profile=profile, seed=int(cfg.seed))
+    from tomacs.backbones.llm import LiteLLMBackbone
+
+    return LiteLLMBackbone.from_config(cfg.backbone)
+
+
+def backbone_label(cfg: DictConfig, backbone: Any) -> str:
+    return "sim" if cfg.backbone.name == "sim" else str(getattr(backbone, "name", cfg.backbone.name))
+
+
+@dataclass
+class Components:
+    cfg: DictConfig
+    bench: BenchmarkAdapter
+    backbone: Any
+    method: Method
+    executor: Executor
+    ctx: MethodContext
+    roles: list[str]
+    train_qs: list[Question] = field(default_factory=list)
+    val_qs: list[Question] = field(default_factory=list)
+    test_qs: list[Question] = field(default_factory=list)
+
+
+def _split(bench: BenchmarkAdapter, split: str, size: int, seed: int) -> list[Question]:
+    return bench.load(split, size, seed) if size > 0 else []
+
+
+def build(cfg: DictConfig, need_train: bool) -> Components:
+    validate(cfg)
+    n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
+    bench_cfg = to_container(cfg.benchmark)
+    bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
+    roles = assign_roles(bench.roles_key, n)
+    schedule = AdversarySchedule(
+        n_agents=n,
+        rounds=rounds,
+        count=cfg.attack.get("count"),
+        rate=cfg.attack.get("rate"),
+        onset_rounds=tuple(cfg.attack.get("onset_rounds") or (3, 4)),
+    )
+    method_params = to_container(cfg.method)
+    method_name = method_params.pop("name")
+    ctx = MethodContext(
+        n_agents=n,
+        rounds=rounds,
+        roles=roles,
+        seed=seed,
+        in_budget=cfg.budget.get("in_degree"),
+        out_budget=cfg.budget.get("out_degree"),
+        decision=str(to_container(cfg)["decision"]),
+        n_adversaries=schedule.count,
+        device="cpu",
+    )
+    method = build_method(method_name, ctx, method_params)
+    ctx.device = resolve_device(cfg.device.name, needed=method.trainable)
+    if method.trainable and hasattr(method, "to"):
+        method.to(ctx.device)
+    embedder = None
+    if method.needs_embeddings:
+        from tomacs.embed import get_embedder
+
+        emb_name = cfg.get("embedder") or method_params.get("embedder") or "minilm"
+        embedder = get_embedder(emb_name, ctx.device)
+    backbone = build_backbone(cfg, bench)
+    executor = Executor(ExecutorConfig(n, rounds, roles, seed), backbone, schedule, embedder)
+    comps = Components(cfg, bench, backbone, method, executor, ctx, roles)
+    splits = getattr(bench, "splits", {"train": "train", "validation": "validation", "test": "test"})
+    if need_train and method.trainable:
+        comps.train_qs = _split(bench, splits.get("train", "train"), int(cfg.train.size), seed)
+        comps.val_qs = _split(bench, splits.get("validation", "validation"), int(cfg.train.val_size), seed)
+    comps.test_qs = _split(bench, splits.get("test", "test"), int(cfg.eval.size), seed)
+    if not comps.test_qs:
+        raise ConfigError(f"benchmark '{bench.name}' gave no test questions; check benchmark.path")
+    return comps
+
+
+# ----------------------------------------------------------------------------------------------
+class EpisodeLog:
+    """Append-only episodes.jsonl; lets a killed evaluation resume where it stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def repair(self) -> None:
+        """Cut a torn tail left by a kill, so appended episodes start on a fresh line."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        keep = 0
+        for line in data.splitlines(keepends=True):
+            try:
+                json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                break
+            if not line.endswith(b"\n"):
+                break
+            keep += len(line)
+        if keep != len(data):
+            with self.path.open("r+b") as f:
+                f.truncate(keep)
+
+    def done_ids(self) -> set[str]:
+        if not self.path.exists():
+            return set()
+        ids = set()
+        with self.path.open() as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    ids.add(json.loads(line)["question"]["id"])
+                except (json.JSONDecodeError, KeyError):
+                    break  # a torn last line from a kill: ignore it and recompute that question
+        return ids
+
+    def load(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        with self.path.open() as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    break
+        return out
+
+    def append(self, episodes: list[Episode]) -> None:
+        with self.path.open("a") as f:
+            for e in episodes:
+                f.write(json.dumps(e.to_dict()) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def batches(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """Evaluate on the test questions, resuming from episodes.jsonl when present."""
+    cfg = comps.cfg
+    log = EpisodeLog(out_dir / "episodes.jsonl")
+    log.repair()
+    done = log.done_ids()
+    todo = [q for q in comps.test_qs if q.id not in done]
+    comps.method.train_mode(False)
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    calls_per_q = n * rounds + 1
+    t0 = time.perf_counter()
+    with (progress or Progress(enabled=False)).task("evaluate", total=len(todo) * calls_per_q) as advance:
+        for batch in batches(todo, int(cfg.eval.batch_size)):
+            episodes, _ = comps.executor.run_batch(
+                batch, comps.method, train=False, phase="eval", on_call=advance
+            )
+            log.append(episodes)
+    wall = time.perf_counter() - t0
+    records = [r for r in log.load() if r["question"]["id"] in {q.id for q in comps.test_qs}]
+    metrics = summarize(records_to_episodes(records), n, rounds)
+    metrics["eval_wall_s"] = round(wall, 3)
+    metrics["resumed_questions"] = len(done)
+    return metrics
+
+
+def records_to_episodes(records: list[dict[str, Any]]) -> list[Episode]:
+    from tomacs.serialize import episode_from_dict
+
+    return [episode_from_dict(r) for r in records]
+
+
+def write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=_json_default))
+    tmp.replace(path)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """Train (when asked and the method learns) then evaluate; write config.yaml and results.json."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    comps = build(cfg, need_train=(mode == "train"))
+    resolved = to_container(cfg)
+    resolved.pop("hydra", None)
+    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+    label = backbone_label(cfg, comps.backbone)
+    train_info: dict[str, Any] = {}
+    if mode == "train" and comps.method.trainable:
+        from tomacs.training import train
+
+        train_info = train(comps, out_dir, progress)
+    elif cfg.get("checkpoint"):
+        from tomacs.training import load_checkpoint
+
+        load_checkpoint(comps.method, Path(cfg.checkpoint))
+    metrics = evaluate(comps, out_dir, progress)
+    stats = comps.backbone.stats() if hasattr(comps.backbone, "stats") else {}
+    results = {
+        "backbone": label,
+        "benchmark": comps.bench.name,
+        "method": comps.method.name,
+        "attack": cfg.attack.name,
+        "budget": cfg.budget.name,
+        "agents": comps.ctx.n_agents,
+        "rounds": comps.ctx.rounds,
+        "seed": int(cfg.seed),
+        "decision": comps.ctx.decision,
+        "n_adversaries": comps.ctx.n_adversaries,
+        "mode": mode,
+        "git_rev": git_rev(),
+        "metrics": metrics,
+        "train": train_info,
+        "backbone_stats": stats,
+        "wall_s": round(time.perf_counter() - t0, 3),
+        "test_questions": len(comps.test_qs),
+        "config": resolved,
+    }
+    write_json(out_dir / "results.json", results)
+    return results

@@ -1,0 +1,163 @@
+"""The one trainer for every learned method: REINFORCE over episodes from the shared executor.
+
+A method supplies `loss(state, episodes, utilities)`; this module owns the loop, the optimiser,
+the run log, per-epoch checkpoints, best-by-validation selection and resume, so that every method
+is trained under the same budget and bookkeeping.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tomacs.executor import stable_seed
+from tomacs.metrics import summarize
+from tomacs.progress import Progress
+
+if TYPE_CHECKING:
+    from tomacs.run import Components
+
+
+def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
+    import torch
+
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=lr)
+    raise ValueError(f"unknown optimizer '{name}'; valid: adam, adamw, sgd")
+
+
+def save_checkpoint(path: Path, method: Any, optimizer: Any, extra: dict[str, Any]) -> None:
+    import torch
+
+    tmp = path.with_suffix(".tmp")
+    torch.save(
+        {"method": method.state_dict(), "optimizer": optimizer.state_dict() if optimizer else None, **extra},
+        tmp,
+    )
+    tmp.replace(path)
+
+
+def load_checkpoint(method: Any, path: Path, optimizer: Any | None = None) -> dict[str, Any]:
+    import torch
+
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    method.load_state_dict(ckpt["method"])
+    if optimizer is not None and ckpt.get("optimizer"):
+        optimizer.load_state_dict(ckpt["optimizer"])
+    return ckpt
+
+
+def utility(episode: Any) -> float:
+    """u_q(τ): 1 for a correct final answer, 0 otherwise (TodyComm §4.1, task utility)."""
+    return 1.0 if episode.correct else 0.0
+
+
+def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    cfg = comps.cfg
+    method = comps.method
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    lr = float(cfg.method.get("lr") or cfg.train.lr)
+    optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
+    ckpt_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
+    log_path = out_dir / "train_log.jsonl"
+    start_epoch, iteration, best_val = 0, 0, -1.0
+    resume_from = (
+        Path(cfg.checkpoint) if cfg.get("checkpoint") else (ckpt_path if ckpt_path.exists() else None)
+    )
+    if resume_from is not None:
+        ck = load_checkpoint(method, resume_from, optimizer)
+        start_epoch, iteration, best_val = (
+            ck.get("epoch", -1) + 1,
+            ck.get("iteration", 0),
+            ck.get("best_val", -1.0),
+        )
+    epochs = int(cfg.train.epochs)
+    bs = int(cfg.train.batch_size)
+    train_qs = list(comps.train_qs)
+    if not train_qs:
+        raise ValueError("train.size is 0 or the benchmark has no training split; nothing to train on")
+    t0 = time.perf_counter()
+    calls_per_q = n * rounds + 1
+    prog = progress or Progress(enabled=False)
+    for epoch in range(start_epoch, epochs):
+        method.train_mode(True)
+        order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(train_qs))
+        qs = [train_qs[i] for i in order]
+        with prog.task(f"train epoch {epoch + 1}/{epochs}", total=len(qs) * calls_per_q) as advance:
+            for b in range(0, len(qs), bs):
+                batch = qs[b : b + bs]
+                episodes, state = comps.executor.run_batch(
+                    batch, method, train=True, phase=f"train{epoch}", on_call=advance
+                )
+                utils = [utility(e) for e in episodes]
+                loss = method.loss(state, episodes, utils)
+                loss_value = None
+                if loss is not None and getattr(loss, "requires_grad", False):
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    loss_value = float(loss.detach().cpu())
+                method.on_iteration_end(iteration)
+                m = summarize(episodes, n, rounds)
+                rec = {
+                    "iteration": iteration,
+                    "epoch": epoch,
+                    "loss": loss_value,
+                    "train_acc": m["acc"],
+                    "train_adacc": m["adacc"],
+                    "train_token": m["token"],
+                    "wall_s": round(time.perf_counter() - t0, 3),
+                }
+                with log_path.open("a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                iteration += 1
+        val_acc = None
+        if comps.val_qs:
+            method.train_mode(False)
+            eps: list[Any] = []
+            for b in range(0, len(comps.val_qs), bs):
+                e, _ = comps.executor.run_batch(comps.val_qs[b : b + bs], method, train=False, phase="val")
+                eps.extend(e)
+            vm = summarize(eps, n, rounds)
+            val_acc = vm["acc"]
+            with log_path.open("a") as f:
+                f.write(
+                    json.dumps(
+                        {
+                            "epoch": epoch,
+                            "iteration": iteration,
+                            "val_acc": vm["acc"],
+                            "val_adacc": vm["adacc"],
+                            "val_token": vm["token"],
+                        }
+                    )
+                    + "\n"
+                )
+        score = val_acc if val_acc is not None else -float(epoch)  # no validation: keep the last epoch
+        is_best = val_acc is None or score > best_val
+        if is_best and val_acc is not None:
+            best_val = score
+        extra = {"epoch": epoch, "iteration": iteration, "best_val": best_val}
+        save_checkpoint(ckpt_path, method, optimizer, extra)
+        if is_best:
+            save_checkpoint(best_path, method, optimizer, extra)
+    if best_path.exists():
+        load_checkpoint(method, best_path)
+    method.train_mode(False)
+    return {
+        "epochs": epochs,
+        "iterations": iteration,
+        "best_val_acc": best_val if best_val >= 0 else None,
+        "train_wall_s": round(time.perf_counter() - t0, 3),
+        "resumed_from_epoch": start_epoch,
+    }
