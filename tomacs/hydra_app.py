@@ -19,40 +19,29 @@ console = Console(stderr=True)
 
 
 def summary_table(results: dict) -> Table:
+    """Metric/value rows, so the table stays readable in narrow terminals and CI logs."""
     m = results["metrics"]
     title = (
         f"{results['method']} on {results['benchmark']} | attack={results['attack']} "
-        f"budget={results['budget']} "
-        f"| backbone={results['backbone']} | seed={results['seed']}"
+        f"budget={results['budget']} | backbone={results['backbone']} | seed={results['seed']}"
     )
     t = Table(title=title)
-    for col in (
-        "Acc %",
-        "Token",
-        "prompt",
-        "completion",
-        "ADAcc %",
-        "bal. ADAcc %",
-        "all-reliable %",
-        "LLM calls",
-        "unparsed",
-        "questions",
-        "wall s",
-    ):
-        t.add_column(col, justify="right")
-    t.add_row(
-        f"{100 * m['acc']:.2f}",
-        f"{m['token']:.1f}",
-        f"{m.get('token_prompt', 0):.1f}",
-        f"{m.get('token_completion', 0):.1f}",
-        f"{100 * m['adacc']:.2f}",
-        _pct(m.get("adacc_balanced")),
-        _pct(m.get("adacc_baseline")),
-        f"{m.get('llm_calls', 0):.0f}",
-        f"{m.get('unparsed_answers', 0):.0f}",
-        str(results["test_questions"]),
-        f"{results['wall_s']:.1f}",
-    )
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [
+        ("Acc %", _pct(m.get("acc"))),
+        ("Token (per agent-round)", f"{m.get('token', 0):.1f}"),
+        ("  prompt / completion", f"{m.get('token_prompt', 0):.1f} / {m.get('token_completion', 0):.1f}"),
+        ("ADAcc %", _pct(m.get("adacc"))),
+        ("balanced ADAcc %", _pct(m.get("adacc_balanced"))),
+        ("all-reliable detector %", _pct(m.get("adacc_baseline"))),
+        ("LLM calls", f"{m.get('llm_calls', 0):.0f}"),
+        ("unparsed answers", f"{m.get('unparsed_answers', 0):.0f}"),
+        ("test questions", str(results["test_questions"])),
+        ("wall s", f"{results['wall_s']:.1f}"),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
     return t
 
 
