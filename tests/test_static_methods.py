@@ -13,8 +13,8 @@ from tomacs.types import Question, RoundGraph
 NAMES = ["complete", "random", "chain", "star", "layered", "none"]
 
 
-def _ctx(n: int = 6, **kw) -> MethodContext:
-    return MethodContext(n_agents=n, rounds=4, roles=[f"r{i}" for i in range(n)], seed=0, **kw)
+def _ctx(n: int = 6, seed: int = 0, **kw) -> MethodContext:
+    return MethodContext(n_agents=n, rounds=4, roles=[f"r{i}" for i in range(n)], seed=seed, **kw)
 
 
 def _questions(k: int) -> list[Question]:
@@ -109,12 +109,20 @@ def test_mask_enforced_before_budget() -> None:
 
 
 def test_random_is_seeded() -> None:
-    m = RandomGraph(_ctx(6), edge_prob=0.5)
-    assert _edges(_run(m, 8, seed=5)) == _edges(_run(m, 8, seed=5))
-    assert _edges(_run(m, 8, seed=5)) != _edges(_run(m, 8, seed=6))
+    m = RandomGraph(_ctx(6, seed=5), edge_prob=0.5)
+    assert _edges(_run(m, 8, seed=5)) == _edges(_run(RandomGraph(_ctx(6, seed=5), edge_prob=0.5), 8, seed=9))
+    assert _edges(_run(m, 8, seed=5)) != _edges(_run(RandomGraph(_ctx(6, seed=6), edge_prob=0.5), 8, seed=5))
     # different queries of one batch get different graphs
     qs = _run(m, 8, seed=5)[0]
     assert len({tuple(g.edges) for g in qs}) > 1
+
+
+def test_random_graph_of_a_query_does_not_depend_on_its_batch() -> None:
+    m = RandomGraph(_ctx(6, seed=2), edge_prob=0.5)
+    qs = _questions(8)
+    whole = m.act(m.begin(qs, train=False, rng=np.random.default_rng(0)), 2, [[] for _ in qs])
+    tail = m.act(m.begin(qs[5:], train=False, rng=np.random.default_rng(1)), 2, [[] for _ in qs[5:]])
+    assert [g.edges for g in whole[5:]] == [g.edges for g in tail]
 
 
 def test_random_edge_frequency_matches_p() -> None:

@@ -35,10 +35,10 @@ class DecisionMode(StrEnum):
 
 @dataclass
 class TrainSchema:
-    size: int = 128
-    val_size: int = 32
+    size: int = 256
+    val_size: int = 64
     batch_size: int = 32
-    epochs: int = 2
+    epochs: int = 3
     lr: float = 5e-4
     optimizer: str = "adam"
 

@@ -9,7 +9,6 @@ round, the agents of one topological level run concurrently and so do all questi
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
 from tomacs.graphs import topological_levels
 from tomacs.methods.base import History, Method
+from tomacs.seeding import stable_seed
 from tomacs.types import (
     AdversaryPlan,
     AgentOutput,
@@ -38,12 +38,6 @@ from tomacs.types import (
     Question,
     RoundGraph,
 )
-
-
-def stable_seed(*parts: Any) -> int:
-    """A 63-bit seed from any parts, independent of Python's hash randomisation and call order."""
-    h = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(h[:8], "little") >> 1
 
 
 @dataclass

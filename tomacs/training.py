@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tomacs.executor import stable_seed
 from tomacs.metrics import summarize
 from tomacs.progress import Progress
+from tomacs.seeding import stable_seed
 
 if TYPE_CHECKING:
     from tomacs.run import Components

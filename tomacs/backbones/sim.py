@@ -17,7 +17,7 @@ import numpy as np
 from tomacs.backbones import sim_model, sim_text
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.benchmarks.base import candidate_answers
-from tomacs.executor import stable_seed
+from tomacs.seeding import stable_seed
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 

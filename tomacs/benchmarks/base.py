@@ -14,7 +14,6 @@ method and seed. The adversary's shared wrong target is drawn from ``wrong_answe
 from __future__ import annotations
 
 import functools
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from decimal import Decimal
@@ -23,6 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from tomacs.benchmarks.parsing import canonical_number, numbers_equal
+from tomacs.seeding import stable_seed
 from tomacs.types import Question, QuestionKind
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "candidate_answers",
     "get_benchmark",
     "register",
-    "stable_seed",
     "truth_index",
     "wrong_answers",
 ]
@@ -71,12 +70,6 @@ class BenchmarkDataError(ValueError):
 
 class BenchmarkFileMissing(BenchmarkDataError, FileNotFoundError):
     """A dataset file is absent; the message says how to provide it."""
-
-
-def stable_seed(*parts: object) -> int:
-    """A 63-bit seed from any parts, identical across processes (unlike ``hash``, which is salted)."""
-    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "little") & ((1 << 63) - 1)
 
 
 class BenchmarkAdapter(ABC):

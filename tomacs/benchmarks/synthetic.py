@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tomacs.benchmarks.base import BenchmarkAdapter, register, stable_seed
+from tomacs.benchmarks.base import BenchmarkAdapter, register
+from tomacs.seeding import stable_seed
 from tomacs.types import LETTERS, Question, QuestionKind
 
 __all__ = ["SyntheticBenchmark", "generate_mc", "generate_numeric", "proper_names"]

@@ -13,8 +13,9 @@ own order while node-wise in/out-degree budgets allow. The topology's order is t
 priority under a budget: e.g. a star hub with out-budget 1 reaches only order[1].
 
 Agent order (`order` param): `fixed` uses agents 0..N-1, so roles keep their positions (agent 0
-is the star hub and chain head); `shuffle` draws one permutation per query from the batch
-generator `state["rng"]`, so positions vary across queries but are reproducible from the seed.
+is the star hub and chain head); `shuffle` draws one permutation per query from a generator
+keyed by (seed, method, question id), so positions vary across queries, are reproducible from the
+seed, and do not depend on batching.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 
 from tomacs.graphs import Edge, chain, complete_dag, constrain, empty, layered, random_dag, star
 from tomacs.methods.base import History, Method, MethodContext
+from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
 
 ORDERS = ("fixed", "shuffle")
@@ -60,7 +62,13 @@ class StaticMethod(Method):
     def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
         """Draw each query's graph up front, in question order, so draws do not depend on rounds."""
         state = super().begin(questions, train, rng)
-        state["edges"] = [self._graph(rng) for _ in questions]
+        # One generator per question keyed by (seed, method, question id): a query's graph does not
+        # depend on which batch it landed in, so resumed runs and other batch sizes agree.
+        state["q_rngs"] = [
+            np.random.default_rng(stable_seed(self.ctx.seed, "static-graph", self.name, q.id))
+            for q in questions
+        ]
+        state["edges"] = [self._graph(r) for r in state["q_rngs"]]
         return state
 
     def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
@@ -81,8 +89,8 @@ class CompleteGraph(StaticMethod):
 class RandomGraph(StaticMethod):
     """Random Graph baseline: each earlier -> later pair kept with probability `edge_prob`.
 
-    Following the baseline, the DAG is sampled once per query (at `begin`, from `state["rng"]`,
-    so it is seeded) and reused across all rounds. `per_round=True` instead resamples a fresh
+    Following the baseline, the DAG is sampled once per query (at `begin`, from the question's
+    seeded generator) and reused across all rounds. `per_round=True` instead resamples a fresh
     DAG for every query at every round, for studies of topology noise; it is not the baseline.
     """
 
@@ -100,7 +108,7 @@ class RandomGraph(StaticMethod):
 
     def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
         if self.per_round and t > 2:  # round 2 uses the graphs drawn at begin
-            state["edges"] = [self._graph(state["rng"]) for _ in state["edges"]]
+            state["edges"] = [self._graph(r) for r in state["q_rngs"]]
         return super().act(state, t, history)
 
 
