@@ -97,3 +97,73 @@ def test_multirun(tmp_path: Path) -> None:
     results = sorted(tmp_path.glob("*/results.json"))
     assert len(results) == 2
     assert {json.loads(r.read_text())["method"] for r in results} == {"complete", "none"}
+
+
+@pytest.mark.parametrize("agents,budget", [(10, "b1"), (20, "b2")])
+def test_todycomm_scales_with_budgets(tmp_path: Path, agents: int, budget: str) -> None:
+    """Tables 3-4 settings: any N with an attack rate, and the node-wise budgets hold in every round."""
+    out = tmp_path / "run"
+    p = tomacs(
+        "train",
+        "method=todycomm",
+        "method.embedder=hashing",
+        f"agents={agents}",
+        f"budget={budget}",
+        "attack=gt50",
+        "train.size=16",
+        "train.val_size=0",
+        "train.epochs=1",
+        "train.batch_size=8",
+        "eval.size=6",
+        f"hydra.run.dir={out}",
+    )
+    assert p.returncode == 0, p.stderr
+    res = json.loads((out / "results.json").read_text())
+    assert res["agents"] == agents and res["n_adversaries"] == round(agents * 2 / 3)
+    assert res["train"]["iterations"] == 2
+    limit = int(budget[1])
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 6
+    for e in episodes:
+        assert len(e["plan"]["adversaries"]) == res["n_adversaries"]
+        for g in e["graphs"][1:]:
+            ins = [dst for _, dst in g["edges"]]
+            outs = [src for src, _ in g["edges"]]
+            assert max((ins.count(v) for v in set(ins)), default=0) <= limit
+            assert max((outs.count(v) for v in set(outs)), default=0) <= limit
+            assert set(ins + outs) <= set(g["nodes"])
+
+
+def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    common = [
+        "method=todycomm",
+        "method.embedder=hashing",
+        "attack=gt50",
+        "train.size=16",
+        "train.val_size=8",
+        "train.batch_size=8",
+        "eval.size=6",
+        f"hydra.run.dir={out}",
+    ]
+    assert tomacs("train", *common, "train.epochs=1").returncode == 0
+    first = json.loads((out / "results.json").read_text())
+    assert (
+        first["train"]["iterations"] == 2
+        and (out / "checkpoint.pt").is_file()
+        and (out / "best.pt").is_file()
+    )
+    p = tomacs("train", *common, "train.epochs=2")
+    assert p.returncode == 0, p.stderr
+    second = json.loads((out / "results.json").read_text())
+    assert second["train"]["resumed_from_epoch"] == 1 and second["train"]["iterations"] == 4
+    log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    iters = [r["iteration"] for r in log if "loss" in r]
+    assert iters == [0, 1, 2, 3]  # no iteration repeated or lost across the restart
+    assert all({"train_acc", "train_adacc", "loss"} <= set(r) for r in log if "loss" in r)
+    # the evaluation was redone with the further-trained policy, not read back from the first run
+    assert second["metrics"]["resumed_questions"] == 0
+    # a finished job rerun trains nothing more and resumes its evaluation
+    third = tomacs("train", *common, "train.epochs=2")
+    assert third.returncode == 0
+    assert json.loads((out / "results.json").read_text())["metrics"]["resumed_questions"] == 6

@@ -267,6 +267,10 @@ def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None
         from tomacs.training import train
 
         train_info = train(comps, out_dir, progress)
+        stale = out_dir / "episodes.jsonl"
+        if train_info.get("epochs_trained_now") and stale.exists():
+            # evaluation episodes of an earlier policy: the resumed training changed it
+            stale.unlink()
     elif cfg.get("checkpoint"):
         from tomacs.training import load_checkpoint
 
