@@ -268,7 +268,7 @@ def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None
 
         train_info = train(comps, out_dir, progress)
         stale = out_dir / "episodes.jsonl"
-        if train_info.get("epochs_trained_now") and stale.exists():
+        if train_info["epochs"] > train_info["resumed_from_epoch"] and stale.exists():
             # evaluation episodes of an earlier policy: the resumed training changed it
             stale.unlink()
     elif cfg.get("checkpoint"):

@@ -160,5 +160,4 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         "best_val_acc": best_val if best_val >= 0 else None,
         "train_wall_s": round(time.perf_counter() - t0, 3),
         "resumed_from_epoch": start_epoch,
-        "epochs_trained_now": max(0, epochs - start_epoch),
     }
