@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai_server import FakeOpenAIServer
+from tomacs.testing.fake_openai_server import FakeOpenAIServer
 from omegaconf import OmegaConf
 
 from tomacs.backbones.base import GenerationRequest
@@ -227,8 +227,7 @@ def test_no_network_outside_loopback(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import asyncio, socket, sys
-        sys.path.insert(0, "tests")
-        from fake_openai_server import FakeOpenAIServer
+        from tomacs.testing.fake_openai_server import FakeOpenAIServer
         attempts = []
         _connect = socket.socket.connect
         _getaddrinfo = socket.getaddrinfo

@@ -232,10 +232,14 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(f"attack.count must be between 0 and agents={cfg.agents} (got {count})")
     if rate is not None and not 0.0 <= float(rate) <= 1.0:
         raise ConfigError(f"attack.rate must be in [0, 1] (got {rate})")
+    attacked = (count or 0) > 0 or (count is None and float(rate or 0.0) > 0.0)
     onsets = cfg.attack.get("onset_rounds") or []
-    for r in onsets:
+    for r in onsets if attacked else []:
         if not 1 <= int(r) <= cfg.rounds:
-            raise ConfigError(f"attack.onset_rounds must lie in 1..rounds={cfg.rounds} (got {list(onsets)})")
+            raise ConfigError(
+                f"attack.onset_rounds must lie in 1..rounds={cfg.rounds} (got {list(onsets)}); "
+                f"with fewer rounds set e.g. 'attack.onset_rounds=[{cfg.rounds}]'"
+            )
     if cfg.device.name not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
 

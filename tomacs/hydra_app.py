@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 from rich.console import Console
 from rich.table import Table
 
+from tomacs.backbones.llm import BackboneError
 from tomacs.config import ConfigError, register_schema
 from tomacs.paths import conf_dir
 
@@ -35,7 +36,7 @@ def summary_table(results: dict) -> Table:
         ("ADAcc %", _pct(m.get("adacc"))),
         ("balanced ADAcc %", _pct(m.get("adacc_balanced"))),
         ("all-reliable detector %", _pct(m.get("adacc_baseline"))),
-        ("LLM calls", f"{m.get('llm_calls', 0):.0f}"),
+        ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
         ("unparsed answers", f"{m.get('unparsed_answers', 0):.0f}"),
         ("test questions", str(results["test_questions"])),
         ("wall s", f"{results['wall_s']:.1f}"),
@@ -43,6 +44,14 @@ def summary_table(results: dict) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def _calls(m: dict, stats: dict) -> str:
+    """Agent/decision calls; for real backbones also how many were paid vs served from the cache."""
+    calls = f"{m.get('llm_calls', 0):.0f}"
+    if "cache_hits" in stats and "calls" in stats:
+        calls += f" ({stats['calls']} API, {stats['cache_hits']} cached, {stats.get('retries', 0)} retries)"
+    return calls
 
 
 def _pct(x: float | None) -> str:
@@ -61,6 +70,10 @@ def hydra_entry(cfg: DictConfig) -> float:
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
+    except BackboneError as exc:  # the run is resumable: finished questions and paid replies are kept
+        console.print(f"[bold red]backbone error:[/] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"re-run with hydra.run.dir={out_dir} to resume", highlight=False, soft_wrap=True)
+        raise SystemExit(3) from None
     console.print(summary_table(results))
     console.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     return float(results["metrics"]["acc"])

@@ -18,7 +18,7 @@ request gets the default behaviour ("ok"). Actions:
     "sleep:<s>"   wait <s> seconds, then answer normally (exercises client timeouts)
 
 Run standalone (prints the port on the first stdout line):
-    python tests/fake_openai_server.py --latency 0.2
+    python -m tomacs.testing.fake_openai_server --latency 0.2
 """
 
 from __future__ import annotations
@@ -152,21 +152,16 @@ class FakeOpenAIServer:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
-    def _next_action(self) -> str:
-        with self._lock:
-            self.requests += 1
-            action = self.script.popleft() if self.script else "ok"
-            self.actions.append(action)
-            return action
-
     async def _handle(self, request: web.Request) -> web.Response:
-        action = self._next_action()
         raw = await request.read()
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
             body = {}
-        with self._lock:
+        with self._lock:  # one lock: requests/actions/bodies/auth_headers stay aligned by index
+            self.requests += 1
+            action = self.script.popleft() if self.script else "ok"
+            self.actions.append(action)
             self.auth_headers.append(request.headers.get("Authorization", ""))
             self.bodies.append(body)
         if self.latency > 0:
