@@ -22,13 +22,14 @@ import asyncio
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from tomacs.backbones.base import GenerationRequest
 from tomacs.backbones.llm import LiteLLMBackbone, import_litellm
 from tomacs.types import Question
 
+MODEL = "openai/bench"
 Q = Question(id="bench", text="t", options=None, answer="1", benchmark="bench", kind="numeric")
 
 
@@ -57,7 +58,8 @@ def fake_server(latency: float) -> Iterator[str]:
 def requests(n: int, tag: str) -> list[GenerationRequest]:
     return [
         GenerationRequest(
-            [{"role": "user", "content": f"{tag} request {i}"}], Q, "agent", 0, "r", 1, "honest", None, None, [], tag
+            [{"role": "user", "content": f"{tag} request {i}"}],
+            *(Q, "agent", 0, "r", 1, "honest", None, None, [], tag),
         )
         for i in range(n)
     ]
@@ -70,15 +72,34 @@ async def timed(bb: LiteLLMBackbone, reqs: list[GenerationRequest]) -> float:
 
 
 async def throughput(base: str, conc: int, n: int, latency: float) -> tuple[float, float]:
-    bb = LiteLLMBackbone("openai/bench", api_base=base, cache=False, max_concurrency=conc, timeout=30)
+    bb = LiteLLMBackbone(MODEL, api_base=base, cache=False, max_concurrency=conc, timeout=30)
     await timed(bb, requests(conc, f"warm{conc}"))  # open the connection pool
     wall = await timed(bb, requests(n, f"c{conc}"))
     rate = n / wall
     return rate, rate / (conc / latency)
 
 
+async def bare_aiohttp(base: str, conc: int, n: int) -> float:
+    """Reference floor: the same POSTs with a bare aiohttp client (no SDK, no litellm, no tomacs)."""
+    import aiohttp
+
+    sem = asyncio.Semaphore(conc)
+    async with aiohttp.ClientSession() as s:
+
+        async def one(i: int) -> None:
+            async with sem:
+                body = {"model": "bench", "messages": [{"role": "user", "content": f"bare {i}"}]}
+                async with s.post(f"{base}/chat/completions", json=body) as r:
+                    await r.json()
+
+        await asyncio.gather(*(one(i) for i in range(conc)))
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        return (time.perf_counter() - t0) / n * 1e3
+
+
 async def overhead(base: str, n: int) -> tuple[float, float]:
-    bb = LiteLLMBackbone("openai/bench", api_base=base, cache=False, max_concurrency=32, timeout=30)
+    bb = LiteLLMBackbone(MODEL, api_base=base, cache=False, max_concurrency=32, timeout=30)
     await timed(bb, requests(8, "warm"))
     seq = 0.0
     for r in requests(n, "seq"):
@@ -92,9 +113,11 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2, help="server latency per request, seconds")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[8, 32, 128])
     ap.add_argument("--waves", type=int, default=10, help="requests per run = waves x concurrency")
+    ap.add_argument("--model", default=MODEL, help="litellm model string (provider prefix matters)")
     ap.add_argument("--quick", action="store_true", help="3 waves, 100 overhead calls")
     args = ap.parse_args()
     waves = 3 if args.quick else args.waves
+    globals()["MODEL"] = args.model
     n_over = 100 if args.quick else 300
 
     t0 = time.perf_counter()
@@ -113,6 +136,9 @@ def main() -> None:
         seq_ms, par_ms = asyncio.run(overhead(base, n_over))
     print(f"  sequential: {seq_ms:.2f} ms per call (client + loopback HTTP + server)")
     print(f"  concurrency 32: {par_ms:.2f} ms per call amortised ({1e3 / par_ms:.0f} calls/s)")
+    with fake_server(0.0) as base:
+        bare_ms = asyncio.run(bare_aiohttp(base, 32, 1000))
+    print(f"  bare aiohttp client, concurrency 32: {bare_ms:.2f} ms per call (floor: server + loopback)")
 
 
 if __name__ == "__main__":

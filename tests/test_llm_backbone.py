@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tomacs.testing.fake_openai_server import FakeOpenAIServer
 from omegaconf import OmegaConf
 
 from tomacs.backbones.base import GenerationRequest
 from tomacs.backbones.llm import BackboneError, LiteLLMBackbone
+from tomacs.testing.fake_openai_server import FakeOpenAIServer
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 

@@ -49,6 +49,11 @@ NUM = Question(id="t-num", text="How many?", options=None, answer="1234.5", benc
         ("Answer:\nB", "B"),
         ("(c)", "C"),
         ("B", "B"),
+        ("C. the volume of the student", "C"),  # SmolLM2 replies that open with the listed option
+        ("(B) Mitochondria, because it makes ATP", "B"),
+        ("D) Golgi body", "D"),
+        ("A student stands on a scale.", None),  # the article, not option A
+        ("E. Neither", None),
         ("Answer: E", None),  # beyond the 4 options
         ("The answer is a bit unclear to me.", None),
         ("I cannot decide.", None),

@@ -146,6 +146,10 @@ def parse_letter(text: str | None, n_options: int) -> str | None:
         m = re.fullmatch(r"\s*[*_`]*[(\[]?\s*([A-Ja-j])\s*[)\]]?[.:]?[*_`]*\s*", text)
         if m:
             return _valid(m.group(1), n_options)
+        # 5. the reply opens with an option as listed: "C. the volume of ...", "(B) Paris", "D) 42"
+        m = re.match(r"\s*[*_`]*(?:\(([A-J])\)|\[([A-J])\]|([A-J])[.)])[*_`]*(?:\s|$)", text)
+        if m:
+            return _valid(next(g for g in m.groups() if g), n_options)
         return None
     except Exception:  # noqa: BLE001 - a parser must never take the run down
         return None
