@@ -31,6 +31,7 @@ class DecisionMode(StrEnum):
     auto = "auto"
     vote = "vote"
     llm = "llm"
+    crs = "crs"
 
 
 @dataclass
@@ -47,6 +48,20 @@ class TrainSchema:
 class EvalSchema:
     size: int = 153
     batch_size: int = 32
+
+
+@dataclass
+class CrsSchema:
+    """Credibility scoring (decision=crs); see tomacs/credibility and conf/config.yaml."""
+
+    eta: float = 0.5
+    init: float = 0.5
+    aggregation: str = "vote"
+    contribution: str = "shapley"
+    shapley_exact_max: int = 10
+    shapley_samples: int = 200
+    judge_error_rate: float = 0.1
+    embedder: str | None = None
 
 
 @dataclass
@@ -70,6 +85,7 @@ class Schema:
     concurrency: int = 64
     train: TrainSchema = field(default_factory=TrainSchema)
     eval: EvalSchema = field(default_factory=EvalSchema)
+    crs: CrsSchema = field(default_factory=CrsSchema)
 
 
 _registered = False

@@ -20,6 +20,7 @@ from tomacs.agents.prompts import (
     add_persuasive_suffix,
     adversarial_messages,
     agent_messages,
+    crs_coordinator_messages,
     decision_messages,
     format_message,
 )
@@ -58,11 +59,13 @@ class Executor:
         backbone: Backbone,
         schedule: AdversarySchedule,
         embedder: Any | None = None,
+        crs: Any | None = None,
     ) -> None:
         self.cfg = cfg
         self.backbone = backbone
         self.schedule = schedule
         self.embedder = embedder
+        self.crs = crs  # tomacs.credibility.decider.CrsDecider when decision=crs
 
     # ------------------------------------------------------------------------------------------
     def plan_for(self, question: Question, phase: str) -> AdversaryPlan:
@@ -97,6 +100,8 @@ class Executor:
         state = method.begin(questions, train, rng)
         if isinstance(state, dict):
             state["plans"] = plans  # oracle ablations (TodyComm w/o credits) read the ground truth here
+            if self.crs is not None:  # e.g. the CrS-ordered chain reads the scores of the batch start
+                state["credibility"] = self.crs.state.scores.copy()
         history: History = [[] for _ in questions]
         graphs: list[list[RoundGraph | None]] = [[None] for _ in questions]
         sample_index = 0
@@ -136,6 +141,22 @@ class Executor:
             await self._embed(method, [h[-1] for h in history])
 
         decisions = method.decide(state, history)
+        if self.crs is not None:
+            # credibility is learned across the stream: decide and update one question at a time,
+            # in order, so each decision uses the scores left by the previous question
+            if self.crs.cfg.aggregation == "centroid":
+                todo = [o for h in history for o in h[-1] if o.embedding is None]
+                if todo:
+                    vecs = await self.crs.embed([o.text for o in todo])
+                    for o, v in zip(todo, vecs, strict=True):
+                        o.embedding = [float(x) for x in v]
+            episodes = []
+            for k, q in enumerate(questions):
+                dec = self.crs.decision_graph(decisions[k])
+                ep = await self._decide(q, plans[k], history[k], graphs[k], dec, phase, sample_index, on_call)
+                await self.crs.learn(ep, phase, sample_index)
+                episodes.append(ep)
+            return episodes, state
         episodes = await asyncio.gather(
             *[
                 self._decide(q, plans[k], history[k], graphs[k], decisions[k], phase, sample_index, on_call)
@@ -280,6 +301,10 @@ class Executor:
         voters = [v for v in decision.voters if 0 <= v < self.cfg.n_agents] or list(range(self.cfg.n_agents))
         episode = Episode(question=q, plan=plan, rounds=history, graphs=graphs, decision=decision)
         rng = np.random.default_rng(stable_seed(self.cfg.seed, "tie", phase, q.id))
+        # credibility scores as told to a coordinator, and the voters' weights (relative scores)
+        same = voters == decision.voters
+        told = decision.credibility if decision.credibility is not None and same else None
+        weights = decision.weights if decision.weights is not None and same else None
         if decision.mode == "llm":
             voter_outputs = [(self.cfg.roles[v], final[v].text) for v in voters]
             incoming = [
@@ -289,11 +314,14 @@ class Executor:
                     text=final[v].text,
                     answer=final[v].answer,
                     persuasive=final[v].behaviour == "adversarial",
+                    weight=1.0 if told is None or weights is None else float(weights[k]),
                 )
-                for v in voters
+                for k, v in enumerate(voters)
             ]
             req = GenerationRequest(
-                messages=decision_messages(q, voter_outputs),
+                messages=decision_messages(q, voter_outputs)
+                if told is None
+                else crs_coordinator_messages(q, voter_outputs, told),
                 question=q,
                 kind="decision",
                 agent=-1,
@@ -323,8 +351,20 @@ class Executor:
             )
             episode.decision_tokens = (rep.prompt_tokens, rep.completion_tokens)
             if answer is None:  # an unparseable judge falls back to the plain vote, and says so
-                answer = weighted_vote([final[v].answer for v in voters], None, rng)
+                answer = weighted_vote(
+                    [final[v].answer for v in voters], weights if told is not None else None, rng
+                )
                 episode.extra["decision_fallback"] = "vote"
+        elif decision.mode == "centroid":
+            from tomacs.credibility.aggregate import centroid_choice
+
+            live = [v for v in voters if final[v].answer is not None and final[v].embedding is not None]
+            if live:
+                w = [1.0] * len(live) if weights is None else [float(weights[voters.index(v)]) for v in live]
+                emb = np.asarray([final[v].embedding for v in live], dtype=float)
+                answer = final[live[centroid_choice(emb, w, rng)]].answer
+            else:
+                answer = None
         else:
             weights = decision.weights
             if weights is not None and len(weights) != len(decision.voters):

@@ -49,7 +49,7 @@ def summary_table(results: dict) -> Table:
 def _calls(m: dict, stats: dict) -> str:
     """Agent/decision calls; for real backbones also how many were paid vs served from the cache."""
     calls = f"{m.get('llm_calls', 0):.0f}"
-    if "cache_hits" in stats and "calls" in stats:
+    if stats.get("backbone") != "sim" and "cache_hits" in stats and "calls" in stats:
         calls += f" ({stats['calls']} API, {stats['cache_hits']} cached, {stats.get('retries', 0)} retries)"
     return calls
 

@@ -25,6 +25,7 @@ from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
 from tomacs.metrics import summarize
 from tomacs.progress import Progress
+from tomacs.seeding import stable_seed
 from tomacs.types import Episode, Question
 
 
@@ -107,9 +108,17 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         count=cfg.attack.get("count"),
         rate=cfg.attack.get("rate"),
         onset_rounds=tuple(cfg.attack.get("onset_rounds") or (3, 4)),
+        name=str(cfg.attack.name),
     )
+    if cfg.attack.get("persistent") and schedule.k > 0:
+        # the same agents in every episode: drawn once per run from the seed
+        rng = np.random.default_rng(stable_seed(seed, "persistent-adversaries"))
+        schedule.fixed_agents = tuple(sorted(int(a) for a in rng.choice(n, schedule.k, replace=False)))
     method_params = to_container(cfg.method)
     method_name = method_params.pop("name")
+    decision = str(to_container(cfg)["decision"])
+    if decision == "auto" and method_name == "crs":
+        decision = "crs"  # the credibility topologies are meant to run with credibility
     ctx = MethodContext(
         n_agents=n,
         rounds=rounds,
@@ -117,7 +126,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         seed=seed,
         in_budget=cfg.budget.get("in_degree"),
         out_budget=cfg.budget.get("out_degree"),
-        decision=str(to_container(cfg)["decision"]),
+        decision=decision,
         n_adversaries=schedule.count,
         device="cpu",
     )
@@ -132,11 +141,30 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         emb_name = cfg.get("embedder") or method_params.get("embedder") or "minilm"
         embedder = get_embedder(emb_name, ctx.device)
     backbone = build_backbone(cfg, bench)
-    executor = Executor(ExecutorConfig(n, rounds, roles, seed), backbone, schedule, embedder)
+    crs = None
+    if decision == "crs":
+        from tomacs.credibility.decider import CrsConfig, CrsDecider
+
+        try:
+            crs_cfg = CrsConfig(**to_container(cfg.crs))
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        crs_emb = None
+        if crs_cfg.aggregation == "centroid":
+            from tomacs.embed import get_embedder
+
+            crs_emb = embedder or get_embedder(
+                crs_cfg.embedder or cfg.get("embedder") or "minilm", ctx.device
+            )
+        crs = CrsDecider(
+            crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb
+        )
+    executor = Executor(ExecutorConfig(n, rounds, roles, seed), backbone, schedule, embedder, crs=crs)
     comps = Components(cfg, bench, backbone, method, executor, ctx, roles)
     splits = getattr(bench, "splits", {"train": "train", "validation": "validation", "test": "test"})
-    if need_train and method.trainable:
+    if need_train and (method.trainable or crs is not None):
         comps.train_qs = _split(bench, splits.get("train", "train"), int(cfg.train.size), seed)
+    if need_train and method.trainable:
         comps.val_qs = _split(bench, splits.get("validation", "validation"), int(cfg.train.val_size), seed)
     comps.test_qs = _split(bench, splits.get("test", "test"), int(cfg.eval.size), seed)
     if not comps.test_qs:
@@ -215,6 +243,12 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
     log.repair()
     done = log.done_ids()
     todo = [q for q in comps.test_qs if q.id not in done]
+    crs = comps.executor.crs
+    if crs is not None and done:
+        # resume the query stream where it stopped: the scores after the last finished question
+        last = [r["crs"] for r in log.load() if "crs" in r]
+        if last:
+            crs.state.load({"scores": last[-1]["after"], "updates": crs.state.updates + len(last)})
     comps.method.train_mode(False)
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     calls_per_q = n * rounds + 1
@@ -230,6 +264,10 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
     metrics = summarize(records_to_episodes(records), n, rounds)
     metrics["eval_wall_s"] = round(wall, 3)
     metrics["resumed_questions"] = len(done)
+    if crs is not None:
+        from tomacs.credibility.stream import stream_metrics
+
+        metrics.update(stream_metrics(records, comps.executor.schedule.fixed_agents))
     return metrics
 
 
@@ -253,6 +291,62 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+# Keys that may change between a run and its resume: how to run, not what is measured. More
+# epochs continue training (stale evaluation episodes are then dropped); a larger eval.size adds
+# questions (finished ones are per-question seeded, so batch size and order do not matter).
+_RESUME_FREE = (
+    "mode",
+    "checkpoint",
+    "concurrency",
+    "train.epochs",
+    "eval.size",
+    "eval.batch_size",
+    "backbone.timeout",
+    "backbone.max_concurrency",
+    "backbone.max_retries",
+    "backbone.backoff_base",
+    "backbone.backoff_max",
+    "backbone.cache",
+)
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: d}
+
+
+def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
+    """Refuse to resume into a directory whose episodes came from a different config: mixing them
+    would report numbers of two experiments as one."""
+    old_path = out_dir / "config.yaml"
+    if not old_path.is_file() or not any((out_dir / f).exists() for f in ("episodes.jsonl", "checkpoint.pt")):
+        return
+    old = _flat(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True))
+    new = _flat(resolved)
+    diff = sorted(
+        k
+        for k in set(old) | set(new)
+        if old.get(k) != new.get(k) and not any(k == f or k.startswith(f + ".") for f in _RESUME_FREE)
+    )
+    if diff:
+        shown = ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff[:4])
+        more = f" (+{len(diff) - 4} more)" if len(diff) > 4 else ""
+        raise ConfigError(
+            f"{out_dir} holds a run with a different config ({shown}{more}); "
+            "use a new hydra.run.dir, or delete that directory to start over"
+        )
+
+
+def crs_summary(comps: Components) -> dict[str, Any]:
+    crs = comps.executor.crs
+    fixed = comps.executor.schedule.fixed_agents
+    return {**crs.stats(), "persistent_adversaries": None if fixed is None else list(fixed)}
+
+
 def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
     """Train (when asked and the method learns) then evaluate; write config.yaml and results.json."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -260,6 +354,7 @@ def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None
     comps = build(cfg, need_train=(mode == "train"))
     resolved = to_container(cfg)
     resolved.pop("hydra", None)
+    check_resumable(out_dir, resolved)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
     label = backbone_label(cfg, comps.backbone)
     train_info: dict[str, Any] = {}
@@ -275,6 +370,10 @@ def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None
         from tomacs.training import load_checkpoint
 
         load_checkpoint(comps.method, Path(cfg.checkpoint))
+    if mode == "train" and not comps.method.trainable and comps.executor.crs is not None and comps.train_qs:
+        from tomacs.credibility.stream import warm_up
+
+        train_info = warm_up(comps, out_dir, progress)
     metrics = evaluate(comps, out_dir, progress)
     stats = comps.backbone.stats() if hasattr(comps.backbone, "stats") else {}
     results = {
@@ -293,6 +392,7 @@ def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None
         "metrics": metrics,
         "train": train_info,
         "backbone_stats": stats,
+        **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
         "wall_s": round(time.perf_counter() - t0, 3),
         "test_questions": len(comps.test_qs),
         "config": resolved,

@@ -37,7 +37,11 @@ def episode_from_dict(d: dict[str, Any]) -> Episode:
     ]
     dec = d.get("decision")
     decision = (
-        None if dec is None else DecisionGraph(voters=dec["voters"], weights=dec["weights"], mode=dec["mode"])
+        None
+        if dec is None
+        else DecisionGraph(
+            voters=dec["voters"], weights=dec["weights"], mode=dec["mode"], credibility=dec.get("credibility")
+        )
     )
     dout = d.get("decision_output")
     ep = Episode(

@@ -76,6 +76,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     )
     if resume_from is not None:
         ck = load_checkpoint(method, resume_from, optimizer)
+        if comps.executor.crs is not None and ck.get("credibility"):
+            comps.executor.crs.state.load(ck["credibility"])
         start_epoch, iteration, best_val = (
             ck.get("epoch", -1) + 1,
             ck.get("iteration", 0),
@@ -148,6 +150,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         if is_best and val_acc is not None:
             best_val = score
         extra = {"epoch": epoch, "iteration": iteration, "best_val": best_val}
+        if comps.executor.crs is not None:  # credibility is part of the run's learned state
+            extra["credibility"] = comps.executor.crs.state.to_dict()
         save_checkpoint(ckpt_path, method, optimizer, extra)
         if is_best:
             save_checkpoint(best_path, method, optimizer, extra)

@@ -55,6 +55,7 @@ class Message:
     text: str
     answer: str | None
     persuasive: bool
+    weight: float = 1.0  # credibility a coordinator is told to give this sender (1 = none told)
 
 
 @dataclass
@@ -104,7 +105,7 @@ class RoundGraph:
         }
 
 
-DecisionMode = Literal["vote", "llm"]
+DecisionMode = Literal["vote", "llm", "centroid"]
 
 
 @dataclass
@@ -112,19 +113,25 @@ class DecisionGraph:
     """Which agents' final outputs reach the decision node, and how it aggregates them.
 
     `weights` (same length as `voters`) weight a vote; None means equal weights. With mode "llm"
-    a decision agent reads the voters' final outputs instead of counting them.
+    a decision agent reads the voters' final outputs instead of counting them; with mode
+    "centroid" the output nearest the weighted embedding centroid wins (credibility scoring).
+    `credibility` (same length as `voters`) are scores shown to a credibility-aware coordinator.
     """
 
     voters: list[int]
     weights: list[float] | None = None
     mode: DecisionMode = "vote"
+    credibility: list[float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "voters": list(self.voters),
             "weights": None if self.weights is None else [round(float(w), 6) for w in self.weights],
             "mode": self.mode,
         }
+        if self.credibility is not None:
+            d["credibility"] = [round(float(w), 6) for w in self.credibility]
+        return d
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ class AdversarySchedule:
     rate: float | None = None
     onset_rounds: Sequence[int] = (3, 4)
     name: str = "custom"
+    fixed_agents: Sequence[int] | None = None  # the same adversaries in every episode (credibility)
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -84,6 +85,14 @@ class AdversarySchedule:
             if min(self.onset_rounds) < 1:
                 raise ValueError(f"attack {self.name!r}: onset rounds must be >= 1, got {self.onset_rounds}")
         self.count = k
+        if self.fixed_agents is not None:
+            fixed = tuple(sorted({int(a) for a in self.fixed_agents}))
+            if len(fixed) != k or any(not 0 <= a < self.n_agents for a in fixed):
+                raise ValueError(
+                    f"attack {self.name!r}: fixed adversaries {list(fixed)} must be {k} distinct agents "
+                    f"in 0..{self.n_agents - 1}"
+                )
+            self.fixed_agents = fixed
 
     @property
     def k(self) -> int:
@@ -118,6 +127,8 @@ class AdversarySchedule:
         if not wrong:
             raise ValueError(f"question {question.id!r}: no wrong answer to use as adversarial target")
         agents = rng.choice(self.n_agents, size=self.k, replace=False)
+        if self.fixed_agents is not None:
+            agents = np.asarray(self.fixed_agents)
         onset_idx = rng.integers(len(self.onset_rounds), size=self.k)
         onsets = {int(a): int(self.onset_rounds[int(j)]) for a, j in zip(agents, onset_idx, strict=True)}
         target = wrong[int(rng.integers(len(wrong)))]

@@ -211,3 +211,33 @@ def decision_messages(question: Question, voter_outputs: Sequence[tuple[str, str
         ]
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def crs_coordinator_messages(
+    question: Question, voter_outputs: Sequence[tuple[str, str]], scores: Sequence[float]
+) -> list[dict[str, str]]:
+    """The credibility-aware coordinator (credibility-scoring §4(b)): the decision agent also reads
+    each agent's credibility score, learned from the team's past answers. Agents never see scores."""
+    system = (
+        "You are the trusted coordinator of a team of expert agents. Each agent has a credibility score in "
+        "[0, 1] that reflects how reliable its past contributions were; some agents may be unreliable. "
+        "Weigh the agents' reasoning together with their credibility and give the single best final "
+        f"answer.\n\n{answer_format(question)}"
+    )
+    if voter_outputs:
+        msgs = "\n\n".join(
+            format_message(f"{r} (credibility {s:.2f})", t)
+            for (r, t), s in zip(voter_outputs, scores, strict=True)
+        )
+        body = f"Final responses of the agents:\n{msgs}"
+    else:
+        body = "No agent responses are available; answer the question yourself."
+    user = "\n\n".join(
+        [
+            f"Question:\n{format_question(question)}",
+            body,
+            "Give a brief justification and the final answer.",
+            _REMINDER[question.kind],
+        ]
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

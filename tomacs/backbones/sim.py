@@ -58,7 +58,11 @@ class SimBackbone:
         if req.behaviour == "adversarial" and req.target is not None:
             return req.target
         cap = 1.0 if req.capability is None else float(req.capability)
-        msgs = [(cands.index(m.answer), bool(m.persuasive)) for m in req.incoming if m.answer in cands]
+        msgs = [
+            (cands.index(m.answer), bool(m.persuasive), float(m.weight))
+            for m in req.incoming
+            if m.answer in cands
+        ]
         if req.kind == "decision":
             probs = sim_model.update_probs(
                 self.profile, latent, None, msgs, len(cands), truth, capability=cap

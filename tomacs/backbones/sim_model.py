@@ -180,7 +180,7 @@ def update_logits(
     profile: SimProfile,
     latent: QuestionLatent,
     prev_idx: int | None,
-    messages: Sequence[tuple[int, bool]],
+    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]],
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
@@ -194,11 +194,16 @@ def update_logits(
         u[prev_idx] += profile.self_weight
     if messages:
         support = np.zeros(n_cand)
-        for idx, persuasive in messages:
+        for msg in messages:
+            idx, persuasive = msg[0], msg[1]
+            # optional 3rd entry: the credibility a coordinator was told for this sender. Not fitted
+            # (Tables 7-8 have no scores): a told score scales the sender's support (docs/deviations.md).
+            weight = float(msg[2]) if len(msg) > 2 else 1.0  # type: ignore[misc]
             if not 0 <= idx < n_cand:
                 raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
-            support[idx] += profile.persuasion if persuasive else 1.0
-        u += profile.share_weight * support / support.sum() + profile.count_weight * support
+            support[idx] += weight * (profile.persuasion if persuasive else 1.0)
+        if support.sum() > 0:  # all senders told credibility 0: nothing to be moved by
+            u += profile.share_weight * support / support.sum() + profile.count_weight * support
     return u
 
 

@@ -32,13 +32,15 @@ class MethodContext:
     in_budget: int | None = None  # node-wise in-degree budget (None = unlimited)
     out_budget: int | None = None  # node-wise out-degree budget (None = unlimited)
     mask: np.ndarray | None = None  # N x N 0/1 edge mask, None = all pairs allowed
-    decision: str = "auto"  # auto | vote | llm (| crs later)
+    decision: str = "auto"  # auto | vote | llm | crs
     n_adversaries: int = 0  # configured adversary count, for the decision=auto fairness rule
     device: str = "cpu"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def baseline_decision_mode(self) -> str:
         """TodyComm's fairness rule for baselines: vote below 50% adversaries, LLM judge at/above."""
+        if self.decision == "crs":
+            return "vote"  # the executor's credibility decider re-weights the voters
         if self.decision != "auto":
             return self.decision
         return "llm" if 2 * self.n_adversaries >= self.n_agents and self.n_adversaries > 0 else "vote"

@@ -8,7 +8,10 @@ from typing import Any
 from tomacs.methods.base import Method, MethodContext
 
 _STATIC = ("complete", "random", "chain", "star", "layered", "none")
-_LEARNED = {"todycomm": ("tomacs.methods.todycomm", "TodyComm")}
+_LEARNED = {
+    "todycomm": ("tomacs.methods.todycomm", "TodyComm"),
+    "crs": ("tomacs.methods.crs", "CredibilityTopology"),  # not learned, but lazily imported alike
+}
 
 
 def method_names() -> list[str]:
