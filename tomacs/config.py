@@ -86,6 +86,7 @@ class Schema:
     train: TrainSchema = field(default_factory=TrainSchema)
     eval: EvalSchema = field(default_factory=EvalSchema)
     crs: CrsSchema = field(default_factory=CrsSchema)
+    conditions: Any = None
 
 
 _registered = False

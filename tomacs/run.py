@@ -96,6 +96,30 @@ def _split(bench: BenchmarkAdapter, split: str, size: int, seed: int) -> list[Qu
     return bench.load(split, size, seed) if size > 0 else []
 
 
+CONDITION_KEYS = {"capability": 1.0, "cost": 1.0, "backbone": None}
+
+
+def agent_conditions(cfg: DictConfig, n: int) -> list[dict[str, Any]]:
+    """Per-agent conditions (CARD): capability (competence multiplier the sim honours), cost (per
+    call, relative), backbone (a label). Missing -> every agent alike."""
+    raw = to_container(cfg).get("conditions")
+    if raw is None:
+        return [dict(CONDITION_KEYS, backbone=str(cfg.backbone.name)) for _ in range(n)]
+    if not isinstance(raw, list) or len(raw) != n:
+        raise ConfigError(f"conditions must list one mapping per agent (agents={n}), got {raw!r}")
+    out = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, dict) or set(c) - set(CONDITION_KEYS):
+            raise ConfigError(f"conditions[{i}] = {c!r}: valid keys are {', '.join(CONDITION_KEYS)}")
+        d = dict(CONDITION_KEYS, backbone=str(cfg.backbone.name))
+        d.update(c)
+        if float(d["capability"]) <= 0 or float(d["cost"]) < 0:
+            raise ConfigError(f"conditions[{i}]: capability must be > 0 and cost >= 0")
+        d["capability"], d["cost"] = float(d["capability"]), float(d["cost"])
+        out.append(d)
+    return out
+
+
 def build(cfg: DictConfig, need_train: bool) -> Components:
     validate(cfg)
     n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
@@ -130,6 +154,8 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         n_adversaries=schedule.count,
         device="cpu",
     )
+    conditions = agent_conditions(cfg, n)
+    ctx.extra["conditions"] = conditions
     method = build_method(method_name, ctx, method_params)
     ctx.device = resolve_device(cfg.device.name, needed=method.trainable)
     if method.trainable and hasattr(method, "to"):
@@ -159,7 +185,14 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         crs = CrsDecider(
             crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb
         )
-    executor = Executor(ExecutorConfig(n, rounds, roles, seed), backbone, schedule, embedder, crs=crs)
+    caps = [c["capability"] for c in conditions]
+    executor = Executor(
+        ExecutorConfig(n, rounds, roles, seed, capabilities=None if all(c == 1.0 for c in caps) else caps),
+        backbone,
+        schedule,
+        embedder,
+        crs=crs,
+    )
     comps = Components(cfg, bench, backbone, method, executor, ctx, roles)
     splits = getattr(bench, "splits", {"train": "train", "validation": "validation", "test": "test"})
     if need_train and (method.trainable or crs is not None):

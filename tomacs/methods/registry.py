@@ -11,6 +11,10 @@ _STATIC = ("complete", "random", "chain", "star", "layered", "none")
 _LEARNED = {
     "todycomm": ("tomacs.methods.todycomm", "TodyComm"),
     "crs": ("tomacs.methods.crs", "CredibilityTopology"),  # not learned, but lazily imported alike
+    "agentprune": ("tomacs.methods.agentprune", "AgentPrune"),
+    "gdesigner": ("tomacs.methods.gdesigner", "GDesigner"),
+    "eib": ("tomacs.methods.eib", "EIBLearner"),
+    "card": ("tomacs.methods.card", "CARD"),
 }
 
 
