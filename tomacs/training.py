@@ -122,6 +122,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                 }
                 with log_path.open("a") as f:
                     f.write(json.dumps(rec) + "\n")
+                if comps.tracker is not None:
+                    comps.tracker.log(rec, step=iteration)
                 iteration += 1
         val_acc = None
         if comps.val_qs:
@@ -132,19 +134,17 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                 eps.extend(e)
             vm = summarize(eps, n, rounds)
             val_acc = vm["acc"]
+            vrec = {
+                "epoch": epoch,
+                "iteration": iteration,
+                "val_acc": vm["acc"],
+                "val_adacc": vm["adacc"],
+                "val_token": vm["token"],
+            }
             with log_path.open("a") as f:
-                f.write(
-                    json.dumps(
-                        {
-                            "epoch": epoch,
-                            "iteration": iteration,
-                            "val_acc": vm["acc"],
-                            "val_adacc": vm["adacc"],
-                            "val_token": vm["token"],
-                        }
-                    )
-                    + "\n"
-                )
+                f.write(json.dumps(vrec) + "\n")
+            if comps.tracker is not None:
+                comps.tracker.log(vrec, step=max(iteration - 1, 0))
         score = val_acc if val_acc is not None else -float(epoch)  # no validation: keep the last epoch
         is_best = val_acc is None or score > best_val
         if is_best and val_acc is not None:

@@ -1,0 +1,230 @@
+"""Extract the TodyComm paper's published numbers (Tables 2, 3, 9, 10) into tomacs/report/paper_numbers.json.
+
+Why a script and not hand-typed numbers: every number `tomacs report` prints beside ours must be
+traceable to its table, and re-running this script against `shared/papers/todycomm.txt` must
+reproduce the data file exactly (a test checks it). Each record names paper, table, method,
+benchmark, attack, metric, and the row/column headers it was read from.
+
+    python scripts/extract_paper_numbers.py [--papers ../shared/papers] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "tomacs" / "report" / "paper_numbers.json"
+
+METHODS = {
+    "Random Graph": "random",
+    "Complete Graph": "complete",
+    "G-Designer": "gdesigner",
+    "GDesigner": "gdesigner",
+    "AgentPrune": "agentprune",
+    "Agent Prune": "agentprune",
+    "TodyComm (Ours)": "todycomm",
+    "Ours": "todycomm",
+}
+BENCHMARKS = {
+    "MMLU": "mmlu",
+    "ARC-C": "arc_c",
+    "GSM8K": "gsm8k",
+    "OpenBookQA": "openbookqa",
+    "OBQA": "openbookqa",
+    "MedQA": "medqa",
+}
+ATTACKS = {"< 50%": "lt50", "= 50%": "eq50", "> 50%": "gt50"}
+
+
+class _Table(HTMLParser):
+    """One HTML table -> grid of cell texts with rowspan/colspan expanded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[tuple[str, int, int]]] = []
+        self._cell: list[str] | None = None
+        self._span = (1, 1)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+            self._span = (int(a.get("rowspan") or 1), int(a.get("colspan") or 1))
+        elif tag == "br" and self._cell is not None:
+            self._cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append((" ".join("".join(self._cell).split()), *self._span))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def grid(self) -> list[list[str]]:
+        out: list[list[str]] = []
+        pending: dict[tuple[int, int], str] = {}
+        for r, row in enumerate(self.rows):
+            line: list[str] = []
+            c = 0
+            cells = iter(row)
+            while True:
+                if (r, c) in pending:
+                    line.append(pending.pop((r, c)))
+                    c += 1
+                    continue
+                cell = next(cells, None)
+                if cell is None:
+                    break
+                text, rs, cs = cell
+                for dc in range(cs):
+                    line.append(text)
+                    for dr in range(1, rs):
+                        pending[(r + dr, c + dc)] = text
+                c += cs
+            while (r, c) in pending:
+                line.append(pending.pop((r, c)))
+                c += 1
+            out.append(line)
+        return out
+
+
+def table_after(text: str, caption: str) -> list[list[str]]:
+    i = text.index(caption)
+    start = text.index("<table", i)
+    end = text.index("</table>", start) + len("</table>")
+    p = _Table()
+    p.feed(text[start:end])
+    return p.grid()
+
+
+def _num(s: str) -> float | None:
+    m = re.match(r"^\s*(-?\d+(?:\.\d+)?)", s)
+    return float(m.group(1)) if m else None
+
+
+def _bench(header: str) -> str | None:
+    for k, v in BENCHMARKS.items():
+        if header.startswith(k):
+            return v
+    return None
+
+
+def method_table(grid: list[list[str]], table: str) -> list[dict]:
+    """Table 2: header rows (benchmark, attack rate); data rows (method, metric, values...)."""
+    bench_row, attack_row = grid[0], grid[1]
+    recs = []
+    for row in grid[2:]:
+        method_cell, metric = row[0], row[1]
+        for c in range(2, len(row)):
+            b, a, v = _bench(bench_row[c]), ATTACKS.get(attack_row[c]), _num(row[c])
+            if b is None or a is None or v is None:
+                continue
+            rec = {
+                "paper": "todycomm",
+                "table": table,
+                "method": METHODS.get(method_cell, method_cell),
+                "benchmark": b,
+                "attack": a,
+                "metric": metric.lower(),
+                "value": v,
+                "source": f"{table}, row '{method_cell} / {metric}', "
+                f"column '{bench_row[c]} / {attack_row[c]}'",
+            }
+            std = re.search(r"\\pm\s*(\d+(?:\.\d+)?)", row[c])
+            if std:
+                rec["std"] = float(std.group(1))
+            recs.append(rec)
+    return recs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--papers", type=Path, default=REPO.parent / "shared" / "papers")
+    ap.add_argument(
+        "--check", action="store_true", help="fail if the data file differs from a fresh extraction"
+    )
+    args = ap.parse_args()
+    text = (args.papers / "todycomm.txt").read_text()
+    recs = extract(text)
+    data = (
+        json.dumps({"source": "shared/papers/todycomm.txt", "records": recs}, indent=1, sort_keys=True) + "\n"
+    )
+    if args.check:
+        if OUT.read_text() != data:
+            sys.exit(f"{OUT} is stale: rerun scripts/extract_paper_numbers.py")
+        print(f"{OUT}: {len(recs)} records, up to date")
+        return
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(data)
+    print(f"wrote {len(recs)} records to {OUT}")
+
+
+def extract(text: str) -> list[dict]:
+    recs: list[dict] = []
+    # Table 2: the HTML table right after the "Table 2." caption
+    recs += method_table(table_after(text, "Table 2. Performance comparison"), "Table 2")
+    recs += table9(table_after(text, "Table 9. Average task accuracy"))
+    recs += table10(table_after(text, "Table 10. Adversary detection"))
+    return recs
+
+
+def table9(grid: list[list[str]]) -> list[dict]:
+    header = grid[0]
+    recs = []
+    for row in grid[1:]:
+        a, metric = ATTACKS.get(row[0]), row[1].lower()
+        for c in range(2, len(row)):
+            v = _num(row[c])
+            if v is None or a is None:
+                continue
+            recs.append(
+                {
+                    "paper": "todycomm",
+                    "table": "Table 9",
+                    "method": METHODS.get(header[c], header[c]),
+                    "benchmark": "avg5",
+                    "attack": a,
+                    "metric": metric,
+                    "value": v,
+                    "source": f"Table 9, row '{row[0]} / {row[1]}', column '{header[c]}'",
+                }
+            )
+    return recs
+
+
+def table10(grid: list[list[str]]) -> list[dict]:
+    header = grid[0]
+    recs = []
+    for row in grid[1:]:
+        a = ATTACKS.get(row[0])
+        for c in range(1, len(row)):
+            v = _num(row[c])
+            b = "avg" if header[c] == "Avg" else _bench(header[c])
+            if v is None or a is None or b is None:
+                continue
+            recs.append(
+                {
+                    "paper": "todycomm",
+                    "table": "Table 10",
+                    "method": "todycomm",
+                    "benchmark": b,
+                    "attack": a,
+                    "metric": "adacc",
+                    "value": v,
+                    "source": f"Table 10, row '{row[0]}', column '{header[c]}'",
+                }
+            )
+    return recs
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Assemble a report directory: report.md (links everything), table.md, table.tex, PNG figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tomacs.report import plots, tables
+from tomacs.report.collect import cells, find_jobs
+from tomacs.report.paper import PAPER_BACKBONE, paper_methods
+
+
+def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
+    """Read every results.json under `root`; write the report into `out` (default root/report)."""
+    root = Path(root)
+    if not root.exists():
+        raise FileNotFoundError(f"{root} does not exist; pass a sweep directory (outputs/multirun/...)")
+    jobs = find_jobs(root)
+    if not jobs:
+        raise FileNotFoundError(f"no finished job (results.json) under {root}")
+    out = Path(out) if out else root / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    all_cells = cells(jobs)
+    backbones = sorted({str(j.results["backbone"]) for j in jobs})
+    ours = ", ".join(f"backbone={b}" for b in backbones)
+    paper_rows = paper_methods("Table 2")
+    budgets = sorted({k[3] for k in all_cells}, key=lambda b: (b != "none", b))
+    md_parts, tex_parts = [], []
+    for budget in budgets:
+        title = (
+            f"Acc / Token / ADAcc, budget={budget} — ours: {ours}; "
+            f"paper (TodyComm Tables 2, 9, 10): {PAPER_BACKBONE}"
+        )
+        md_parts.append(tables.markdown(all_cells, budget, paper_rows if budget == "none" else [], title))
+        tex_parts.append(tables.latex(all_cells, budget, paper_rows if budget == "none" else [], title))
+    (out / "table.md").write_text("\n".join(p for p in md_parts if p))
+    (out / "table.tex").write_text("\n".join(p for p in tex_parts if p))
+    figs = [
+        f
+        for f in (
+            plots.training_curves(jobs, out),
+            plots.acc_vs_tokens(all_cells, out),
+            plots.adacc_bars(all_cells, out),
+        )
+        if f is not None
+    ]
+    missing = [
+        f"{m} on {b} {a} (budget {bud})"
+        for (m, b, a, bud), c in sorted(all_cells.items())
+        if not c.values("acc")
+    ]
+    lines = [
+        f"# tomacs report: {root}",
+        "",
+        f"- ours: {len(jobs)} finished jobs, {ours} (sim = the calibrated simulator, not an LLM)",
+        f"- paper: TodyComm (shared/papers/todycomm.txt), backbone {PAPER_BACKBONE}; every paper number is "
+        "traceable in tomacs/report/paper_numbers.json (table, row, column)",
+        "- `—` = no such cell (not run here, or not in the paper); paper rows not run here show `—` as ours",
+        "",
+        *(p for p in md_parts if p),
+        "## Figures",
+        "",
+        *[f"![{f.stem}]({f.name})" for f in figs],
+        "",
+        f"LaTeX: [table.tex](table.tex). Cells with no metric: {', '.join(missing) if missing else 'none'}.",
+        "",
+    ]
+    (out / "report.md").write_text("\n".join(lines))
+    return {"out": out, "jobs": len(jobs), "cells": all_cells, "figures": figs, "backbones": backbones}
