@@ -13,7 +13,7 @@ export WANDB_MODE ?= offline
 # Paper tables as sweeps (conf/table/*.yaml): `make table2 BACKBONE=gpt-4.1-nano SEEDS=0,1,2`.
 BACKBONE ?= sim
 SEEDS ?= 0,1,2
-TABLES := table2 table3 table4 table5 table6 table9 table10 peers crs
+TABLES := table2 table3 table4 table5 table6 table7 table8 table9 table10 peers crs
 SMOKE := eval.size=3 eval.batch_size=3 train.size=4 train.val_size=0 train.batch_size=4 train.epochs=1 \
 	embedder=hashing seed=0
 

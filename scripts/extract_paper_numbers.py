@@ -173,6 +173,8 @@ def extract(text: str) -> list[dict]:
     # Table 2: the HTML table right after the "Table 2." caption
     recs += method_table(table_after(text, "Table 2. Performance comparison"), "Table 2")
     recs += table9(table_after(text, "Table 9. Average task accuracy"))
+    recs += receiver_tables(table_after(text, "Table 7. Performance degradation"), "Table 7")
+    recs += receiver_tables(table_after(text, "Table 8. Task accuracy across"), "Table 8")
     recs += table10(table_after(text, "Table 10. Adversary detection"))
     return recs
 
@@ -196,6 +198,42 @@ def table9(grid: list[list[str]]) -> list[dict]:
                     "metric": metric,
                     "value": v,
                     "source": f"Table 9, row '{row[0]} / {row[1]}', column '{header[c]}'",
+                }
+            )
+    return recs
+
+
+def receiver_tables(grid: list[list[str]], table: str) -> list[dict]:
+    """Tables 7-8 (one receiver): as cells of the receiver protocol (tomacs/methods/receiver.py).
+    Table 7 Vanilla = the agent alone (receiver[listen=false], 0 of 1 sender adversarial), Attacked =
+    reading one adversarial sender; Table 8 'k adv' = k of 6 senders adversarial."""
+    header = grid[0]
+    recs = []
+    for row in grid[1:]:
+        b = _bench(row[0])
+        for c in range(1, len(row)):
+            v = _num(row[c])
+            if b is None or v is None:
+                continue
+            h = header[c]
+            if h == "Vanilla":
+                method, attack = "receiver[listen=False]", "receiver k=0/1"
+            elif h == "Attacked":
+                method, attack = "receiver", "receiver k=1/1"
+            elif h.endswith(" adv"):
+                method, attack = "receiver", f"receiver k={int(h.split()[0])}/6"
+            else:
+                continue
+            recs.append(
+                {
+                    "paper": "todycomm",
+                    "table": table,
+                    "method": method,
+                    "benchmark": b,
+                    "attack": attack,
+                    "metric": "acc",
+                    "value": v,
+                    "source": f"{table}, row '{row[0]}', column '{h}'",
                 }
             )
     return recs

@@ -28,6 +28,8 @@ EXPECTED_JOBS = {
     "table10": 4 * 3 * 3,
     "peers": 2 * 9 * 3,
     "crs": 2 * 2 * 3 * 3,  # benchmarks x topologies x decisions x seeds
+    "table7": 5 * 2 * 2 * 3,  # benchmarks x (alone, listening) x (0, 1 adversarial sender) x seeds
+    "table8": 5 * 4 * 3,  # benchmarks x (0, 2, 3, 4 of 6 senders adversarial) x seeds
     "smoke": 2 * 2,
 }
 
@@ -61,6 +63,8 @@ def test_paper_numbers_are_traceable_and_match_the_paper_text() -> None:
     assert lookup("complete", "medqa", "lt50", "token")["value"] == 976.0  # type: ignore[index]
     assert lookup("todycomm", "avg5", "eq50", "acc")["value"] == 77.45  # type: ignore[index]  # Table 9
     assert lookup("todycomm", "arc_c", "eq50", "adacc")["value"] == 93.90  # type: ignore[index]  # Table 10
+    assert lookup("receiver", "gsm8k", "receiver k=3/6", "acc")["value"] == 62.40  # type: ignore[index]  # Table 8
+    assert lookup("receiver[listen=False]", "mmlu", "receiver k=0/1", "acc")["value"] == 70.60  # type: ignore[index]
     if not (PAPERS / "todycomm.txt").is_file():
         pytest.skip("shared/papers not beside the checkout")
     p = subprocess.run(

@@ -49,6 +49,18 @@ def _fail(msg: str, code: int = 2) -> None:
 
 def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
     overrides = list(overrides or [])
+    if any(o.startswith(("+table=", "table=")) for o in overrides):
+        # a paper table is a sweep (its config sets hydra.mode=MULTIRUN); `table=` is accepted too
+        overrides = [f"+{o}" if o.startswith("table=") else o for o in overrides]
+        multirun = True
+        from tomacs.paper_tables import validate_table
+
+        name = next(o.split("=", 1)[1] for o in overrides if o.startswith("+table="))
+        try:
+            n_jobs = validate_table(name, [o for o in overrides if not o.startswith("+table=")])
+        except ConfigError as exc:
+            _fail(str(exc))
+        err.print(f"table {name}: {n_jobs} jobs", highlight=False)
     if any(o.startswith("mode=") for o in overrides):
         _fail("'mode' is set by the command; use `tomacs train` or `tomacs evaluate`")
     try:
@@ -132,6 +144,111 @@ def calibrate(
     else:
         rows = cal.calibrate(profiles, trials=trials, seed=seed, write=write)
     console.print(cal.format_report(rows), highlight=False, markup=False)
+
+
+analyze_app = typer.Typer(no_args_is_help=True, help="Analyses of a composed config that reuse the executor.")
+app.add_typer(analyze_app, name="analyze")
+
+
+@analyze_app.command("propagation", context_settings=_EXTRA)
+def analyze_propagation(
+    ctx: typer.Context,
+    questions: int = typer.Option(None, "--questions", "-n", help="Test questions (sets eval.size)."),
+    checkpoint: str = typer.Option(None, "--checkpoint", help="checkpoint.pt of a learned method."),
+    out: str = typer.Option(None, "--out", "-o", help="JSON file (default outputs/analysis/...)."),
+    from_round: int = typer.Option(1, "--from-round", help="Force the agent's output from this round on."),
+    modes: str = typer.Option("wrong,right", "--modes", help="Comma list of wrong, right."),
+    degree: str = typer.Option("total", "--degree", help="Degree shown in the table: total | out."),
+) -> None:
+    """Counterfactual error/insight propagation (CAPE, TCTE of the eib-learner paper, Eqs. 5-6): force
+    one agent's output to a wrong or the right answer and count flips of the final answer.
+    OVERRIDES compose the config as for `tomacs evaluate`, e.g. `method=chain benchmark=mmlu`."""
+    from pathlib import Path
+
+    from tomacs.analysis.propagation import DEGREES, MODES, propagation_table, run_propagation
+    from tomacs.progress import Progress
+    from tomacs.run import write_json
+
+    overrides = list(ctx.args or [])
+    if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
+        _fail("hydra.* and mode overrides do not apply to `tomacs analyze`; use --out for the output file")
+    if questions is not None:
+        if questions < 1:
+            _fail("--questions must be >= 1")
+        overrides.append(f"eval.size={questions}")
+    mode_list = [m.strip() for m in modes.split(",") if m.strip()]
+    if not mode_list or any(m not in MODES for m in mode_list):
+        _fail(f"--modes {modes!r}: give a comma list of {', '.join(MODES)}")
+    if degree not in DEGREES:
+        _fail(f"--degree {degree!r}: valid are {', '.join(DEGREES)}")
+    try:
+        cfg = compose(overrides)
+        if not 1 <= from_round <= int(cfg.rounds):
+            raise ConfigError(f"--from-round must lie in 1..rounds={cfg.rounds} (got {from_round})")
+        results = run_propagation(
+            cfg,
+            checkpoint=Path(checkpoint) if checkpoint else None,
+            from_round=from_round,
+            modes=mode_list,
+            progress=Progress(enabled=sys.stderr.isatty()),
+        )
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    path = (
+        Path(out)
+        if out
+        else Path("outputs")
+        / "analysis"
+        / (
+            f"propagation_{results['benchmark']}_{results['method']}_{results['backbone'].replace(':', '-')}"
+            f"_s{results['seed']}.json"
+        )
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, results)
+    console.print(propagation_table(results, degree))
+    console.print(f"results: {path}", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def report(
+    sweep_dir: str = typer.Argument(
+        ..., help="A sweep directory (outputs/multirun/<table>/...) or any tree of jobs."
+    ),
+    out: str = typer.Option(None, "--out", "-o", help="Report directory (default: <sweep_dir>/report)."),
+) -> None:
+    """Paper-shaped tables (Markdown + LaTeX) with the papers' numbers beside ours, and plots."""
+    from pathlib import Path
+
+    from tomacs.report.build import build_report
+
+    try:
+        res = build_report(Path(sweep_dir), Path(out) if out else None)
+    except FileNotFoundError as exc:
+        _fail(str(exc))
+    console.print(
+        f"{res['jobs']} jobs ({', '.join(res['backbones'])}) -> {res['out'] / 'report.md'}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@app.command()
+def tables(ctx: typer.Context) -> None:
+    """The paper tables that `tomacs train table=<name>` runs, with their job counts."""
+    from tomacs.paper_tables import sweep_params, table_names, validate_table
+
+    t = Table(title="paper tables (tomacs train table=NAME; overrides replace an axis)")
+    t.add_column("table", style="bold")
+    t.add_column("jobs", justify="right")
+    t.add_column("axes")
+    for name in table_names():
+        try:
+            n = str(validate_table(name, list(ctx.args or [])))
+        except ConfigError as exc:
+            n = f"error: {exc}"
+        t.add_row(name, n, "; ".join(f"{k}={v}" for k, v in sweep_params(name).items()))
+    console.print(t)
 
 
 def main() -> None:

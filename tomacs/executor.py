@@ -9,7 +9,7 @@ round, the agents of one topological level run concurrently and so do all questi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,13 @@ from tomacs.types import (
     Question,
     RoundGraph,
 )
+
+ForceFn = Callable[[Question, int], str | None]
+"""(question, round) -> the text one agent is forced to output at that round, or None to let it answer.
+
+Used through `Executor.run_batch(force={agent: fn})` by counterfactual analyses (do(O_i := Ô_i),
+tomacs/analysis/propagation.py): a forced agent makes no backbone call, so the intervention costs
+nothing and cannot be undone by the backbone."""
 
 
 @dataclass
@@ -81,9 +88,10 @@ class Executor:
         train: bool,
         phase: str,
         on_call: Callable[[int], None] | None = None,
+        force: Mapping[int, ForceFn] | None = None,
     ) -> tuple[list[Episode], Any]:
         """Synchronous wrapper; returns the episodes and the method's batch state (for its loss)."""
-        return asyncio.run(self.arun_batch(questions, method, train, phase, on_call))
+        return asyncio.run(self.arun_batch(questions, method, train, phase, on_call, force=force))
 
     async def arun_batch(
         self,
@@ -92,6 +100,7 @@ class Executor:
         train: bool,
         phase: str,
         on_call: Callable[[int], None] | None = None,
+        force: Mapping[int, ForceFn] | None = None,
     ) -> tuple[list[Episode], Any]:
         n, rounds = self.cfg.n_agents, self.cfg.rounds
         questions = list(questions)
@@ -113,7 +122,7 @@ class Executor:
         first = RoundGraph(nodes=list(range(n)), edges=[])
         outs = await asyncio.gather(
             *[
-                self._run_round(q, plans[k], 1, first, None, phase, sample_index, on_call)
+                self._run_round(q, plans[k], 1, first, None, phase, sample_index, on_call, force=force)
                 for k, q in enumerate(questions)
             ]
         )
@@ -130,7 +139,15 @@ class Executor:
             outs = await asyncio.gather(
                 *[
                     self._run_round(
-                        q, plans[k], t, round_graphs[k], history[k][-1], phase, sample_index, on_call
+                        q,
+                        plans[k],
+                        t,
+                        round_graphs[k],
+                        history[k][-1],
+                        phase,
+                        sample_index,
+                        on_call,
+                        force=force,
                     )
                     for k, q in enumerate(questions)
                 ]
@@ -220,6 +237,7 @@ class Executor:
         phase: str,
         sample_index: int,
         on_call: Callable[[int], None] | None,
+        force: Mapping[int, ForceFn] | None = None,
     ) -> list[AgentOutput]:
         n = self.cfg.n_agents
         nodes = sorted(set(graph.nodes))
@@ -232,6 +250,13 @@ class Executor:
             parents[r].append(s)
         current: dict[int, AgentOutput] = {}
         for level in levels:
+            forced = self._forced(q, t, level, force) if force else {}
+            for i, text in forced.items():
+                current[i] = self._forced_output(q, i, t, text, participated=True)
+            if forced:
+                level = [i for i in level if i not in forced]
+                if not level:
+                    continue
             reqs = []
             for i in level:
                 incoming = [
@@ -269,6 +294,9 @@ class Executor:
         for i in range(n):
             if i in current:
                 out.append(current[i])
+            elif force and (idle := self._forced(q, t, [i], force)):
+                # do(O_i := Ô_i) holds in rounds the agent sits out too: the decision reads it
+                out.append(self._forced_output(q, i, t, idle[i], participated=False))
             else:
                 if prev is None:
                     raise RuntimeError("every agent must take part in round 1")
@@ -285,6 +313,28 @@ class Executor:
                     )
                 )
         return out
+
+    @staticmethod
+    def _forced(q: Question, t: int, agents: list[int], force: Mapping[int, ForceFn]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for i in agents:
+            fn = force.get(i)
+            text = fn(q, t) if fn is not None else None
+            if text is not None:
+                out[i] = text
+        return out
+
+    def _forced_output(self, q: Question, agent: int, t: int, text: str, participated: bool) -> AgentOutput:
+        """An honest-looking output with no call behind it: zero tokens, and no persuasive flag, so
+        receivers treat it like any neighbour's answer (an error or an insight, not an attack)."""
+        return AgentOutput(
+            agent=agent,
+            round=t,
+            text=text,
+            answer=parse_answer(q, text),
+            participated=participated,
+            behaviour="honest",
+        )
 
     async def _decide(
         self,

@@ -94,6 +94,8 @@ def hydra_entry(cfg: DictConfig) -> float:
         num = hc.job.get("num")
         console.print(job_line(results, name, num), highlight=False, markup=False, soft_wrap=True)
     else:
+        if results.get("skipped"):
+            console.print(f"already finished: {out_dir} (results.json matches this config; not run again)")
         console.print(summary_table(results))
         console.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     return float(results["metrics"]["acc"])

@@ -136,10 +136,13 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         onset_rounds=tuple(cfg.attack.get("onset_rounds") or (3, 4)),
         name=str(cfg.attack.name),
     )
+    if cfg.attack.get("protect_last"):
+        schedule.protected = (n - 1,)
     if cfg.attack.get("persistent") and schedule.k > 0:
         # the same agents in every episode: drawn once per run from the seed
         rng = np.random.default_rng(stable_seed(seed, "persistent-adversaries"))
-        schedule.fixed_agents = tuple(sorted(int(a) for a in rng.choice(n, schedule.k, replace=False)))
+        pool = [a for a in range(n) if a not in schedule.protected]
+        schedule.fixed_agents = tuple(sorted(int(a) for a in rng.choice(pool, schedule.k, replace=False)))
     method_params = to_container(cfg.method)
     method_name = method_params.pop("name")
     decision = str(to_container(cfg)["decision"])

@@ -61,6 +61,7 @@ class AdversarySchedule:
     onset_rounds: Sequence[int] = (3, 4)
     name: str = "custom"
     fixed_agents: Sequence[int] | None = None  # the same adversaries in every episode (credibility)
+    protected: Sequence[int] = ()  # agents never drawn as adversaries (the receiver of Tables 7-8)
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -126,7 +127,12 @@ class AdversarySchedule:
         wrong = [str(a) for a in wrong_answers if str(a) != str(question.answer)]
         if not wrong:
             raise ValueError(f"question {question.id!r}: no wrong answer to use as adversarial target")
-        agents = rng.choice(self.n_agents, size=self.k, replace=False)
+        pool = [a for a in range(self.n_agents) if a not in set(self.protected)]
+        if self.k > len(pool):
+            raise ValueError(
+                f"attack {self.name!r}: {self.k} adversaries but only {len(pool)} unprotected agents"
+            )
+        agents = np.asarray(pool)[rng.choice(len(pool), size=self.k, replace=False)]
         if self.fixed_agents is not None:
             agents = np.asarray(self.fixed_agents)
         onset_idx = rng.integers(len(self.onset_rounds), size=self.k)

@@ -15,6 +15,7 @@ _LEARNED = {
     "gdesigner": ("tomacs.methods.gdesigner", "GDesigner"),
     "eib": ("tomacs.methods.eib", "EIBLearner"),
     "card": ("tomacs.methods.card", "CARD"),
+    "receiver": ("tomacs.methods.receiver", "Receiver"),
 }
 
 

@@ -19,6 +19,8 @@ from tomacs.paths import conf_dir
 
 __all__ = ["Cell", "Job", "cells", "find_jobs", "method_label"]
 
+FIXED_ATTACKS = ("none", "lt50", "eq50", "gt50", "crs3of5")  # attacks whose name says the adversary count
+
 
 @dataclass
 class Job:
@@ -28,7 +30,10 @@ class Job:
     @property
     def key(self) -> tuple[str, str, str, str]:
         r = self.results
-        return (method_label(r), r["benchmark"], r["attack"], r.get("budget", "none"))
+        attack = str(r["attack"])
+        if attack not in FIXED_ATTACKS:  # e.g. the receiver protocol: the count is the column
+            attack = f"{attack} k={r.get('n_adversaries')}/{int(r.get('agents', 1)) - 1}"
+        return (method_label(r), r["benchmark"], attack, r.get("budget", "none"))
 
 
 @dataclass

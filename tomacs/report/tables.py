@@ -50,8 +50,7 @@ def _ours(cell: Cell | None, metric: str, scale: float, digits: int) -> str:
 
 
 def _paper(method: str, bench: str, attack: str, metric: str, digits: int) -> str:
-    base = method.split("[", 1)[0] if "[" not in method else None  # variants have no paper number
-    rec = lookup(base or "", bench, attack, metric) if base else None
+    rec = lookup(method, bench, attack, metric)  # variants only where the paper has that exact row
     if rec is None:
         return MISSING
     std = rec.get("std")
@@ -131,3 +130,37 @@ def _tex(s: str) -> str:
         .replace(">", "$>$")
         .replace("#", "\\#")
     )
+
+
+FIVE = ("mmlu", "arc_c", "gsm8k", "openbookqa", "medqa")
+
+
+def averages_markdown(all_cells: dict[tuple[str, str, str, str], Cell], paper_rows: Sequence[str]) -> str:
+    """TodyComm Table 9 shape: per method and attack rate, Acc and Token averaged over the benchmarks
+    (each benchmark's mean over seeds first). Says how many of the paper's five benchmarks it covers."""
+    keys = [k for k in all_cells if k[3] == "none" and k[1] in FIVE and k[2] in ("lt50", "eq50", "gt50")]
+    if not keys:
+        return ""
+    attacks = _order([k[2] for k in keys], ATTACK_ORDER)
+    lines = [
+        "### Averages over benchmarks (TodyComm Table 9 shape)",
+        "",
+        "Each cell: **ours** (mean over the benchmarks run, k = how many of the five) / *paper Table 9*.",
+        "",
+        "| method | metric | " + " | ".join(ATTACK_TITLE[a] for a in attacks) + " |",
+        "|---|---|" + "---|" * len(attacks),
+    ]
+    for m in rows(all_cells, "none", paper_rows):
+        for metric, label, scale, digits in METRICS[:2]:
+            out = []
+            for a in attacks:
+                means = [
+                    ms[0]
+                    for b in FIVE
+                    if (c := all_cells.get((m, b, a, "none"))) is not None
+                    and (ms := c.mean_std(metric, scale))
+                ]
+                ours = f"{sum(means) / len(means):.{digits}f} (k={len(means)})" if means else MISSING
+                out.append(f"**{ours}** / *{_paper(m, 'avg5', a, metric, digits)}*")
+            lines.append(f"| {m} | {label} | " + " | ".join(out) + " |")
+    return "\n".join(lines) + "\n"

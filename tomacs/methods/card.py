@@ -1,0 +1,310 @@
+"""CARD: a conditional graph designer whose edges depend on each agent's runtime condition.
+
+Paper map (shared/papers/card.txt):
+  * §4 Agent repr.   profile channel X_p: the embedded role profile of each agent; condition channel
+    X_c: T_c(C_i), a verbalised condition ("runs on <backbone>, relative capability .., relative
+    cost ..") embedded by the same text encoder, plus (ours, `condition_numeric`) the raw
+    [capability, cost] so magnitudes reach the encoder even through a hashing embedder.
+  * Alg. 1 l. 9-11   the query is a virtual node; the anchor A is fully connected + task node.
+  * Eq. 7-8          two graph encoders phi_p, phi_c (`gnn_layers` SAGEConv layers each) over A.
+  * Eq. 9            decoder psi: S_ij = sigmoid(MLP[h_i^p, h_i^c, h_j^p, h_j^c, h_Q]) for every
+    ordered pair (directed, as the paper's S), h_Q the query node's states in both channels.
+  * Eq. 10           inference: E = {(i, j) | S_ij > tau}.
+  * Eq. 11-12        loss = -u + beta * sum_ij Cost_ij p_ij. u is not differentiable (black-box LLMs),
+    so -u enters as REINFORCE on a Bernoulli(S) sample in training (as the issue asks; the paper does
+    not say how it differentiates u). Cost_ij is the per-call cost of the agent that pays for the
+    message (`edge_cost`: receiver j by default, since j reads the extra tokens), summed over the
+    pairs the run's mask allows; the regulariser backpropagates through the soft S (§4 "training
+    backpropagates through S").
+  * Eq. 13           runtime adaptation: `set_conditions` (or a run's `conditions=`) changes X_c and
+    the next `begin`/`decode` re-decodes the graph with the same parameters.
+
+The DAG is made by `tomacs.methods.eib.sequential_dag`: pairs by decreasing S_ij (ties by index),
+skipping pairs the mask, a budget or the cycle rule excludes; the rest are kept iff S_ij > tau
+(inference) or by their Bernoulli draw (training). Log-probabilities are exact for that process.
+The decision is the base class's (TodyComm's fairness rule for baselines).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tomacs.agents.roles import role_profile
+from tomacs.methods.base import History, MethodContext
+from tomacs.methods.eib import decisions_log_prob, question_text, reinforce_loss, sequential_dag
+from tomacs.methods.learned import LearnedGraphMethod, torch_module
+from tomacs.types import Episode, Question, RoundGraph
+
+__all__ = ["CARD", "DEFAULTS", "condition_text", "edge_costs", "normalise_conditions"]
+
+BASELINES = ("none", "batch_mean")
+EDGE_COSTS = ("receiver", "sender", "mean")
+CONDITION_KEYS = ("capability", "cost", "backbone")
+DEFAULTS: dict[str, Any] = {
+    "embedder": "minilm",
+    "gnn_layers": 2,
+    "hidden_size": 32,
+    "out_dim": 16,
+    "decoder_hidden": 32,
+    "threshold": 0.5,
+    "beta": 0.01,
+    "edge_cost": "receiver",
+    "condition_numeric": True,
+    "baseline": "none",
+}
+_torch = torch_module
+
+
+def normalise_conditions(conditions: list[dict[str, Any]] | None, n: int) -> list[dict[str, Any]]:
+    """Fill missing keys with the defaults of `tomacs.run.agent_conditions` and check values, so a
+    condition set by hand at runtime is read exactly like one from a config."""
+    if conditions is None:
+        conditions = [{} for _ in range(n)]
+    if len(conditions) != n:
+        raise ValueError(f"need one condition per agent ({n}), got {len(conditions)}")
+    out = []
+    for i, c in enumerate(conditions):
+        extra = set(c) - set(CONDITION_KEYS)
+        if extra:
+            raise ValueError(f"conditions[{i}] has unknown keys {sorted(extra)}; valid: {CONDITION_KEYS}")
+        d = {"capability": 1.0, "cost": 1.0, "backbone": "sim", **c}
+        d["capability"], d["cost"], d["backbone"] = (
+            float(d["capability"]),
+            float(d["cost"]),
+            str(d["backbone"]),
+        )
+        if d["capability"] <= 0 or d["cost"] < 0:
+            raise ValueError(f"conditions[{i}]: capability must be > 0 and cost >= 0, got {d}")
+        out.append(d)
+    return out
+
+
+def condition_text(c: dict[str, Any]) -> str:
+    """T_c of §4: the verbalised runtime condition of one agent (cf. the model template, App. F)."""
+    return (
+        f"This agent runs on the {c['backbone']} model. Its relative capability is {c['capability']:.2f} "
+        f"and its relative cost per call is {c['cost']:.2f}."
+    )
+
+
+def edge_costs(conditions: list[dict[str, Any]], mode: str, mask: np.ndarray | None = None) -> np.ndarray:
+    """Cost_ij of Eq. 12 for every ordered pair (0 on the diagonal and on masked pairs)."""
+    cost = np.array([c["cost"] for c in conditions], dtype=np.float64)
+    n = cost.size
+    if mode == "receiver":
+        m = np.tile(cost[None, :], (n, 1))
+    elif mode == "sender":
+        m = np.tile(cost[:, None], (1, n))
+    elif mode == "mean":
+        m = 0.5 * (cost[:, None] + cost[None, :])
+    else:
+        raise ValueError(f"edge_cost must be one of {EDGE_COSTS}, got {mode!r}")
+    np.fill_diagonal(m, 0.0)
+    if mask is not None:
+        m = m * (np.asarray(mask) != 0)
+    return m
+
+
+def _build_net(p_dim: int, c_dim: int, hidden: int, out_dim: int, layers: int, dec_hidden: int) -> Any:
+    torch = _torch()
+    from torch_geometric.nn import SAGEConv
+
+    nn = torch.nn
+
+    class Encoder(nn.Module):
+        """phi of Eq. 7/8: SAGEConv layers (own term + neighbour mean), ReLU between them."""
+
+        def __init__(self, in_dim: int) -> None:
+            super().__init__()
+            dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
+            self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:], strict=False))
+
+        def forward(self, x: Any, edge_index: Any) -> Any:
+            for k, conv in enumerate(self.convs):
+                x = conv(x, edge_index)
+                if k < len(self.convs) - 1:
+                    x = torch.relu(x)
+            return x
+
+    class CARDNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.profile = Encoder(p_dim)
+            self.condition = Encoder(c_dim)
+            self.decoder = nn.Sequential(
+                nn.Linear(6 * out_dim, dec_hidden), nn.ReLU(), nn.Linear(dec_hidden, 1)
+            )
+            # Zero output bias: S starts near 0.5, so at tau = 0.5 an untrained model decodes about half
+            # the pairs (the median of its own Bernoulli(S) training samples) instead of a graph that
+            # the random sign of one bias makes empty or complete.
+            nn.init.zeros_(self.decoder[-1].bias)
+
+    return CARDNet()
+
+
+class CARD(LearnedGraphMethod):
+    """CARD baseline. Config keys: see conf/method/card.yaml and DEFAULTS."""
+
+    name = "card"
+    DEFAULTS = DEFAULTS
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        super().__init__(ctx, **params)
+        self.baseline = self.check_choice("baseline", BASELINES)
+        self.edge_cost = self.check_choice("edge_cost", EDGE_COSTS)
+        self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
+        self.beta = self.check_range("beta", 0.0)
+        cfg = self.cfg
+        if int(cfg["gnn_layers"]) < 1:
+            raise ValueError(f"{self.name}: gnn_layers must be >= 1, got {cfg['gnn_layers']}")
+        self.numeric = bool(cfg["condition_numeric"])
+        self.c_dim = self.emb_dim + (2 if self.numeric else 0)
+        self.meta = {
+            "emb_dim": self.emb_dim,
+            "condition_numeric": self.numeric,
+            "gnn_layers": int(cfg["gnn_layers"]),
+            "hidden_size": int(cfg["hidden_size"]),
+            "out_dim": int(cfg["out_dim"]),
+            "decoder_hidden": int(cfg["decoder_hidden"]),
+            "n_agents": ctx.n_agents,
+        }
+        # conditions live in ctx.extra so `begin` always reads the current ones (Eq. 13)
+        ctx.extra["conditions"] = normalise_conditions(ctx.extra.get("conditions"), ctx.n_agents)
+        torch = _torch()
+        self.net = self.seeded_net(
+            _build_net,
+            self.emb_dim,
+            self.c_dim,
+            self.meta["hidden_size"],
+            self.meta["out_dim"],
+            self.meta["gnn_layers"],
+            self.meta["decoder_hidden"],
+        )
+        n = ctx.n_agents
+        # anchor A (Alg. 1 l. 10): agents fully connected, plus the task node n linked both ways to all
+        pairs = [(i, j) for i in range(n + 1) for j in range(n + 1) if i != j]
+        self._anchor = torch.as_tensor([[a for a, _ in pairs], [b for _, b in pairs]], dtype=torch.long)
+        self.to(ctx.device)
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def to(self, device: str) -> CARD:
+        self._anchor = self._anchor.to(self.device_for(device))
+        return self
+
+    @property
+    def conditions(self) -> list[dict[str, Any]]:
+        return [dict(c) for c in self.ctx.extra["conditions"]]
+
+    def set_conditions(self, conditions: list[dict[str, Any]]) -> None:
+        """Runtime adaptation (Eq. 13): new conditions take effect at the next begin/decode, with no
+        parameter update."""
+        self.ctx.extra["conditions"] = normalise_conditions(conditions, self.ctx.n_agents)
+
+    # -- forward (Eq. 7-9) -----------------------------------------------------------------------
+    def _condition_features(self, conditions: list[dict[str, Any]]) -> Any:
+        torch = _torch()
+        x = torch.as_tensor(self.embedder.embed([condition_text(c) for c in conditions]), device=self.device)
+        if self.numeric:
+            num = torch.as_tensor(
+                [[c["capability"], c["cost"]] for c in conditions], dtype=x.dtype, device=self.device
+            )
+            x = torch.cat([x, num], dim=-1)
+        return x
+
+    def forward(self, questions: list[Question], conditions: list[dict[str, Any]] | None = None) -> Any:
+        """S of Eq. 9 for every question: (Q, N, N) link probabilities, diagonal meaningless."""
+        torch = _torch()
+        n, b = self.ctx.n_agents, len(questions)
+        conds = normalise_conditions(conditions, n) if conditions is not None else self.conditions
+        xp = torch.as_tensor(
+            self.embedder.embed([role_profile(r) for r in self.ctx.roles]), device=self.device
+        )
+        xc = self._condition_features(conds)
+        qe = torch.as_tensor(self.embedder.embed([question_text(q) for q in questions]), device=self.device)
+        pad = torch.zeros(b, self.c_dim - self.emb_dim, dtype=qe.dtype, device=self.device)
+        # per question: N agent rows + the task node (its query embedding in both channels)
+        xp_b = torch.cat([xp.unsqueeze(0).expand(b, n, -1), qe.unsqueeze(1)], dim=1).reshape(b * (n + 1), -1)
+        qc = torch.cat([qe, pad], dim=-1).unsqueeze(1)
+        xc_b = torch.cat([xc.unsqueeze(0).expand(b, n, -1), qc], dim=1).reshape(b * (n + 1), -1)
+        ei = torch.cat([self._anchor + k * (n + 1) for k in range(b)], dim=1)
+        hp = self.net.profile(xp_b, ei).view(b, n + 1, -1)
+        hc = self.net.condition(xc_b, ei).view(b, n + 1, -1)
+        h = torch.cat([hp, hc], dim=-1)  # (Q, N+1, 2d)
+        agents, hq = h[:, :n], h[:, n]
+        d2 = agents.shape[-1]
+        pair = torch.cat(
+            [
+                agents.unsqueeze(2).expand(b, n, n, d2),  # sender i
+                agents.unsqueeze(1).expand(b, n, n, d2),  # receiver j
+                hq[:, None, None, :].expand(b, n, n, d2),
+            ],
+            dim=-1,
+        )
+        return torch.sigmoid(self.net.decoder(pair).squeeze(-1))
+
+    def decode(
+        self, questions: list[Question], conditions: list[dict[str, Any]] | None = None
+    ) -> tuple[np.ndarray, list[list[tuple[int, int]]]]:
+        """Inference graphs (Eq. 10) under the given or current conditions, without gradients."""
+        torch = _torch()
+        ctx = self.ctx
+        with torch.no_grad():
+            s = self.forward(questions, conditions).cpu().numpy().astype(np.float64)
+        graphs = [
+            sequential_dag(s[k], ctx.mask, ctx.in_budget, ctx.out_budget, threshold=self.threshold)[0]
+            for k in range(len(questions))
+        ]
+        return s, graphs
+
+    # -- episode ---------------------------------------------------------------------------------
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+        """Decode each query's DAG once under the current conditions: sampled in training, thresholded
+        otherwise."""
+        torch = _torch()
+        ctx = self.ctx
+        conds = self.conditions
+        with torch.set_grad_enabled(bool(train)):
+            s = self.forward(questions, conds)
+        s_np = s.detach().cpu().numpy().astype(np.float64)
+        edges, logps = [], []
+        rngs = self._question_rngs(questions, bool(train)) if train else None
+        for k in range(len(questions)):
+            if rngs is not None:
+                u = rngs[k].random(s_np[k].shape)
+                e, dec = sequential_dag(s_np[k], ctx.mask, ctx.in_budget, ctx.out_budget, uniforms=u)
+                logps.append(decisions_log_prob(s[k], dec))
+            else:
+                e, _ = sequential_dag(
+                    s_np[k], ctx.mask, ctx.in_budget, ctx.out_budget, threshold=self.threshold
+                )
+            edges.append(e)
+        state: dict[str, Any] = {
+            "questions": questions,
+            "train": bool(train),
+            "rng": rng,
+            "edges": edges,
+            "probs": s_np,
+            "conditions": conds,
+            "logp": torch.stack(logps) if logps else None,
+        }
+        if train:
+            cost = torch.as_tensor(
+                edge_costs(conds, self.edge_cost, ctx.mask), dtype=s.dtype, device=s.device
+            )
+            state["reg"] = (s * cost).sum(dim=(1, 2))  # Eq. 12 per question
+        return state
+
+    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
+        if not 2 <= t <= self.ctx.rounds:
+            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        nodes = list(range(self.ctx.n_agents))
+        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
+
+    # -- learning --------------------------------------------------------------------------------
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
+        """Eq. 11: REINFORCE for -u plus beta * Eq. 12, averaged over the batch."""
+        u = self.utilities(state, utilities)
+        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
+        return reinforce_loss(state["logp"], u, b) + self.beta * state["reg"].mean()

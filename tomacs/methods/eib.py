@@ -1,0 +1,317 @@
+"""EIB-Learner: query-aware fusion of a sparse-view and a dense-view GNN edge model.
+
+Paper map (shared/papers/eib-learner.txt):
+  * Eq. 7            node feature x_i = NodeEncoder(T(Role_i), Q): the role profile embedding
+    concatenated with the query embedding (the paper says both enter the feature; the concatenation
+    lets the role embedding be cached across queries).
+  * Eq. 8, §4.1      two GNNs with `gnn_layers` layers (K = 3 = number of rounds, §5.1): one over the
+    chain (sparse view, error suppression, Finding 1), one over the complete graph (dense view,
+    insight propagation, Finding 2). Message passing is over the undirected views; each layer is
+    MP(m_i, {m_j}) = W_1 m_i + W_2 mean_j m_j (torch_geometric SAGEConv), which keeps Eq. 8's own
+    term: with a GCN every node of the complete view would collapse to the same vector.
+  * Eq. 9            inner-product decoders M_view = sigmoid(Z_view Z_view^T).
+  * Alg. 1 / Eq. 10  alpha = softmax(W2 ReLU(W1 Q + b1)) over (dense, sparse);
+    M_final = alpha_dense M_dense + alpha_sparse M_sparse.
+  * §4.2             Bernoulli edge sampling from M_final (AgentPrune's strategy), training and
+    inference alike; `inference=threshold` is an opt-in deterministic variant.
+  * Eq. 11           REINFORCE: loss = -mean_q (u_q - b) log P(G_q), b = 0 in the paper (`baseline`).
+    The paper has no information-bottleneck or sparsity regulariser: L_EIB-LEARNER of Alg. 1 is
+    Eq. 11 alone, so none is added.
+  * Table 2          ablations: no_dense, no_sparse, no_fusion (direct addition, clipped at 1).
+
+DAG rule (`sequential_dag`, shared with CARD): ordered pairs (i, j), i != j, are visited by
+decreasing edge probability (ties: smaller i, then smaller j). A pair is skipped, i.e. never
+drawn and absent from the log-probability, when the run's mask forbids it, a node's in/out budget
+is used up, or i -> j would close a cycle; otherwise its Bernoulli draw (or threshold test) decides
+it. The graph therefore is a DAG under the run's constraints by construction, and log P(G) is the
+exact likelihood of the sampled graph under this sequential process. One graph per query, used for
+every round 2..T; the decision is the base class's (TodyComm's fairness rule for baselines).
+
+Seeding: each question's draw uses a generator keyed by (seed, method, phase, question id, and in
+training the number of times this method has trained on that question), so batching never changes
+a graph, while a question seen again in a later epoch gets a fresh sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tomacs.agents.roles import role_profile
+from tomacs.graphs import Edge, constrain, creates_cycle
+from tomacs.methods.base import History, MethodContext
+from tomacs.methods.learned import LearnedGraphMethod, torch_module
+from tomacs.types import Episode, Question, RoundGraph
+
+__all__ = [
+    "DEFAULTS",
+    "EIBLearner",
+    "decisions_log_prob",
+    "question_text",
+    "reinforce_loss",
+    "sequential_dag",
+]
+
+ABLATIONS = ("none", "no_dense", "no_sparse", "no_fusion")
+BASELINES = ("none", "batch_mean")
+INFERENCE = ("sample", "threshold")
+DEFAULTS: dict[str, Any] = {
+    "embedder": "minilm",
+    "gnn_layers": 3,
+    "hidden_size": 32,
+    "out_dim": 16,
+    "gate_hidden": 32,
+    "inference": "sample",
+    "threshold": 0.5,
+    "baseline": "none",
+    "ablation": "none",
+}
+_EPS = 1e-6
+_torch = torch_module
+
+
+# -- pure functions shared with CARD (unit-tested against hand computations) -----------------------
+def sequential_dag(
+    probs: np.ndarray,
+    mask: np.ndarray | None = None,
+    in_budget: int | None = None,
+    out_budget: int | None = None,
+    uniforms: np.ndarray | None = None,
+    threshold: float | None = None,
+) -> tuple[list[Edge], list[tuple[int, int, int]]]:
+    """Build a constrained DAG from an N x N edge-probability matrix (see the module docstring).
+
+    With `uniforms` the pair (i, j) is kept iff uniforms[i, j] < probs[i, j] (a Bernoulli draw);
+    otherwise iff probs[i, j] > threshold. Returns (edges in the order they were kept, decisions)
+    where decisions lists (i, j, kept) for every pair that was actually decided; pairs skipped by
+    the mask, a budget or the cycle rule are not decided and carry no probability.
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    n = p.shape[0]
+    if p.shape != (n, n):
+        raise ValueError(f"probs must be square, got shape {p.shape}")
+    if (uniforms is None) == (threshold is None):
+        raise ValueError("give exactly one of uniforms (sampling) or threshold (deterministic)")
+    m = None if mask is None else np.asarray(mask)
+    pairs = sorted(((i, j) for i in range(n) for j in range(n) if i != j), key=lambda e: (-p[e], e[0], e[1]))
+    succ: dict[int, list[int]] = {}
+    d_in: dict[int, int] = {}
+    d_out: dict[int, int] = {}
+    edges: list[Edge] = []
+    decisions: list[tuple[int, int, int]] = []
+    for i, j in pairs:
+        if m is not None and m[i, j] == 0:
+            continue
+        if out_budget is not None and d_out.get(i, 0) >= out_budget:
+            continue
+        if in_budget is not None and d_in.get(j, 0) >= in_budget:
+            continue
+        if creates_cycle(succ, i, j):
+            continue
+        keep = bool(uniforms[i, j] < p[i, j]) if uniforms is not None else bool(p[i, j] > threshold)
+        decisions.append((i, j, int(keep)))
+        if keep:
+            edges.append((i, j))
+            succ.setdefault(i, []).append(j)
+            d_out[i] = d_out.get(i, 0) + 1
+            d_in[j] = d_in.get(j, 0) + 1
+    # A no-op by construction; kept so every method's graph passes the same constraint code.
+    return constrain(edges, m, in_budget, out_budget), decisions
+
+
+def decisions_log_prob(probs: Any, decisions: list[tuple[int, int, int]]) -> Any:
+    """log P(G) = sum over decided pairs of kept*log p_ij + (1-kept)*log(1-p_ij), as a torch scalar.
+
+    Probabilities are clamped to [1e-6, 1-1e-6] so a saturated sigmoid cannot give -inf.
+    """
+    torch = _torch()
+    if not decisions:
+        return probs.sum() * 0.0  # keeps the graph (and device) of probs
+    idx = torch.as_tensor([(i, j) for i, j, _ in decisions], device=probs.device)
+    kept = torch.as_tensor([k for _, _, k in decisions], dtype=probs.dtype, device=probs.device)
+    p = probs[idx[:, 0], idx[:, 1]].clamp(_EPS, 1.0 - _EPS)
+    return (kept * torch.log(p) + (1.0 - kept) * torch.log1p(-p)).sum()
+
+
+def reinforce_loss(log_probs: Any, utilities: Any, baseline: float = 0.0) -> Any:
+    """Eq. 11 as a loss to minimise: -mean_q [ log P(G_q) * (u_q - b) ]."""
+    torch = _torch()
+    u = torch.as_tensor(utilities, dtype=log_probs.dtype, device=log_probs.device)
+    return -((log_probs * (u - baseline)).mean())
+
+
+def question_text(q: Question) -> str:
+    """The query as the agents see it (text plus labelled options), the input of the NodeEncoder."""
+    if not q.options:
+        return q.text
+    opts = " ".join(f"{lab}) {o}" for lab, o in zip(q.labels, q.options, strict=True))
+    return f"{q.text} {opts}"
+
+
+def _undirected_index(pairs: list[Edge]) -> list[list[int]]:
+    both = sorted({(a, b) for a, b in pairs} | {(b, a) for a, b in pairs})
+    return [[a for a, _ in both], [b for _, b in both]]
+
+
+def _batched_edge_index(base: Any, n_nodes: int, batch: int) -> Any:
+    """Block-diagonal copy of one small graph's edge index for `batch` graphs."""
+    torch = _torch()
+    if base.numel() == 0:
+        return base
+    return torch.cat([base + k * n_nodes for k in range(batch)], dim=1)
+
+
+def _build_net(in_dim: int, q_dim: int, hidden: int, out_dim: int, layers: int, gate_hidden: int) -> Any:
+    torch = _torch()
+    from torch_geometric.nn import SAGEConv
+
+    nn = torch.nn
+
+    class GNN(nn.Module):
+        """Eq. 8: `layers` message-passing layers m_i <- W_1 m_i + W_2 mean_{j in N(i)} m_j (SAGEConv),
+        ReLU between them, linear last layer (the latent Z). The separate self term is Eq. 8's
+        MP(m_i, {m_j}); a GCN would average every node to the same vector on the complete view."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
+            self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:], strict=False))
+
+        def forward(self, x: Any, edge_index: Any) -> Any:
+            for k, conv in enumerate(self.convs):
+                x = conv(x, edge_index)
+                if k < len(self.convs) - 1:
+                    x = torch.relu(x)
+            return x
+
+    class EIBNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sparse = GNN()
+            self.dense = GNN()
+            self.gate = nn.Sequential(nn.Linear(q_dim, gate_hidden), nn.ReLU(), nn.Linear(gate_hidden, 2))
+
+    return EIBNet()
+
+
+# -- the method ------------------------------------------------------------------------------------
+class EIBLearner(LearnedGraphMethod):
+    """EIB-Learner baseline. Config keys: see conf/method/eib.yaml and DEFAULTS."""
+
+    name = "eib"
+    DEFAULTS = DEFAULTS
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        super().__init__(ctx, **params)
+        self.ablation = self.check_choice("ablation", ABLATIONS)
+        self.baseline = self.check_choice("baseline", BASELINES)
+        self.inference = self.check_choice("inference", INFERENCE)
+        if int(self.cfg["gnn_layers"]) < 1:
+            raise ValueError(f"{self.name}: gnn_layers must be >= 1, got {self.cfg['gnn_layers']}")
+        self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
+        cfg = self.cfg
+        self.meta = {
+            "emb_dim": self.emb_dim,
+            "gnn_layers": int(cfg["gnn_layers"]),
+            "hidden_size": int(cfg["hidden_size"]),
+            "out_dim": int(cfg["out_dim"]),
+            "gate_hidden": int(cfg["gate_hidden"]),
+            "n_agents": ctx.n_agents,
+        }
+        torch = _torch()
+        self.net = self.seeded_net(
+            _build_net,
+            2 * self.emb_dim,
+            self.emb_dim,
+            self.meta["hidden_size"],
+            self.meta["out_dim"],
+            self.meta["gnn_layers"],
+            self.meta["gate_hidden"],
+        )
+        n = ctx.n_agents
+        self._sparse_ei = torch.as_tensor(
+            _undirected_index([(i, i + 1) for i in range(n - 1)]), dtype=torch.long
+        )
+        self._dense_ei = torch.as_tensor(
+            _undirected_index([(i, j) for i in range(n) for j in range(i + 1, n)]), dtype=torch.long
+        )
+        self.to(ctx.device)
+
+    # -- plumbing --------------------------------------------------------------------------------
+    def to(self, device: str) -> EIBLearner:
+        dev = self.device_for(device)
+        self._sparse_ei = self._sparse_ei.to(dev)
+        self._dense_ei = self._dense_ei.to(dev)
+        return self
+
+    # -- forward (Eq. 7-10) ------------------------------------------------------------------------
+    def forward(self, questions: list[Question]) -> dict[str, Any]:
+        """Edge probabilities of every question: M_final (Q, N, N) plus the views and gate weights."""
+        torch = _torch()
+        n, b = self.ctx.n_agents, len(questions)
+        roles = torch.as_tensor(
+            self.embedder.embed([role_profile(r) for r in self.ctx.roles]), device=self.device
+        )
+        qe = torch.as_tensor(self.embedder.embed([question_text(q) for q in questions]), device=self.device)
+        x = torch.cat([roles.unsqueeze(0).expand(b, n, -1), qe.unsqueeze(1).expand(b, n, -1)], dim=-1)
+        x = x.reshape(b * n, -1)
+        z_s = self.net.sparse(x, _batched_edge_index(self._sparse_ei, n, b)).view(b, n, -1)
+        z_d = self.net.dense(x, _batched_edge_index(self._dense_ei, n, b)).view(b, n, -1)
+        m_s = torch.sigmoid(z_s @ z_s.transpose(1, 2))
+        m_d = torch.sigmoid(z_d @ z_d.transpose(1, 2))
+        alpha = torch.softmax(self.net.gate(qe), dim=-1)  # (Q, 2): [dense, sparse]
+        if self.ablation == "no_dense":
+            m = m_s
+        elif self.ablation == "no_sparse":
+            m = m_d
+        elif self.ablation == "no_fusion":
+            m = (m_d + m_s).clamp(max=1.0)
+        else:
+            m = alpha[:, 0, None, None] * m_d + alpha[:, 1, None, None] * m_s
+        return {"probs": m, "dense": m_d, "sparse": m_s, "alpha": alpha}
+
+    # -- episode ---------------------------------------------------------------------------------
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+        """Decide each query's DAG once (Alg. 1): sampled in training, `inference` rule otherwise."""
+        torch = _torch()
+        ctx = self.ctx
+        with torch.set_grad_enabled(bool(train)):
+            out = self.forward(questions)
+        probs = out["probs"]
+        p_np = probs.detach().cpu().numpy().astype(np.float64)
+        rngs = self._question_rngs(questions, bool(train))
+        edges, logps = [], []
+        for k, r in enumerate(rngs):
+            uniforms = r.random(p_np[k].shape)
+            if train or self.inference == "sample":
+                e, dec = sequential_dag(p_np[k], ctx.mask, ctx.in_budget, ctx.out_budget, uniforms=uniforms)
+            else:
+                e, dec = sequential_dag(
+                    p_np[k], ctx.mask, ctx.in_budget, ctx.out_budget, threshold=self.threshold
+                )
+            edges.append(e)
+            if train:
+                logps.append(decisions_log_prob(probs[k], dec))
+        return {
+            "questions": questions,
+            "train": bool(train),
+            "rng": rng,
+            "edges": edges,
+            "probs": p_np,
+            "alpha": out["alpha"].detach().cpu().numpy(),
+            "logp": torch.stack(logps) if logps else None,
+        }
+
+    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
+        if not 2 <= t <= self.ctx.rounds:
+            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        nodes = list(range(self.ctx.n_agents))
+        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
+
+    # -- learning --------------------------------------------------------------------------------
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
+        """Eq. 11 over the batch (one sampled graph per query, M = 1)."""
+        u = self.utilities(state, utilities)
+        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
+        return reinforce_loss(state["logp"], u, b)

@@ -1,0 +1,344 @@
+"""G-Designer (Zhang et al., 2025b; shared/papers/g-designer.txt), a query-conditioned topology baseline.
+
+Paper map (the paper's version; the authors' code drops the variational encoder and Eq. 14's terms):
+  * §4.1 Eq. 7   node features x_i = NodeEncoder(T(Base_i), Role_i, T(Plugin_i)): the embedding of
+    the agent's role profile, backbone name and tools ("none" here: no agent has plugins).
+  * §4.1 Eq. 8   a task virtual node x_task = NodeEncoder(Q), bidirectionally linked to every agent,
+    plus an anchor topology over the agents (a chain by default, §5.1).
+  * §4.2 Eq. 10  VGAE encoder: mu = GCN_mu(X, A), log sigma = GCN_sigma(X, A), two GCN layers (the
+    first shared, as in Kipf & Welling's VGAE), h = mu + sigma * eps; KL(q(h) || N(0, I)).
+  * §4.2 Eq. 12-13  edge decoder: varpi_ij = FFN_d([h_i, h_j, h_task]), p_ij = sigmoid(varpi_ij);
+    the Eq. 13 relaxed sample thresholded at 0.5 is exactly Bernoulli(p_ij), which we draw directly.
+  * §4.2 Eq. 14  regularisers on the probability matrix P (we take S~ = P, see docs/deviations.md):
+    anchor 1/2 ||A_anchor - P||_F^2 and sparsity zeta ||P||_* with zeta = 0.1 (§5.1).
+  * §4.3 Eq. 16-17  REINFORCE on the utility with log P(G) = sum of the sampled edges' log-likelihoods.
+
+One graph is drawn per query (it depends on the query embedding) and used in every round t = 2..T.
+The sampled graph is made a DAG by keeping edges in descending probability order and skipping any
+that would close a cycle (`dag_by_priority`), then the run's mask and budgets apply (`constrain`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tomacs.agents.roles import role_profile
+from tomacs.embed import embedder_dim, get_embedder
+from tomacs.graphs import Edge, chain, complete_dag, constrain, empty, star
+from tomacs.methods.agentprune import bernoulli_matrix_log_prob, dag_by_priority, nuclear_norm
+from tomacs.methods.base import History, Method, MethodContext
+from tomacs.seeding import stable_seed
+from tomacs.types import Question, RoundGraph
+
+__all__ = ["ANCHORS", "GDesigner", "agent_text", "anchor_adjacency", "anchor_loss", "kl_normal", "query_text"]
+
+ANCHORS = ("chain", "star", "complete", "none")
+BASELINES = ("none", "batch_mean")
+INFERENCE = ("sample", "threshold")
+DEFAULTS: dict[str, Any] = {
+    "anchor": "chain",
+    "hidden_size": 64,
+    "latent_size": 32,
+    "decoder_hidden": 64,
+    "anchor_weight": 0.5,
+    "sparse_weight": 0.1,
+    "kl_weight": 1.0,
+    "baseline": "batch_mean",
+    "inference": "sample",
+    "threshold": 0.5,
+    "embedder": "minilm",
+}
+_IGNORED = {"name", "lr", "_target_"}
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+# -- pure helpers (unit-tested by hand) ---------------------------------------------------------
+def anchor_adjacency(kind: str, n: int) -> np.ndarray:
+    """N x N 0/1 anchor topology over agents 0..N-1 (§4.1; the paper's experiments use a chain)."""
+    builders = {"chain": chain, "star": star, "complete": complete_dag, "none": lambda order: empty()}
+    if kind not in builders:
+        raise ValueError(f"anchor must be one of {ANCHORS}, got {kind!r}")
+    a = np.zeros((n, n), dtype=np.float32)
+    for i, j in builders[kind](list(range(n))):
+        a[i, j] = 1.0
+    return a
+
+
+def kl_normal(mu: Any, logsigma: Any) -> Any:
+    """KL(N(mu, sigma^2) || N(0, I)) summed over the latent axis, averaged over the other axes.
+
+    = 1/2 sum_d (mu^2 + sigma^2 - 1 - 2 log sigma), the VGAE prior term (Kipf & Welling, 2016).
+    """
+    return 0.5 * (mu.pow(2) + (2.0 * logsigma).exp() - 1.0 - 2.0 * logsigma).sum(-1).mean()
+
+
+def anchor_loss(p: Any, anchor: Any, mask: Any) -> Any:
+    """1/2 ||A_anchor - P||_F^2 over candidate pairs (Eq. 14's anchor term with S~ = P)."""
+    return 0.5 * ((anchor - p).pow(2) * mask).sum(dim=(-2, -1))
+
+
+def agent_text(role: str, backbone: str, tools: str = "none") -> str:
+    """Eq. 7's NodeEncoder input: T(Base_i), Role_i and T(Plugin_i) as one text."""
+    return f"{role_profile(role)} Backbone: {backbone}. Tools: {tools}."
+
+
+def query_text(q: Question) -> str:
+    """Eq. 8's task node input: the query as the agents see it (options included)."""
+    if q.options:
+        opts = " ".join(f"{lab}. {o}" for lab, o in zip(q.labels, q.options, strict=True))
+        return f"{q.text} {opts}"
+    return q.text
+
+
+def _build_net(in_dim: int, hidden: int, latent: int, dec_hidden: int) -> Any:
+    torch = _torch()
+    from torch_geometric.nn import GCNConv
+
+    nn = torch.nn
+
+    class VGAEDesigner(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gcn1 = GCNConv(in_dim, hidden)
+            self.gcn_mu = GCNConv(hidden, latent)
+            self.gcn_logsigma = GCNConv(hidden, latent)
+            self.decoder = nn.Sequential(
+                nn.Linear(3 * latent, dec_hidden), nn.ReLU(), nn.Linear(dec_hidden, 1)
+            )
+
+        def encode(self, x: Any, edge_index: Any) -> tuple[Any, Any]:
+            h = torch.relu(self.gcn1(x, edge_index))
+            return self.gcn_mu(h, edge_index), self.gcn_logsigma(h, edge_index)
+
+        def decode(self, h: Any, n: int) -> Any:
+            """h: (Q, N+1, L), task node last -> logits varpi (Q, N, N)."""
+            ha = h[:, :n]
+            ht = h[:, n:].expand(-1, n, -1)
+            q, _, d = ha.shape
+            hi = ha.unsqueeze(2).expand(q, n, n, d)
+            hj = ha.unsqueeze(1).expand(q, n, n, d)
+            htask = ht.unsqueeze(2).expand(q, n, n, d)
+            return self.decoder(torch.cat([hi, hj, htask], dim=-1)).squeeze(-1)
+
+    return VGAEDesigner()
+
+
+# -- the method ----------------------------------------------------------------------------------
+class GDesigner(Method):
+    """VGAE over agents + task node decodes one DAG per query. Keys: conf/method/gdesigner.yaml."""
+
+    name = "gdesigner"
+    trainable = True
+    needs_embeddings = False
+
+    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+        unknown = set(params) - set(DEFAULTS) - _IGNORED
+        if unknown:
+            raise ValueError(f"unknown gdesigner parameters {sorted(unknown)}; valid: {sorted(DEFAULTS)}")
+        cfg = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        super().__init__(ctx, **cfg)
+        if cfg["baseline"] not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {cfg['baseline']!r}")
+        if cfg["inference"] not in INFERENCE:
+            raise ValueError(f"inference must be one of {INFERENCE}, got {cfg['inference']!r}")
+        n = ctx.n_agents
+        if ctx.mask is not None and np.asarray(ctx.mask).shape != (n, n):
+            raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {n}")
+        self.anchor_kind = str(cfg["anchor"])
+        self.anchor = anchor_adjacency(self.anchor_kind, n)
+        self.anchor_weight = float(cfg["anchor_weight"])
+        self.sparse_weight = float(cfg["sparse_weight"])
+        self.kl_weight = float(cfg["kl_weight"])
+        self.baseline = str(cfg["baseline"])
+        self.inference = str(cfg["inference"])
+        self.threshold = float(cfg["threshold"])
+        # the run's top-level `embedder` (ctx.extra) wins over the method's own default
+        self.embedder_name = str(ctx.extra.get("embedder") or cfg["embedder"])
+        self.emb_dim = embedder_dim(self.embedder_name)
+        self.hidden = int(cfg["hidden_size"])
+        self.latent = int(cfg["latent_size"])
+        self.dec_hidden = int(cfg["decoder_hidden"])
+        cand = 1.0 - np.eye(n)
+        if ctx.mask is not None:
+            cand = cand * (np.asarray(ctx.mask) != 0)
+        self.candidates = cand.astype(np.float32)
+        # Directed anchor edges among agents plus task <-> every agent (Eq. 8), as a GCN edge_index.
+        task = n
+        pairs = [(int(i), int(j)) for i, j in zip(*np.nonzero(self.anchor), strict=True)]
+        pairs += [(i, task) for i in range(n)] + [(task, i) for i in range(n)]
+        self._edge_pairs = pairs
+        torch = _torch()
+        self.device = torch.device("cpu")
+        with torch.random.fork_rng(devices=[]):  # seeded initial weights without touching global RNG
+            torch.manual_seed(int(ctx.seed))
+            self.net = _build_net(self.emb_dim, self.hidden, self.latent, self.dec_hidden)
+        self._embedder: Any = None
+        self._agent_x: np.ndarray | None = None
+        self.visits: dict[str, int] = {}
+
+    def to(self, device: str) -> GDesigner:
+        torch = _torch()
+        self.device = torch.device(device)
+        self.net.to(self.device)
+        return self
+
+    # -- features ----------------------------------------------------------------------------------
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if self._embedder is None:  # built lazily: constructing a run must not load MiniLM
+            self._embedder = get_embedder(self.embedder_name, str(self.ctx.device))
+        return np.asarray(self._embedder.embed(texts), dtype=np.float32)
+
+    def agent_features(self) -> np.ndarray:
+        """X_agent (N x D), computed once: profiles do not change during a run."""
+        if self._agent_x is None:
+            conds = self.ctx.extra.get("conditions") or [{} for _ in range(self.ctx.n_agents)]
+            texts = [
+                agent_text(role, str(c.get("backbone") or "unknown"))
+                for role, c in zip(self.ctx.roles, conds, strict=True)
+            ]
+            self._agent_x = self._embed(texts)
+        return self._agent_x
+
+    def _edge_index(self, q: int) -> Any:
+        torch = _torch()
+        n1 = self.ctx.n_agents + 1
+        base = torch.as_tensor(self._edge_pairs, dtype=torch.long).t()
+        ei = torch.cat([base + k * n1 for k in range(q)], dim=1)
+        return ei.to(self.device)
+
+    def forward(self, questions: list[Question], noise: Any | None) -> dict[str, Any]:
+        """Encode every query's network in one disjoint batch; returns logits (Q, N, N), mu, logsigma.
+
+        `noise` (Q, N+1, L) is the reparameterisation eps; None decodes from mu (inference).
+        """
+        torch = _torch()
+        n, qn = self.ctx.n_agents, len(questions)
+        xa = self.agent_features()
+        xt = self._embed([query_text(q) for q in questions])
+        x = np.concatenate([np.broadcast_to(xa, (qn, n, xa.shape[1])), xt[:, None, :]], axis=1)
+        xs = torch.as_tensor(x.reshape(qn * (n + 1), -1), device=self.device)
+        mu, logsigma = self.net.encode(xs, self._edge_index(qn))
+        mu = mu.view(qn, n + 1, -1)
+        logsigma = logsigma.view(qn, n + 1, -1)
+        h = mu if noise is None else mu + logsigma.exp() * noise.to(self.device)
+        return {"logits": self.net.decode(h, n), "mu": mu, "logsigma": logsigma}
+
+    def _graph(self, chosen: np.ndarray, probs: np.ndarray) -> list[Edge]:
+        edges = dag_by_priority(chosen, probs)
+        return constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+
+    # -- episode ---------------------------------------------------------------------------------
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+        """Design every query's graph now: one draw per query from its own (seed, id, visit) generator."""
+        torch = _torch()
+        n = self.ctx.n_agents
+        seeds = []
+        for q in questions:
+            if train:
+                v = self.visits.get(q.id, 0)
+                self.visits[q.id] = v + 1
+                seeds.append(stable_seed(self.ctx.seed, self.name, "train", q.id, v))
+            else:
+                seeds.append(stable_seed(self.ctx.seed, self.name, "eval", q.id))
+        noise = None
+        if train:
+            gens = [torch.Generator().manual_seed(s) for s in seeds]
+            noise = torch.stack([torch.randn(n + 1, self.latent, generator=g) for g in gens])
+        with torch.set_grad_enabled(bool(train)):
+            out = self.forward(questions, noise)
+        probs = torch.sigmoid(out["logits"]).detach().cpu().numpy().astype(np.float64)
+        cand = self.candidates[None] > 0
+        if train or self.inference == "sample":
+            u = np.stack([np.random.default_rng(s).random((n, n)) for s in seeds])
+            chosen = (u < probs) & cand
+        else:
+            chosen = (probs >= self.threshold) & cand
+        edges = [self._graph(chosen[k], probs[k]) for k in range(len(questions))]
+        state: dict[str, Any] = {
+            "questions": questions,
+            "train": bool(train),
+            "edges": edges,
+            "probs": probs,
+            "chosen": chosen,
+        }
+        if train:
+            state["out"] = out
+            state["noise"] = noise
+            state["logp"] = bernoulli_matrix_log_prob(
+                out["logits"], chosen.astype(np.float32), torch.as_tensor(self.candidates, device=self.device)
+            )
+        return state
+
+    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
+        if not 2 <= t <= self.ctx.rounds:
+            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        nodes = list(range(self.ctx.n_agents))
+        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
+
+    # -- learning --------------------------------------------------------------------------------
+    def regularisers(self, out: dict[str, Any]) -> dict[str, Any]:
+        """Per-batch means of the anchor, sparsity (nuclear norm) and KL terms, unweighted."""
+        torch = _torch()
+        mask = torch.as_tensor(self.candidates, device=self.device)
+        anchor = torch.as_tensor(self.anchor, device=self.device)
+        p = torch.sigmoid(out["logits"]) * mask
+        return {
+            "anchor": anchor_loss(p, anchor, mask).mean(),
+            "sparse": nuclear_norm(p).mean(),
+            "kl": kl_normal(out["mu"], out["logsigma"]),
+        }
+
+    def loss(self, state: dict[str, Any], episodes: list[Any], utilities: list[float]) -> Any:
+        """L = L_utility (Eq. 17) + anchor_weight * anchor + sparse_weight * ||P||_* + kl_weight * KL."""
+        if not state["train"]:
+            raise RuntimeError("GDesigner.loss needs a batch begun with train=True (graphs are sampled)")
+        torch = _torch()
+        u = np.asarray(utilities, dtype=np.float64)
+        if u.shape != (len(state["questions"]),):
+            raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
+        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
+        logp = state["logp"]
+        adv = torch.as_tensor(u - b, dtype=logp.dtype, device=logp.device)
+        reg = self.regularisers(state["out"])
+        return (
+            -(logp * adv).mean()
+            + self.anchor_weight * reg["anchor"]
+            + self.sparse_weight * reg["sparse"]
+            + self.kl_weight * reg["kl"]
+        )
+
+    def parameters(self) -> list[Any]:
+        return list(self.net.parameters())
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
+            "visits": dict(self.visits),
+            "meta": {
+                "n_agents": self.ctx.n_agents,
+                "emb_dim": self.emb_dim,
+                "hidden_size": self.hidden,
+                "latent_size": self.latent,
+                "decoder_hidden": self.dec_hidden,
+                "anchor": self.anchor_kind,
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        meta = state.get("meta", {})
+        mine = self.state_dict()["meta"]
+        diff = {k: (meta.get(k), v) for k, v in mine.items() if k in meta and meta[k] != v}
+        if diff:
+            raise ValueError(f"checkpoint does not fit this GDesigner (checkpoint, current): {diff}")
+        self.net.load_state_dict(state["net"])
+        self.visits = dict(state.get("visits", {}))
+
+    def train_mode(self, train: bool) -> None:
+        self.net.train(train)
