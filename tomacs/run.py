@@ -437,8 +437,7 @@ def run_job(
     try:
         results = _run(comps, cfg, mode, out_dir, progress, resolved, t0, job)
     finally:
-        eps = EpisodeLog(out_dir / "episodes.jsonl").load()[:10] if results is not None else []
-        comps.tracker.finish(results, eps, failed=results is None)
+        comps.tracker.finish(results, out_dir / "episodes.jsonl", failed=results is None)
     return results
 
 

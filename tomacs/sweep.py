@@ -17,7 +17,8 @@ def job_line(results: dict[str, Any], name: str, num: int | None) -> str:
     m = results["metrics"]
     acc, adacc = m.get("acc"), m.get("adacc")
     tag = "skipped (finished before)" if results.get("skipped") else f"{results.get('wall_s', 0):.1f} s"
-    pct = lambda x: "-" if x is None or x != x else f"{100 * x:.2f}"  # noqa: E731
+    from tomacs.hydra_app import _pct as pct  # job_line is only called from there
+
     return (
         f"[job {num if num is not None else '?'}] {name or results['method']} | Acc {pct(acc)} | "
         f"ADAcc {pct(adacc)} | Token {m.get('token', 0):.0f} | {tag}"

@@ -24,7 +24,7 @@ class NullTracker:
     def log(self, record: dict[str, Any], step: int | None = None) -> None:
         return None
 
-    def finish(self, results: dict[str, Any] | None, episodes: list[dict[str, Any]], failed: bool) -> None:
+    def finish(self, results: dict[str, Any] | None, episodes_path: Path, failed: bool) -> None:
         return None
 
 
@@ -57,15 +57,16 @@ class WandbTracker:
         vals = {k: v for k, v in record.items() if isinstance(v, (int, float)) and v is not None}
         self.run.log(vals, step=step)
 
-    def finish(self, results: dict[str, Any] | None, episodes: list[dict[str, Any]], failed: bool) -> None:
+    def finish(self, results: dict[str, Any] | None, episodes_path: Path, failed: bool) -> None:
         try:
             if results is not None:
+                episodes = _first_records(episodes_path, self.graph_queries)
                 for k, v in results.get("metrics", {}).items():
                     if isinstance(v, (int, float)):
                         self.run.summary[k] = v
                 self.run.summary["backbone"] = results.get("backbone")
                 rows = []
-                for ep in episodes[: self.graph_queries]:
+                for ep in episodes:
                     for t, g in enumerate(ep.get("graphs") or [], start=1):
                         if g is not None:
                             rows.append(
@@ -83,6 +84,22 @@ class WandbTracker:
                     self.run.log({"graphs": table})
         finally:
             self.run.finish(exit_code=1 if failed else 0)
+
+
+def _first_records(path: Path, k: int) -> list[dict[str, Any]]:
+    """The first k episodes only: the log of a long run is large and only a few are tabled."""
+    out: list[dict[str, Any]] = []
+    if k <= 0 or not path.is_file():
+        return out
+    with path.open() as f:
+        for line in f:
+            if len(out) >= k:
+                break
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    return out
 
 
 def make_tracker(

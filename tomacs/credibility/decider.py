@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from tomacs.config import CrsSchema
 from tomacs.credibility.aggregate import centroid_choice
 from tomacs.credibility.judge import (
     fallback_contributions,
@@ -40,15 +41,8 @@ CONTRIBUTIONS = ("shapley", "judge")
 
 
 @dataclass
-class CrsConfig:
-    eta: float = 0.5
-    init: float = 0.5
-    aggregation: str = "vote"
-    contribution: str = "shapley"
-    shapley_exact_max: int = 10
-    shapley_samples: int = 200
-    judge_error_rate: float = 0.1
-    embedder: str | None = None
+class CrsConfig(CrsSchema):
+    """The `crs` block of the config schema (its fields and defaults), validated."""
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
