@@ -125,17 +125,39 @@ def list_options() -> None:
     console.print(table)
 
 
-@app.command()
+@app.command(context_settings=_EXTRA)
 def calibrate(
+    ctx: typer.Context,
     profile: list[str] = typer.Option(None, "--profile", "-p", help="Profiles to fit (default: all five)."),
     trials: int = typer.Option(2000, help="Simulated trials per cell for the check."),
-    seed: int = typer.Option(0, help="Seed of the common random numbers."),
+    seed: int = typer.Option(0, help="Seed of the common random numbers (--diagnose: the run's seed)."),
     write: bool = typer.Option(False, "--write", help="Write fitted values into conf/backbone/sim.yaml."),
     check: bool = typer.Option(False, "--check", help="Only simulate with the stored values; no fit."),
+    diagnose: bool = typer.Option(
+        False,
+        "--diagnose",
+        help="Run multi-round debates on the sim backbone and take them apart: per-round accuracy, "
+        "conformity, flips, the model's terms, ablations. Extra OVERRIDES compose as for `tomacs evaluate`.",
+    ),
+    benchmark: str = typer.Option(
+        None, "--benchmark", "-b", help="--diagnose: comma list of benchmarks, or 'all' (default: mmlu)."
+    ),
+    method: str = typer.Option("complete", "--method", help="--diagnose: the method (a static topology)."),
+    attack: str = typer.Option("gt50", "--attack", help="--diagnose: comma list of attack options."),
+    size: int = typer.Option(153, "--size", help="--diagnose: test questions (eval.size)."),
+    ablate: bool = typer.Option(True, "--ablate/--no-ablate", help="--diagnose: also run the ablations."),
+    as_json: bool = typer.Option(False, "--json", help="--diagnose: print JSON instead of tables."),
+    out: str = typer.Option(None, "--out", "-o", help="--diagnose: also write the JSON to this file."),
 ) -> None:
-    """Fit the simulator to TodyComm Tables 7-8 and print simulated vs paper, cell by cell."""
+    """Fit the simulator to TodyComm Tables 7-8 and print simulated vs paper, cell by cell.
+    With --diagnose: break the simulator's multi-round debates down (tomacs/sim_diagnose.py)."""
     from tomacs import calibrate as cal
 
+    if diagnose:
+        _calibrate_diagnose(list(ctx.args or []), benchmark, method, attack, size, seed, ablate, as_json, out)
+        return
+    if ctx.args:
+        _fail(f"unexpected arguments {' '.join(ctx.args)} (overrides are accepted with --diagnose only)")
     profiles = list(profile) if profile else None
     if check:
         rows = cal.stored_rows(trials=trials, seed=seed)
@@ -144,6 +166,65 @@ def calibrate(
     else:
         rows = cal.calibrate(profiles, trials=trials, seed=seed, write=write)
     console.print(cal.format_report(rows), highlight=False, markup=False)
+
+
+def _calibrate_diagnose(
+    overrides: list[str],
+    benchmark: str | None,
+    method: str,
+    attack: str,
+    size: int,
+    seed: int,
+    ablate: bool,
+    as_json: bool,
+    out: str | None,
+) -> None:
+    """`tomacs calibrate --diagnose`: one diagnosis per benchmark x attack, then a summary."""
+    import json
+    from pathlib import Path
+
+    from tomacs import sim_diagnose as sd
+    from tomacs.backbones.sim_model import PROFILE_NAMES
+
+    if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
+        _fail("hydra.* and mode overrides do not apply to `tomacs calibrate --diagnose`")
+    if size < 1:
+        _fail("--size must be >= 1")
+    benches = [b.strip() for b in (benchmark or "mmlu").split(",") if b.strip()]
+    if benches == ["all"]:
+        benches = list(PROFILE_NAMES)
+    attacks = [a.strip() for a in attack.split(",") if a.strip()]
+    results = []
+    # wide tables: in a pipe, do not squeeze them into rich's default 80 columns
+    out_console = console if console.is_terminal else Console(width=170)
+    try:
+        for b in benches:
+            for a in attacks:
+                base = [
+                    f"benchmark={b}",
+                    f"method={method}",
+                    f"attack={a}",
+                    f"eval.size={size}",
+                    f"seed={seed}",
+                ]
+                res = sd.diagnose(compose([*base, *overrides]), ablate=ablate)
+                results.append(res)
+                if not as_json:
+                    for t in sd.tables(res):
+                        out_console.print(t)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    payload = {"analysis": "sim_diagnose", "runs": results}
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    if as_json:
+        print(json.dumps(payload, indent=1))
+        return
+    if len(results) > 1:
+        out_console.print(sd.summary_table(results))
+    if out:
+        console.print(f"results: {out}", highlight=False, soft_wrap=True)
 
 
 analyze_app = typer.Typer(no_args_is_help=True, help="Analyses of a composed config that reuse the executor.")
