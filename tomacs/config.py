@@ -250,6 +250,9 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(f"attack.count must be between 0 and agents={cfg.agents} (got {count})")
     if rate is not None and not 0.0 <= float(rate) <= 1.0:
         raise ConfigError(f"attack.rate must be in [0, 1] (got {rate})")
+    suffix = cfg.attack.get("suffix", True)
+    if not isinstance(suffix, bool):
+        raise ConfigError(f"attack.suffix must be true or false (got {suffix!r})")
     attacked = (count or 0) > 0 or (count is None and float(rate or 0.0) > 0.0)
     onsets = cfg.attack.get("onset_rounds") or []
     for r in onsets if attacked else []:

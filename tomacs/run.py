@@ -135,6 +135,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         rate=cfg.attack.get("rate"),
         onset_rounds=tuple(cfg.attack.get("onset_rounds") or (3, 4)),
         name=str(cfg.attack.name),
+        suffix=bool(cfg.attack.get("suffix", True)),
     )
     if cfg.attack.get("protect_last"):
         schedule.protected = (n - 1,)

@@ -11,7 +11,8 @@ draw, from an RNG the executor seeds per episode:
    given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard).
 
 Before its onset an adversary runs the identical honest path; from onset on it uses the Appendix D
-prompt (`tomacs.agents.prompts.adversarial_messages`) and appends the persuasive suffix. The plan is
+prompt (`tomacs.agents.prompts.adversarial_messages`) and appends the persuasive suffix (unless
+`suffix=False`: stealthy adversaries, config `attack.suffix=false`). The plan is
 stored in every episode record; ground truth for ADAcc is "adversarial iff onset <= T"
 (`AdversaryPlan.labels`).
 
@@ -62,6 +63,7 @@ class AdversarySchedule:
     name: str = "custom"
     fixed_agents: Sequence[int] | None = None  # the same adversaries in every episode (credibility)
     protected: Sequence[int] = ()  # agents never drawn as adversaries (the receiver of Tables 7-8)
+    suffix: bool = True  # App. D's persuasive suffix after an adversary's answer; False = stealthy
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -102,7 +104,7 @@ class AdversarySchedule:
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], n_agents: int, rounds: int) -> AdversarySchedule:
-        """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`)."""
+        """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`, `suffix`)."""
         onsets = cfg.get("onset_rounds")
         return cls(
             n_agents=n_agents,
@@ -111,6 +113,7 @@ class AdversarySchedule:
             rate=cfg.get("rate"),
             onset_rounds=tuple(onsets) if onsets is not None else (3, 4),
             name=str(cfg.get("name", "custom")),
+            suffix=bool(cfg.get("suffix", True)),
         )
 
     def plan(

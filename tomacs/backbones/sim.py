@@ -58,6 +58,9 @@ class SimBackbone:
         if req.behaviour == "adversarial" and req.target is not None:
             return req.target
         cap = 1.0 if req.capability is None else float(req.capability)
+        # A temporal message (a neighbour's previous-round answer) goes through the same update as a
+        # current-round one, with the same parameters: Tables 7-8 identify no difference between
+        # the two, and a per-kind parameter would be a per-topology knob the fit never saw.
         msgs = [
             (cands.index(m.answer), bool(m.persuasive), float(m.weight))
             for m in req.incoming
