@@ -10,7 +10,7 @@ from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.static import STATIC_METHODS, RandomGraph
 from tomacs.types import Question, RoundGraph
 
-NAMES = ["complete", "random", "chain", "star", "layered", "none"]
+NAMES = ["complete", "random", "chain", "star", "layered", "none", "debate"]
 
 
 def _ctx(n: int = 6, seed: int = 0, **kw) -> MethodContext:

@@ -248,6 +248,7 @@ class Executor:
         parents: dict[int, list[int]] = {i: [] for i in nodes}
         for s, r in graph.edges:
             parents[r].append(s)
+        temporal_parents = self._temporal_parents(t, graph, nodes, prev)
         current: dict[int, AgentOutput] = {}
         for level in levels:
             forced = self._forced(q, t, level, force) if force else {}
@@ -259,23 +260,17 @@ class Executor:
                     continue
             reqs = []
             for i in level:
-                incoming = [
-                    Message(
-                        sender=j,
-                        role=self.cfg.roles[j],
-                        text=format_message(self.cfg.roles[j], current[j].text),
-                        answer=current[j].answer,
-                        persuasive=current[j].behaviour == "adversarial",
-                    )
-                    for j in sorted(parents[i])
-                ]
+                incoming = [self._message(j, current[j]) for j in sorted(parents[i])]
+                if prev is not None:  # temporal messages: round t-1 outputs, after the current ones
+                    earlier = temporal_parents.get(i, ())
+                    incoming += [self._message(j, prev[j], temporal=True) for j in earlier]
                 reqs.append(
                     self._request(q, plan, i, t, incoming, prev[i] if prev else None, phase, sample_index)
                 )
             replies = await self.backbone.generate(reqs)
             for i, req, rep in zip(level, reqs, replies, strict=True):
                 text = rep.text
-                if req.behaviour == "adversarial":
+                if req.behaviour == "adversarial" and self.schedule.suffix:  # attack.suffix=false: stealthy
                     text = add_persuasive_suffix(text)
                 current[i] = AgentOutput(
                     agent=i,
@@ -313,6 +308,53 @@ class Executor:
                     )
                 )
         return out
+
+    def _message(self, sender: int, output: AgentOutput, temporal: bool = False) -> Message:
+        """f_m of one sender's output. `persuasive` follows the behaviour of the round that produced
+        `output` (for a temporal message, round t-1), so a message is as persuasive as its text."""
+        role = self.cfg.roles[sender]
+        return Message(
+            sender=sender,
+            role=role,
+            text=format_message(role, output.text, previous_round=temporal),
+            answer=output.answer,
+            persuasive=output.behaviour == "adversarial",
+            temporal=temporal,
+        )
+
+    def _temporal_parents(
+        self, t: int, graph: RoundGraph, nodes: list[int], prev: list[AgentOutput] | None
+    ) -> dict[int, list[int]]:
+        """Receiver -> senders (sorted, deduplicated) of the round's temporal edges, after checking them.
+
+        A bad temporal edge is an error, not skipped: it would mean a method believes an agent
+        reads something it never sees. Senders need not take part in round t (they spoke in
+        round t-1, or carried their last output into it); receivers must, since only they make a
+        call. Self edges are rejected because an agent's own previous output is always shown.
+        """
+        out: dict[int, list[int]] = {}
+        if not graph.temporal_edges:
+            return out
+        if prev is None:
+            raise RuntimeError(f"round {t} graph has temporal edges, but there is no previous round")
+        n, members = self.cfg.n_agents, set(nodes)
+        for s, r in graph.temporal_edges:
+            s, r = int(s), int(r)
+            if not (0 <= s < n and 0 <= r < n):
+                raise RuntimeError(f"round {t} temporal edge ({s}, {r}) names an agent outside 0..{n - 1}")
+            if s == r:
+                raise RuntimeError(
+                    f"round {t} temporal edge ({s}, {r}) is a self edge; an agent always reads its own "
+                    "previous output, so self temporal edges are not allowed"
+                )
+            if r not in members:
+                raise RuntimeError(
+                    f"round {t} temporal edge ({s}, {r}): receiver {r} does not take part in the round"
+                )
+            senders = out.setdefault(r, [])
+            if s not in senders:
+                senders.append(s)
+        return {r: sorted(v) for r, v in out.items()}
 
     @staticmethod
     def _forced(q: Question, t: int, agents: list[int], force: Mapping[int, ForceFn]) -> dict[int, str]:

@@ -23,11 +23,13 @@ Edge = tuple[int, int]
 __all__ = [
     "Edge",
     "adjacency",
+    "all_pairs",
     "apply_budget",
     "apply_mask",
     "chain",
     "complete_dag",
     "constrain",
+    "constrain_round",
     "creates_cycle",
     "credit_ranked_dag",
     "empty",
@@ -35,6 +37,8 @@ __all__ = [
     "has_cycle",
     "layered",
     "random_dag",
+    "random_pairs",
+    "reachable_filter",
     "star",
     "topological_levels",
 ]
@@ -214,6 +218,72 @@ def constrain(
 ) -> list[Edge]:
     """Mask first, then budgets: a forbidden edge must not use up a node's budget."""
     return apply_budget(apply_mask(edges, mask), in_budget, out_budget)
+
+
+def constrain_round(
+    spatial: Iterable[Edge],
+    temporal: Iterable[Edge],
+    mask: np.ndarray | None = None,
+    in_budget: int | None = None,
+    out_budget: int | None = None,
+) -> tuple[list[Edge], list[Edge]]:
+    """`constrain` for a round with both edge kinds: (kept spatial edges, kept temporal edges).
+
+    A temporal message is a message like any other: the receiver reads it in this round's prompt
+    and the sender's text travels along it, so both kinds share one node-wise in/out budget per
+    round (TodyComm Table 3 counts messages per round). Spatial edges have priority and are
+    visited first, so the spatial result equals `constrain(spatial, ...)` and a run without
+    temporal edges keeps its numbers; temporal edges then use what budget is left. The mask
+    forbids a pair in both kinds.
+    """
+    tagged = [(e, False) for e in apply_mask(spatial, mask)] + [(e, True) for e in apply_mask(temporal, mask)]
+    b_in = _check_budget("in_budget", in_budget)
+    b_out = _check_budget("out_budget", out_budget)
+    d_in: dict[int, int] = {}
+    d_out: dict[int, int] = {}
+    kept: tuple[list[Edge], list[Edge]] = ([], [])
+    for (i, j), is_temporal in tagged:
+        if b_out is not None and d_out.get(i, 0) >= b_out:
+            continue
+        if b_in is not None and d_in.get(j, 0) >= b_in:
+            continue
+        kept[int(is_temporal)].append((i, j))
+        d_out[i] = d_out.get(i, 0) + 1
+        d_in[j] = d_in.get(j, 0) + 1
+    return kept
+
+
+def all_pairs(n: int) -> list[Edge]:
+    """Every ordered pair i -> j, i != j, in row-major order: a full temporal mask.
+
+    Self pairs are left out because an agent always reads its own previous output (see
+    `RoundGraph.temporal_edges`); the order is the budget priority (lower senders first).
+    """
+    return [(i, j) for i in range(n) for j in range(n) if i != j]
+
+
+def random_pairs(n: int, p: float, rng: np.random.Generator) -> list[Edge]:
+    """Each ordered pair i -> j (i != j) independently with probability p: a random temporal mask.
+
+    One draw per pair whatever p is, so later draws from `rng` do not depend on p or outcomes.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"edge probability must be in [0, 1], got {p}")
+    pairs = all_pairs(n)
+    u = rng.random(len(pairs))
+    return [e for e, x in zip(pairs, u, strict=True) if x < p]
+
+
+def reachable_filter(temporal: Iterable[Edge], spatial: Sequence[Edge]) -> list[Edge]:
+    """Drop temporal i -> j when i == j or j reaches i along the spatial edges.
+
+    This is what the G-Designer/AgentPrune public code effectively builds for a *fixed* temporal
+    mask: `construct_temporal_connection` adds a fixed temporal edge only if `check_cycle` on the
+    spatial successors passes, so its FullConnected baseline keeps temporal edges only from
+    earlier to later agents of the spatial DAG, and no self edges.
+    """
+    succ = _successors((), spatial, strict=False)
+    return [(int(i), int(j)) for i, j in temporal if not creates_cycle(succ, int(i), int(j))]
 
 
 # -- Algorithm 4 -------------------------------------------------------------------------------

@@ -132,6 +132,7 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
     cache_hits = 0
     participation: list[float] = []
     edges: list[float] = []
+    temporal_edges: list[float] = []  # previous-round messages, counted apart from the spatial DAG
     for ep in eps:
         for t, outs in enumerate(ep.rounds, start=1):
             took_part = [o for o in outs if o.participated]
@@ -145,6 +146,7 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
         for g in ep.graphs:
             if g is not None:
                 edges.append(float(len(g.edges)))
+                temporal_edges.append(float(len(g.temporal_edges)))
     unparsed_final = sum(1 for ep in eps if ep.final_answer is None)
     costs = [float(ep.extra["cost_usd"]) for ep in eps if ep.extra.get("cost_usd") is not None]
 
@@ -172,6 +174,7 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
         "cache_hits": float(cache_hits),
         "participation_rate": _mean(participation),
         "edges_per_round": _mean(edges),
+        "temporal_edges_per_round": _mean(temporal_edges),
     }
     if costs:
         out["cost_usd"] = float(sum(costs))

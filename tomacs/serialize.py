@@ -32,7 +32,12 @@ def episode_from_dict(d: dict[str, Any]) -> Episode:
     graphs = [
         None
         if g is None
-        else RoundGraph(nodes=g["nodes"], edges=[tuple(e) for e in g["edges"]], credits=g["credits"])
+        else RoundGraph(
+            nodes=g["nodes"],
+            edges=[tuple(e) for e in g["edges"]],
+            credits=g["credits"],
+            temporal_edges=[tuple(e) for e in g.get("temporal_edges") or []],  # absent in older files
+        )
         for g in d["graphs"]
     ]
     dec = d.get("decision")

@@ -47,7 +47,9 @@ class Message:
     """What a receiver sees from one in-neighbour in a round (f_m of the paper, plus structure).
 
     `persuasive` is True when the sender appended the adversarial persuasive suffix; the text
-    carries it too. The simulator reads the structure, a real LLM reads `text`.
+    carries it too. The simulator reads the structure, a real LLM reads `text`. `temporal` marks
+    a message carrying the sender's previous-round output (a temporal edge) rather than its
+    current-round one, so the prompt can label it and a real LLM can tell the two apart.
     """
 
     sender: int
@@ -56,6 +58,7 @@ class Message:
     answer: str | None
     persuasive: bool
     weight: float = 1.0  # credibility a coordinator is told to give this sender (1 = none told)
+    temporal: bool = False  # True: the sender's round t-1 output, delivered along a temporal edge
 
 
 @dataclass
@@ -87,20 +90,28 @@ class AgentOutput:
 
 @dataclass
 class RoundGraph:
-    """The communication DAG of one round t in 2..T.
+    """The communication graph of one round t in 2..T.
 
-    `nodes` are the participating agents (only they make calls), `edges` are (sender, receiver)
-    pairs among them. `credits` holds one value per agent (all N) when the method has them.
+    `nodes` are the participating agents (only they make calls), `edges` are spatial
+    (sender, receiver) pairs among them: the receiver reads the sender's round-t output, so they
+    must form a DAG. `temporal_edges` are (sender, receiver) pairs along which the receiver reads
+    the sender's round t-1 output (debate-style, as the G-Designer/AgentPrune line of work's
+    temporal masks): round t-1 is finished, so they need not be acyclic and the sender need not
+    take part in round t; the receiver must. A self temporal edge (i, i) is invalid: an agent
+    always reads its own previous output (docs/deviations.md). `credits` holds one value per
+    agent (all N) when the method has them.
     """
 
     nodes: list[int]
     edges: list[tuple[int, int]]
     credits: list[float] | None = None
+    temporal_edges: list[tuple[int, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "nodes": list(self.nodes),
             "edges": [list(e) for e in self.edges],
+            "temporal_edges": [list(e) for e in self.temporal_edges],
             "credits": None if self.credits is None else [round(float(c), 6) for c in self.credits],
         }
 

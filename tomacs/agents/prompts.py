@@ -94,15 +94,17 @@ def format_question(question: Question) -> str:
     return f"{text}\n{opts}"
 
 
-def format_message(sender_role: str, output_text: str) -> str:
+def format_message(sender_role: str, output_text: str, previous_round: bool = False) -> str:
     """f_m(o_j, role_j): one neighbour's output tagged with its role, as the receiver reads it.
 
     Only the role is shown (as in the paper), not the agent index, so a receiver cannot key on
     positions. Any persuasive suffix is part of `output_text` and is passed through unchanged.
     Idempotent (`format_message(r, format_message(r, x)) == format_message(r, x)`), so it does not
     matter whether the executor stores raw or already-formatted text in `Message.text`.
+    `previous_round` tags a temporal message (the sender's round t-1 output) in its header, so a
+    real LLM does not mistake last round's answer for the sender's current one.
     """
-    header = f"--- Message from {sender_role} ---"
+    header = f"--- Message from {sender_role}{' (previous round)' if previous_round else ''} ---"
     body = output_text.strip()
     if body.startswith(header):  # idempotent: a text already formatted by f_m is not wrapped twice
         return body
@@ -131,15 +133,26 @@ def agent_messages(
     adversary is built with exactly this function and gets byte-identical messages to an honest
     agent in the same position. `Message.text` must be the sender's raw output (with the suffix if
     any, or already formatted by `format_message`, which is idempotent); f_m is applied here.
+
+    Temporal messages (`Message.temporal`: a neighbour's previous-round output) get their own
+    section after the current-round ones, each header tagged "(previous round)", as the
+    AgentPrune/G-Designer prompts separate "the outputs of other agents" from "in the last round";
+    with none, the prompt is byte-identical to the one before temporal edges existed (cache keys).
     """
     system = f"{role_profile(role)}\n\n{answer_format(question)}"
     parts = [f"Question:\n{format_question(question)}"]
     if round >= 2:
         if previous_output is not None:
             parts.append(f"Your previous response:\n{previous_output.strip()}")
-        if incoming:
-            msgs = "\n\n".join(format_message(m.role, m.text) for m in incoming)
+        current = [m for m in incoming if not m.temporal]
+        earlier = [m for m in incoming if m.temporal]
+        if current:
+            msgs = "\n\n".join(format_message(m.role, m.text) for m in current)
             parts.append(f"Messages from other agents:\n{msgs}")
+        if earlier:
+            msgs = "\n\n".join(format_message(m.role, m.text, previous_round=True) for m in earlier)
+            parts.append(f"Messages from other agents in the previous round:\n{msgs}")
+        if incoming:
             parts.append(
                 "Consider the other agents' reasoning critically together with your own previous "
                 "response, reconsider the question, and give your updated analysis and answer."

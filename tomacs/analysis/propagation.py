@@ -106,10 +106,13 @@ def make_force(executor: Executor, agent: int, mode: str, from_round: int) -> Fo
 
 # ----------------------------------------------------------------------------------------------
 def graph_degrees(graph: RoundGraph, n: int) -> tuple[list[int], list[int]]:
-    """(distinct neighbours, distinct receivers) of every agent in one round's graph."""
+    """(distinct neighbours, distinct receivers) of every agent in one round's graph.
+
+    Temporal edges count too: a forced output travels along them one round later, and without
+    them a debate topology (temporal edges only) would have degree 0 everywhere."""
     nbrs: list[set[int]] = [set() for _ in range(n)]
     outs: list[set[int]] = [set() for _ in range(n)]
-    for s, r in graph.edges:
+    for s, r in [*graph.edges, *graph.temporal_edges]:
         if s == r:
             continue
         nbrs[s].add(r)

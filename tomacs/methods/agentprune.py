@@ -14,13 +14,16 @@ What the method is (the published algorithm, not the authors' code, see docs/dev
 
 Mapping onto this executor (documented in docs/deviations.md):
   * every agent already sees its own previous output, so temporal self edges (i -> i) are implied
-    and not learned; a temporal edge i -> j (i != j) is added to round t's communication edges from
-    round 3 on (our round 2 is the first communicating round, AgentPrune's round 0, which has no
-    temporal edges). The receiver then reads i's round-t output, the executor's only message kind.
-  * round graphs must be DAGs: sampled (or thresholded) edges are kept in descending probability
-    order, spatial before temporal, skipping any that would close a cycle (`dag_by_priority`), then
-    the run's mask and degree budgets apply (`constrain`). The log-probability stays the one of the
-    full Bernoulli sample: the kept graph is a deterministic function of it.
+    and not learned; a temporal edge i -> j (i != j) is a `RoundGraph.temporal_edges` entry: j
+    reads i's round t-1 output, as in the paper's spatial-temporal graph. Temporal edges exist from
+    round `temporal_from_round` = 2 on: our round 1 (everyone alone) is a finished dialogue round
+    whose outputs round 2 can read (AgentPrune's own first round has no previous round, hence no
+    temporal edges).
+  * spatial round graphs must be DAGs: sampled (or thresholded) spatial edges are kept in
+    descending probability order, skipping any that would close a cycle (`dag_by_priority`).
+    Temporal edges read a finished round and are kept as sampled. The run's mask and degree
+    budgets then apply to both, spatial first (`constrain_round`). The log-probability stays the
+    one of the full Bernoulli sample: the kept graph is a deterministic function of it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.graphs import Edge, constrain, creates_cycle
+from tomacs.graphs import Edge, constrain_round, creates_cycle
 from tomacs.methods.base import History, Method, MethodContext
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
@@ -47,7 +50,7 @@ BASELINES = ("none", "batch_mean")
 DEFAULTS: dict[str, Any] = {
     "init_prob": 0.5,
     "temporal": True,
-    "temporal_from_round": 3,
+    "temporal_from_round": 2,
     "prune_rate": 0.25,
     "prune_interval": 1,
     "max_prune_fraction": None,
@@ -210,15 +213,29 @@ class AgentPrune(Method):
     def mask(self, kind: str = "spatial") -> np.ndarray:
         return getattr(self.net, f"{kind}_mask").detach().cpu().numpy().astype(np.float64)
 
-    def inference_edges(self, t: int) -> list[Edge]:
-        """The fixed graph: unpruned edges with probability >= threshold, made a DAG, constrained."""
-        edges: list[Edge] = []
+    def _round_graph(
+        self, t: int, chosen: dict[str, np.ndarray], p_spatial: np.ndarray
+    ) -> tuple[list[Edge], list[Edge]]:
+        """(spatial DAG, temporal edges) of round t from chosen 0/1 matrices, constrained."""
+        spatial = dag_by_priority(chosen["spatial"], p_spatial)
+        temporal: list[Edge] = []
+        if "temporal" in chosen and t >= self.temporal_from:
+            a = chosen["temporal"]
+            n = a.shape[0]
+            temporal = [(i, j) for i in range(n) for j in range(n) if i != j and a[i, j]]
+        return constrain_round(spatial, temporal, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+
+    def inference_graph(self, t: int) -> tuple[list[Edge], list[Edge]]:
+        """The fixed graph: unpruned edges with probability >= threshold (spatial made a DAG), constrained."""
+        chosen = {}
         for kind in self._kinds():
-            if kind == "temporal" and t < self.temporal_from:
-                continue
             p, m = self.probs(kind), self.mask(kind)
-            edges = dag_by_priority((p >= self.threshold) & (m > 0), p, edges)
-        return constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+            chosen[kind] = (p >= self.threshold) & (m > 0)
+        return self._round_graph(t, chosen, self.probs("spatial"))
+
+    def inference_edges(self, t: int) -> list[Edge]:
+        """The spatial edges of the fixed inference graph of round t."""
+        return self.inference_graph(t)[0]
 
     # -- episode ---------------------------------------------------------------------------------
     def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
@@ -238,15 +255,19 @@ class AgentPrune(Method):
             raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
         nodes = list(range(self.ctx.n_agents))
         if not state["train"]:
-            edges = self.inference_edges(t)
+            edges, temporal = self.inference_graph(t)
             state["edges"][t] = [list(edges) for _ in state["questions"]]
-            return [RoundGraph(nodes=list(nodes), edges=list(edges)) for _ in state["questions"]]
+            state.setdefault("temporal", {})[t] = [list(temporal) for _ in state["questions"]]
+            return [
+                RoundGraph(nodes=list(nodes), edges=list(edges), temporal_edges=list(temporal))
+                for _ in state["questions"]
+            ]
         n = self.ctx.n_agents
         kinds = [k for k in self._kinds() if k == "spatial" or t >= self.temporal_from]
         # Fixed draw count per round and kind, so a question's samples never depend on the others.
         samples = {k: np.stack([r.random((n, n)) for r in state["rngs"]]) for k in kinds}
         logp = None
-        graphs, edges_t = [], []
+        graphs, edges_t, temporal_t = [], [], []
         chosen: dict[str, np.ndarray] = {}
         probs: dict[str, np.ndarray] = {}
         for k in kinds:
@@ -258,14 +279,13 @@ class AgentPrune(Method):
             lp = bernoulli_matrix_log_prob(logits.unsqueeze(0), a.astype(np.float32), mask_t.unsqueeze(0))
             logp = lp if logp is None else logp + lp
         for qi in range(len(state["questions"])):
-            edges: list[Edge] = []
-            for k in kinds:
-                edges = dag_by_priority(chosen[k][qi], probs[k], edges)
-            edges = constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
-            graphs.append(RoundGraph(nodes=list(nodes), edges=list(edges)))
+            edges, temporal = self._round_graph(t, {k: chosen[k][qi] for k in kinds}, probs["spatial"])
+            graphs.append(RoundGraph(nodes=list(nodes), edges=list(edges), temporal_edges=list(temporal)))
             edges_t.append(edges)
+            temporal_t.append(temporal)
         state["logp"][t] = logp
         state["edges"][t] = edges_t
+        state.setdefault("temporal", {})[t] = temporal_t
         state.setdefault("samples", {})[t] = chosen
         return graphs
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from tomacs.methods.base import Method, MethodContext
 
-_STATIC = ("complete", "random", "chain", "star", "layered", "none")
+_STATIC = ("complete", "random", "chain", "star", "layered", "none", "debate")
 _LEARNED = {
     "todycomm": ("tomacs.methods.todycomm", "TodyComm"),
     "crs": ("tomacs.methods.crs", "CredibilityTopology"),  # not learned, but lazily imported alike

@@ -16,6 +16,16 @@ Agent order (`order` param): `fixed` uses agents 0..N-1, so roles keep their pos
 is the star hub and chain head); `shuffle` draws one permutation per query from a generator
 keyed by (seed, method, question id), so positions vary across queries, are reproducible from the
 seed, and do not depend on batching.
+
+Temporal mask (`temporal` param): besides the spatial DAG (current-round outputs), a static method
+can deliver previous-round outputs along temporal edges, as the G-Designer/AgentPrune code's
+baselines do (their FullConnected has a full spatial and a full temporal mask, Random draws both):
+`none` (the default: today's numbers), `full` (every j -> i, j != i), and for `random` also
+`random` (each ordered pair with `edge_prob`, from its own generator so the spatial draws do not
+move). `temporal_rule: code` keeps only the temporal edges that code's cycle check lets through
+for a fixed mask (no j -> i where i reaches j spatially; see `graphs.reachable_filter`). Temporal
+edges share the round's degree budget, after the spatial ones (`graphs.constrain_round`).
+`debate` is the LLM-Debate topology (Du et al., 2023): no spatial edges and a full temporal mask.
 """
 
 from __future__ import annotations
@@ -24,24 +34,48 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.graphs import Edge, chain, complete_dag, constrain, empty, layered, random_dag, star
+from tomacs.graphs import (
+    Edge,
+    all_pairs,
+    chain,
+    complete_dag,
+    constrain,
+    constrain_round,
+    empty,
+    layered,
+    random_dag,
+    random_pairs,
+    reachable_filter,
+    star,
+)
 from tomacs.methods.base import History, Method, MethodContext
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
 
 ORDERS = ("fixed", "shuffle")
+TEMPORAL_RULES = ("all", "code")
 
 
 class StaticMethod(Method):
-    """One constrained DAG per query, drawn at `begin`, returned unchanged every round."""
+    """One constrained DAG (plus temporal edges) per query, drawn at `begin`, reused every round."""
 
     name = "static"
+    TEMPORAL: tuple[str, ...] = ("none", "full")  # temporal masks this topology offers
+    DEFAULT_TEMPORAL = "none"
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
         self.order_mode = str(params.get("order", "fixed"))
         if self.order_mode not in ORDERS:
             raise ValueError(f"{self.name}: order must be one of {ORDERS}, got {self.order_mode!r}")
+        self.temporal = str(params.get("temporal", self.DEFAULT_TEMPORAL))
+        if self.temporal not in self.TEMPORAL:
+            raise ValueError(f"{self.name}: temporal must be one of {self.TEMPORAL}, got {self.temporal!r}")
+        self.temporal_rule = str(params.get("temporal_rule", "all"))
+        if self.temporal_rule not in TEMPORAL_RULES:
+            raise ValueError(
+                f"{self.name}: temporal_rule must be one of {TEMPORAL_RULES}, got {self.temporal_rule!r}"
+            )
         if ctx.mask is not None and np.asarray(ctx.mask).shape != (ctx.n_agents, ctx.n_agents):
             raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {ctx.n_agents}")
 
@@ -55,9 +89,26 @@ class StaticMethod(Method):
             return [int(v) for v in rng.permutation(n)]
         return list(range(n))
 
-    def _graph(self, rng: np.random.Generator) -> list[Edge]:
+    def temporal_topology(self, rng: np.random.Generator) -> list[Edge]:
+        """The unconstrained temporal edges (sender's round t-1 output -> receiver), never self."""
+        if self.temporal == "full":
+            return all_pairs(self.ctx.n_agents)
+        return []
+
+    def _graph(self, rng: np.random.Generator, t_rng: np.random.Generator) -> tuple[list[Edge], list[Edge]]:
         edges = self.topology(self._order(rng), rng)
-        return constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+        spatial = constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+        temporal = self.temporal_topology(t_rng)
+        if not temporal:
+            return spatial, []
+        if self.temporal_rule == "code":
+            temporal = reachable_filter(temporal, spatial)
+        return constrain_round(spatial, temporal, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
+
+    def _draw(self, state: Any) -> None:
+        graphs = [self._graph(r, tr) for r, tr in zip(state["q_rngs"], state["t_rngs"], strict=True)]
+        state["edges"] = [g[0] for g in graphs]
+        state["temporal"] = [g[1] for g in graphs]
 
     def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
         """Draw each query's graph up front, in question order, so draws do not depend on rounds."""
@@ -68,13 +119,21 @@ class StaticMethod(Method):
             np.random.default_rng(stable_seed(self.ctx.seed, "static-graph", self.name, q.id))
             for q in questions
         ]
-        state["edges"] = [self._graph(r) for r in state["q_rngs"]]
+        # Temporal draws get their own generators, so adding a temporal mask never moves a spatial one.
+        state["t_rngs"] = [
+            np.random.default_rng(stable_seed(self.ctx.seed, "static-temporal", self.name, q.id))
+            for q in questions
+        ]
+        self._draw(state)
         return state
 
     def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
         nodes = list(range(self.ctx.n_agents))
         # Fresh objects each round: the executor may annotate or mutate what it is given.
-        return [RoundGraph(nodes=list(nodes), edges=list(edges)) for edges in state["edges"]]
+        return [
+            RoundGraph(nodes=list(nodes), edges=list(edges), temporal_edges=list(temporal))
+            for edges, temporal in zip(state["edges"], state["temporal"], strict=True)
+        ]
 
 
 class CompleteGraph(StaticMethod):
@@ -95,6 +154,7 @@ class RandomGraph(StaticMethod):
     """
 
     name = "random"
+    TEMPORAL = ("none", "full", "random")
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
@@ -106,9 +166,14 @@ class RandomGraph(StaticMethod):
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return random_dag(order, self.edge_prob, rng)
 
+    def temporal_topology(self, rng: np.random.Generator) -> list[Edge]:
+        if self.temporal == "random":
+            return random_pairs(self.ctx.n_agents, self.edge_prob, rng)
+        return super().temporal_topology(rng)
+
     def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
         if self.per_round and t > 2:  # round 2 uses the graphs drawn at begin
-            state["edges"] = [self._graph(r) for r in state["q_rngs"]]
+            self._draw(state)
         return super().act(state, t, history)
 
 
@@ -154,7 +219,30 @@ class NoCommunication(StaticMethod):
         return empty()
 
 
+class DebateGraph(StaticMethod):
+    """LLM-Debate (Du et al., 2023): from round 2 on every agent reads every other agent's
+    previous-round answer (temporal edges only, no spatial edges); round 1 everyone answers alone.
+
+    It is the public code's `Debate` mode (empty spatial mask, full temporal mask). Under a degree
+    budget the temporal edges are kept in row-major order (lower senders first)."""
+
+    name = "debate"
+    TEMPORAL = ("full",)
+    DEFAULT_TEMPORAL = "full"
+
+    def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
+        return empty()
+
+
 STATIC_METHODS: dict[str, type[Method]] = {
     cls.name: cls
-    for cls in (CompleteGraph, RandomGraph, ChainGraph, StarGraph, LayeredGraph, NoCommunication)
+    for cls in (
+        CompleteGraph,
+        RandomGraph,
+        ChainGraph,
+        StarGraph,
+        LayeredGraph,
+        NoCommunication,
+        DebateGraph,
+    )
 }
