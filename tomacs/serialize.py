@@ -32,7 +32,12 @@ def episode_from_dict(d: dict[str, Any]) -> Episode:
     graphs = [
         None
         if g is None
-        else RoundGraph(nodes=g["nodes"], edges=[tuple(e) for e in g["edges"]], credits=g["credits"])
+        else RoundGraph(
+            nodes=g["nodes"],
+            edges=[tuple(e) for e in g["edges"]],
+            credits=g["credits"],
+            participants=g.get("participants"),
+        )
         for g in d["graphs"]
     ]
     dec = d.get("decision")
@@ -40,7 +45,11 @@ def episode_from_dict(d: dict[str, Any]) -> Episode:
         None
         if dec is None
         else DecisionGraph(
-            voters=dec["voters"], weights=dec["weights"], mode=dec["mode"], credibility=dec.get("credibility")
+            voters=dec["voters"],
+            weights=dec["weights"],
+            mode=dec["mode"],
+            credibility=dec.get("credibility"),
+            credits=dec.get("credits"),
         )
     )
     dout = d.get("decision_output")

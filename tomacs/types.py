@@ -89,20 +89,26 @@ class AgentOutput:
 class RoundGraph:
     """The communication DAG of one round t in 2..T.
 
-    `nodes` are the participating agents (only they make calls), `edges` are (sender, receiver)
-    pairs among them. `credits` holds one value per agent (all N) when the method has them.
+    `nodes` are the agents that make a call this round, `edges` are (sender, receiver) pairs among
+    them. `credits` holds one value per agent (all N) when the method has them. `participants`,
+    when set, are the agents the method selected to communicate (TodyComm's a_i^t = 1) where that
+    differs from `nodes`: with `isolated=answer` every agent answers, non-participants alone.
     """
 
     nodes: list[int]
     edges: list[tuple[int, int]]
     credits: list[float] | None = None
+    participants: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "nodes": list(self.nodes),
             "edges": [list(e) for e in self.edges],
             "credits": None if self.credits is None else [round(float(c), 6) for c in self.credits],
         }
+        if self.participants is not None:
+            d["participants"] = list(self.participants)
+        return d
 
 
 DecisionMode = Literal["vote", "llm", "centroid"]
@@ -116,12 +122,14 @@ class DecisionGraph:
     a decision agent reads the voters' final outputs instead of counting them; with mode
     "centroid" the output nearest the weighted embedding centroid wins (credibility scoring).
     `credibility` (same length as `voters`) are scores shown to a credibility-aware coordinator.
+    `credits` (all N agents) are a credit method's decision-round credits c^{T+1}, kept for analysis.
     """
 
     voters: list[int]
     weights: list[float] | None = None
     mode: DecisionMode = "vote"
     credibility: list[float] | None = None
+    credits: list[float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -131,6 +139,8 @@ class DecisionGraph:
         }
         if self.credibility is not None:
             d["credibility"] = [round(float(w), 6) for w in self.credibility]
+        if self.credits is not None:
+            d["credits"] = [round(float(c), 6) for c in self.credits]
         return d
 
 
