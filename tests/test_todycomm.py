@@ -124,7 +124,7 @@ def test_training_log_prob_is_of_post_flip_action() -> None:
     for t in (2, 3):
         c = state["credits"][t]
         for q, g in enumerate(graphs[t - 2]):
-            a = [1 if i in g.nodes else 0 for i in range(4)]
+            a = [1 if i in g.participants else 0 for i in range(4)]
             assert a == state["actions"][t][q].tolist()
             hand = sum(math.log(c[q, i]) if a[i] else math.log(1 - c[q, i]) for i in range(4))
             assert state["logp"][t][q].item() == pytest.approx(hand, abs=1e-4)
@@ -152,9 +152,9 @@ def test_inference_selects_exactly_above_mean() -> None:
     for t in (2, 3):
         for g in graphs[t - 2]:
             c = np.array(g.credits)
-            assert g.nodes == [i for i in range(4) if c[i] > c.mean()]
+            assert g.participants == [i for i in range(4) if c[i] > c.mean()]
             expected = credit_ranked_dag(c.tolist(), [int(x > c.mean()) for x in c])
-            assert g.edges == expected and not has_cycle(g.nodes, g.edges)
+            assert g.edges == expected and not has_cycle(g.participants, g.edges)
     for q, d in enumerate(decisions):
         c = state["credits"][4][q]
         assert d.voters == [i for i in range(4) if c[i] > c.mean()]
@@ -258,7 +258,7 @@ def test_mask_and_budgets_are_passed_through() -> None:
         for g in rnd:
             assert all(j != 3 for _, j in g.edges)
             assert g.edges == credit_ranked_dag(
-                g.credits, [int(i in g.nodes) for i in range(4)], mask=mask, out_budget=1, in_budget=1
+                g.credits, [int(i in g.participants) for i in range(4)], mask=mask, out_budget=1, in_budget=1
             )
 
 
@@ -267,7 +267,7 @@ def test_ablation_no_ranking_uses_fixed_order() -> None:
     _, graphs, _ = _episode(m, ANSWERS * 4, train=True, seed=2)
     for rnd in graphs:
         for g in rnd:
-            part = [int(i in g.nodes) for i in range(4)]
+            part = [int(i in g.participants) for i in range(4)]
             assert g.edges == credit_ranked_dag(g.credits, part, rank=False)
             assert all(i < j for i, j in g.edges)  # fixed order, no mask: forward edges only
 
@@ -277,7 +277,7 @@ def test_ablation_no_removal_keeps_everyone_at_inference() -> None:
     state, graphs, decisions = _episode(m, ANSWERS, train=False)
     for rnd in graphs:
         for g in rnd:
-            assert g.nodes == [0, 1, 2, 3]
+            assert g.participants == [0, 1, 2, 3]
             assert g.edges == credit_ranked_dag(g.credits, [1, 1, 1, 1])  # credits still order the DAG
     for q, d in enumerate(decisions):
         assert d.voters == [0, 1, 2, 3]
@@ -297,8 +297,8 @@ def test_ablation_no_credits_uses_oracle_plans() -> None:
     hist = _history(ANSWERS, 3)
     state = m.begin(_questions(3), train=True, rng=np.random.default_rng(0), plans=plans)
     g2, g3 = m.act(state, 2, hist), m.act(state, 3, hist)
-    assert [g.nodes for g in g2] == [[0, 1, 2], [0, 1, 2, 3], []]  # agent 3 adversarial from round 2
-    assert [g.nodes for g in g3] == [[0, 2], [0, 1, 2, 3], []]  # agent 1 from round 3
+    assert [g.participants for g in g2] == [[0, 1, 2], [0, 1, 2, 3], []]  # agent 3 adversarial from round 2
+    assert [g.participants for g in g3] == [[0, 2], [0, 1, 2, 3], []]  # agent 1 from round 3
     assert g3[0].credits == [1.0, 0.0, 1.0, 0.0] and g3[0].edges == [(0, 2)]
     d = m.decide(state, hist)
     assert d[0].voters == [0, 2] and d[0].weights == pytest.approx([0.5, 0.5])
@@ -309,7 +309,7 @@ def test_ablation_no_credits_uses_oracle_plans() -> None:
     with pytest.raises(RuntimeError, match="plans"):
         m.act(state, 2, hist)
     state["plans"] = plans
-    assert m.act(state, 2, hist)[0].nodes == [0, 1, 2]
+    assert m.act(state, 2, hist)[0].participants == [0, 1, 2]
 
 
 # -- persistence, config ---------------------------------------------------------------------------
@@ -380,7 +380,7 @@ def test_reinforce_learns_to_exclude_a_bad_agent() -> None:
         m.train_mode(True)
         state, graphs, decisions = _episode(m, answers, train=True, seed=rng_seed)
         u = [
-            float(bad not in graphs[0][q].nodes and bad not in decisions[q].voters)
+            float(bad not in graphs[0][q].participants and bad not in decisions[q].voters)
             for q in range(len(answers))
         ]
         loss = m.loss(state, [], u)
@@ -391,4 +391,4 @@ def test_reinforce_learns_to_exclude_a_bad_agent() -> None:
     after = bad_credit()
     assert after < 0.1 and before > 0.4
     state, graphs, decisions = _episode(m, answers, train=False)
-    assert all(bad not in g.nodes for g in graphs[0]) and all(bad not in d.voters for d in decisions)
+    assert all(bad not in g.participants for g in graphs[0]) and all(bad not in d.voters for d in decisions)

@@ -1,10 +1,12 @@
 """TodyComm learns on the simulator: after training under gt50 it beats the complete graph on the same
 evaluation questions and detects adversaries better than the all-reliable detector.
 
-Kept small for CI (2 CPU cores): the fast hashing embedder instead of MiniLM, 256 training questions
-for 4 epochs (32 REINFORCE iterations) at lr 5e-3. With the paper's lr (5e-4) the same gap appears
-only after roughly three times as many iterations (see the closing note of issue 3); the test
-checks that learning works, not the paper's schedule.
+At the paper's learning rate (5e-4, Adam, batch 32) and with the method's defaults (standardised
+inputs, non-participants answering alone): 256 training questions for 3 epochs = 24 REINFORCE
+iterations, about the paper's "converges within about 20 iterations". Only the embedder is the fast
+hashing one instead of MiniLM, to stay within CI time on 2 cores. The evaluation questions are the
+test split, held apart from the training and validation questions. Measured when written (seed 0):
+TodyComm 54.2 % Acc / 84.3 % ADAcc vs complete 31.7 % / 33.3 % (the all-reliable detector).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ def test_todycomm_beats_complete_under_gt50(tmp_path: Path) -> None:
                 "method.embedder=hashing",
                 "train.size=256",
                 "train.val_size=64",
-                "train.epochs=4",
-                "train.lr=5e-3",
+                "train.epochs=3",
+                "train.lr=5e-4",
                 *COMMON,
             ]
         ),
@@ -42,8 +44,8 @@ def test_todycomm_beats_complete_under_gt50(tmp_path: Path) -> None:
 
     assert ids(tmp_path / "complete") == ids(tmp_path / "todycomm") and len(ids(tmp_path / "complete")) == 120
     mb, mt = base["metrics"], tody["metrics"]
-    assert tody["train"]["iterations"] == 32
-    assert mt["acc"] > mb["acc"] + 0.05, (mt["acc"], mb["acc"])
-    assert mt["adacc"] > mt["adacc_baseline"] + 0.05, (mt["adacc"], mt["adacc_baseline"])
+    assert tody["train"]["iterations"] == 24
+    assert mt["acc"] > mb["acc"] + 0.10, (mt["acc"], mb["acc"])
+    assert mt["adacc"] > mt["adacc_baseline"] + 0.30, (mt["adacc"], mt["adacc_baseline"])
     # the complete graph detects nothing: everyone votes
     assert abs(mb["adacc"] - mb["adacc_baseline"]) < 1e-9

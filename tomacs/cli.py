@@ -315,6 +315,38 @@ def report(
 
 
 @app.command()
+def diagnose(
+    run_dir: str = typer.Argument(
+        ..., help="The directory of a trained todycomm job (has config.yaml, best.pt)."
+    ),
+    size: int = typer.Option(
+        None, "--size", "-n", help="Test questions to re-run (default: the job's eval.size)."
+    ),
+    checkpoint: str = typer.Option(None, "--checkpoint", help="A checkpoint other than the job's best.pt."),
+    out: str = typer.Option(None, "--out", "-o", help="JSON file (default: <run_dir>/diagnosis.json)."),
+) -> None:
+    """Why a trained credit policy does (not) detect adversaries: credits of honest vs adversarial
+    agents per round, participation, adversaries visible before the decision (an ADAcc ceiling), a
+    supervised probe on the policy's own features, and how far the weights moved from their init."""
+    from pathlib import Path
+
+    from tomacs.diagnose import diagnose as run_diagnosis
+    from tomacs.diagnose import format_report
+    from tomacs.run import write_json
+
+    if size is not None and size < 1:
+        _fail("--size must be >= 1")
+    try:
+        res = run_diagnosis(Path(run_dir), size=size, checkpoint=Path(checkpoint) if checkpoint else None)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    path = Path(out) if out else Path(run_dir) / "diagnosis.json"
+    write_json(path, res)
+    console.print(format_report(res), highlight=False, soft_wrap=True)
+    console.print(f"results: {path}", highlight=False, soft_wrap=True)
+
+
+@app.command()
 def tables(ctx: typer.Context) -> None:
     """The paper tables that `tomacs train table=<name>` runs, with their job counts."""
     from tomacs.paper_tables import sweep_params, table_names, validate_table

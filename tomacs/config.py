@@ -39,9 +39,10 @@ class TrainSchema:
     size: int = 256
     val_size: int = 64
     batch_size: int = 32
-    epochs: int = 3
+    epochs: int = 12
     lr: float = 5e-4
     optimizer: str = "adam"
+    patience: int | None = 4
 
 
 @dataclass
@@ -236,6 +237,9 @@ def validate(cfg: DictConfig) -> None:
     for key in ("size", "batch_size", "epochs"):
         if cfg.train[key] < 0 or (key == "batch_size" and cfg.train[key] < 1):
             raise ConfigError(f"train.{key} must be positive (got {cfg.train[key]})")
+    patience = cfg.train.get("patience")
+    if patience is not None and patience < 1:
+        raise ConfigError(f"train.patience must be >= 1 or null (got {patience})")
     if cfg.eval.size < 1 or cfg.eval.batch_size < 1:
         raise ConfigError("eval.size and eval.batch_size must be >= 1")
     if cfg.concurrency < 1:

@@ -343,6 +343,7 @@ _RESUME_FREE = (
     "checkpoint",
     "concurrency",
     "train.epochs",
+    "train.patience",
     "eval.size",
     "eval.batch_size",
     "backbone.timeout",
@@ -459,7 +460,7 @@ def _run(
 
         train_info = train(comps, out_dir, progress)
         stale = out_dir / "episodes.jsonl"
-        if train_info["epochs"] > train_info["resumed_from_epoch"] and stale.exists():
+        if train_info["epochs_run"] > train_info["resumed_from_epoch"] and stale.exists():
             # evaluation episodes of an earlier policy: the resumed training changed it
             stale.unlink()
     elif cfg.get("checkpoint"):

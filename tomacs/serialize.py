@@ -37,6 +37,7 @@ def episode_from_dict(d: dict[str, Any]) -> Episode:
             edges=[tuple(e) for e in g["edges"]],
             credits=g["credits"],
             temporal_edges=[tuple(e) for e in g.get("temporal_edges") or []],  # absent in older files
+            participants=g.get("participants"),
         )
         for g in d["graphs"]
     ]
@@ -45,7 +46,11 @@ def episode_from_dict(d: dict[str, Any]) -> Episode:
         None
         if dec is None
         else DecisionGraph(
-            voters=dec["voters"], weights=dec["weights"], mode=dec["mode"], credibility=dec.get("credibility")
+            voters=dec["voters"],
+            weights=dec["weights"],
+            mode=dec["mode"],
+            credibility=dec.get("credibility"),
+            credits=dec.get("credits"),
         )
     )
     dout = d.get("decision_output")

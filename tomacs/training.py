@@ -62,6 +62,24 @@ def utility(episode: Any) -> float:
     return 1.0 if episode.correct else 0.0
 
 
+def credit_gap(episodes: list[Any], n: int, rounds: int) -> float | None:
+    """Mean decision credit of honest minus adversarial agents (ground truth), None without credits.
+
+    Logged per iteration because it moves long before Acc does: a policy that is learning to
+    detect shows a growing gap even while the accuracy of a 32-question batch is still noise."""
+    hon: list[float] = []
+    adv: list[float] = []
+    for ep in episodes:
+        credits = getattr(ep.decision, "credits", None) if ep.decision is not None else None
+        if credits is None:
+            continue
+        for i, y in enumerate(ep.plan.labels(n, rounds)):
+            (adv if y else hon).append(float(credits[i]))
+    if not hon or not adv:
+        return None
+    return float(np.mean(hon) - np.mean(adv))
+
+
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
     cfg = comps.cfg
     method = comps.method
@@ -70,7 +88,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
     ckpt_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
     log_path = out_dir / "train_log.jsonl"
-    start_epoch, iteration, best_val = 0, 0, -1.0
+    start_epoch, iteration, best_val, since_best, best_acc = 0, 0, -1.0, 0, None
     resume_from = (
         Path(cfg.checkpoint) if cfg.get("checkpoint") else (ckpt_path if ckpt_path.exists() else None)
     )
@@ -78,12 +96,15 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         ck = load_checkpoint(method, resume_from, optimizer)
         if comps.executor.crs is not None and ck.get("credibility"):
             comps.executor.crs.state.load(ck["credibility"])
-        start_epoch, iteration, best_val = (
+        start_epoch, iteration, best_val, since_best = (
             ck.get("epoch", -1) + 1,
             ck.get("iteration", 0),
             ck.get("best_val", -1.0),
+            ck.get("since_best", 0),
         )
+        best_acc = ck.get("best_val_acc")
     epochs = int(cfg.train.epochs)
+    patience = cfg.train.get("patience")
     bs = int(cfg.train.batch_size)
     train_qs = list(comps.train_qs)
     if not train_qs:
@@ -91,7 +112,11 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     t0 = time.perf_counter()
     calls_per_q = n * rounds + 1
     prog = progress or Progress(enabled=False)
+    stopped_early = bool(patience is not None and comps.val_qs and start_epoch > 0 and since_best >= patience)
+    epochs_done = start_epoch
     for epoch in range(start_epoch, epochs):
+        if stopped_early:
+            break
         method.train_mode(True)
         order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(train_qs))
         qs = [train_qs[i] for i in order]
@@ -118,6 +143,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                     "train_acc": m["acc"],
                     "train_adacc": m["adacc"],
                     "train_token": m["token"],
+                    "credit_gap": credit_gap(episodes, n, rounds),
                     "wall_s": round(time.perf_counter() - t0, 3),
                 }
                 with log_path.open("a") as f:
@@ -125,7 +151,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                 if comps.tracker is not None:
                     comps.tracker.log(rec, step=iteration)
                 iteration += 1
-        val_acc = None
+        val_acc = val_adacc = None
         if comps.val_qs:
             method.train_mode(False)
             eps: list[Any] = []
@@ -133,26 +159,40 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                 e, _ = comps.executor.run_batch(comps.val_qs[b : b + bs], method, train=False, phase="val")
                 eps.extend(e)
             vm = summarize(eps, n, rounds)
-            val_acc = vm["acc"]
+            val_acc, val_adacc = vm["acc"], vm["adacc"]
             vrec = {
                 "epoch": epoch,
                 "iteration": iteration,
                 "val_acc": vm["acc"],
                 "val_adacc": vm["adacc"],
                 "val_token": vm["token"],
+                "val_credit_gap": credit_gap(eps, n, rounds),
             }
             with log_path.open("a") as f:
                 f.write(json.dumps(vrec) + "\n")
             if comps.tracker is not None:
                 comps.tracker.log(vrec, step=max(iteration - 1, 0))
-        score = val_acc if val_acc is not None else -float(epoch)  # no validation: keep the last epoch
+        # validation Acc picks the checkpoint (the reward); ADAcc only breaks ties, which are common
+        # on a few dozen questions. No validation: keep the last epoch.
+        tie = val_adacc if val_adacc is not None and val_adacc == val_adacc else 0.0
+        score = val_acc + 1e-3 * tie if val_acc is not None else -float(epoch)
         is_best = val_acc is None or score > best_val
         if is_best and val_acc is not None:
-            best_val = score
-        extra = {"epoch": epoch, "iteration": iteration, "best_val": best_val}
+            best_val, best_acc = score, val_acc
+        since_best = 0 if is_best else since_best + 1
+        # early stopping: validation has not improved for `patience` epochs
+        stopped_early = bool(patience is not None and comps.val_qs and since_best >= int(patience))
+        extra = {
+            "epoch": epoch,
+            "iteration": iteration,
+            "best_val": best_val,
+            "best_val_acc": best_acc,
+            "since_best": since_best,
+        }
         if comps.executor.crs is not None:  # credibility is part of the run's learned state
             extra["credibility"] = comps.executor.crs.state.to_dict()
         save_checkpoint(ckpt_path, method, optimizer, extra)
+        epochs_done = epoch + 1
         if is_best:
             save_checkpoint(best_path, method, optimizer, extra)
     if best_path.exists():
@@ -160,8 +200,10 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     method.train_mode(False)
     return {
         "epochs": epochs,
+        "epochs_run": epochs_done,
+        "stopped_early": bool(stopped_early),
         "iterations": iteration,
-        "best_val_acc": best_val if best_val >= 0 else None,
+        "best_val_acc": best_acc,
         "train_wall_s": round(time.perf_counter() - t0, 3),
         "resumed_from_epoch": start_epoch,
     }

@@ -92,28 +92,34 @@ class AgentOutput:
 class RoundGraph:
     """The communication graph of one round t in 2..T.
 
-    `nodes` are the participating agents (only they make calls), `edges` are spatial
-    (sender, receiver) pairs among them: the receiver reads the sender's round-t output, so they
-    must form a DAG. `temporal_edges` are (sender, receiver) pairs along which the receiver reads
-    the sender's round t-1 output (debate-style, as the G-Designer/AgentPrune line of work's
-    temporal masks): round t-1 is finished, so they need not be acyclic and the sender need not
-    take part in round t; the receiver must. A self temporal edge (i, i) is invalid: an agent
-    always reads its own previous output (docs/deviations.md). `credits` holds one value per
-    agent (all N) when the method has them.
+    `nodes` are the agents that make a call this round, `edges` are spatial (sender, receiver)
+    pairs among them: the receiver reads the sender's round-t output, so they must form a DAG.
+    `temporal_edges` are (sender, receiver) pairs along which the receiver reads the sender's
+    round t-1 output (debate-style, as the G-Designer/AgentPrune line of work's temporal masks):
+    round t-1 is finished, so they need not be acyclic and the sender need not take part in round
+    t; the receiver must. A self temporal edge (i, i) is invalid: an agent always reads its own
+    previous output (docs/deviations.md). `credits` holds one value per agent (all N) when the
+    method has them. `participants`, when set, are the agents the method selected to communicate
+    (TodyComm's a_i^t = 1) where that differs from `nodes`: with `isolated=answer` every agent
+    answers, non-participants alone.
     """
 
     nodes: list[int]
     edges: list[tuple[int, int]]
     credits: list[float] | None = None
     temporal_edges: list[tuple[int, int]] = field(default_factory=list)
+    participants: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "nodes": list(self.nodes),
             "edges": [list(e) for e in self.edges],
             "temporal_edges": [list(e) for e in self.temporal_edges],
             "credits": None if self.credits is None else [round(float(c), 6) for c in self.credits],
         }
+        if self.participants is not None:
+            d["participants"] = list(self.participants)
+        return d
 
 
 DecisionMode = Literal["vote", "llm", "centroid"]
@@ -127,12 +133,14 @@ class DecisionGraph:
     a decision agent reads the voters' final outputs instead of counting them; with mode
     "centroid" the output nearest the weighted embedding centroid wins (credibility scoring).
     `credibility` (same length as `voters`) are scores shown to a credibility-aware coordinator.
+    `credits` (all N agents) are a credit method's decision-round credits c^{T+1}, kept for analysis.
     """
 
     voters: list[int]
     weights: list[float] | None = None
     mode: DecisionMode = "vote"
     credibility: list[float] | None = None
+    credits: list[float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -142,6 +150,8 @@ class DecisionGraph:
         }
         if self.credibility is not None:
             d["credibility"] = [round(float(w), 6) for w in self.credibility]
+        if self.credits is not None:
+            d["credits"] = [round(float(c), 6) for c in self.credits]
         return d
 
 

@@ -63,6 +63,8 @@ __all__ = [
 
 ABLATIONS = ("none", "no_ranking", "no_removal", "no_credits")
 BASELINES = ("none", "batch_mean", "moving_avg")
+NORMALIZERS = ("none", "running", "layernorm")
+ISOLATED = ("silent", "answer")
 DEFAULTS: dict[str, Any] = {
     "hidden_size": 64,
     "mlp_hidden": 32,
@@ -75,6 +77,10 @@ DEFAULTS: dict[str, Any] = {
     "embedder": "minilm",
     "emb_dim": None,
     "decision_tau": 1.0,
+    "normalize": "running",
+    "norm_clip": 5.0,
+    "isolated": "answer",
+    "tie_tol": 0.0,
 }
 _IGNORED = {"name", "lr", "_target_"}  # read by the run/trainer, not by the method
 
@@ -85,19 +91,85 @@ def _torch() -> Any:
     return torch
 
 
-def _build_net(in_dim: int, hidden: int, mlp_hidden: int) -> Any:
-    """GRU cell + MLP of Alg. 1; returns logits (credit = sigmoid(logit)) so log-probs stay finite."""
+def _build_running_norm(dim: int, clip: float, min_std: float = 1e-6) -> Any:
+    """Per-feature standardisation with statistics accumulated over training inputs only.
+
+    Why: f_i^t concatenates blocks on very different scales (unit-norm embeddings whose per-dim std
+    is ~0.05, one-hot answers, distances up to ~1.4, flags), so at the paper's lr the GRU barely
+    moves in 24 Adam steps (issue 12: credits stayed at 0.46-0.52). Statistics are a pooled
+    mean/variance (Chan et al.'s parallel update, float64) over every (question, agent, round)
+    row of the training batches (`update`, called by TodyComm only for batches begun with
+    train=True); evaluation uses them frozen, so a test batch never changes how the next one is
+    scored, whatever mode the module is in. A dimension whose training std is below `min_std` (constant in
+    training, e.g. letter slots a benchmark never uses) maps to 0: it carried no signal the policy
+    could have learned a weight for. Outputs are clipped to +-clip so an unseen value at test time
+    cannot saturate the GRU. The buffers live in the module's state_dict (saved with checkpoints).
+    """
     torch = _torch()
     nn = torch.nn
+
+    class RunningNorm(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.clip = float(clip)
+            self.min_std = float(min_std)
+            self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+            self.register_buffer("mean", torch.zeros(dim, dtype=torch.float64))
+            self.register_buffer("m2", torch.zeros(dim, dtype=torch.float64))
+
+        def update(self, x: Any) -> None:
+            x = x.detach().to(torch.float64).reshape(-1, dim)
+            nb = float(x.shape[0])
+            if nb == 0:
+                return
+            mb = x.mean(0)
+            m2b = ((x - mb) ** 2).sum(0)
+            na = float(self.count)
+            tot = na + nb
+            delta = mb - self.mean
+            self.mean += delta * (nb / tot)
+            self.m2 += m2b + delta**2 * (na * nb / tot)
+            self.count += nb
+
+        def forward(self, x: Any) -> Any:
+            if float(self.count) < 2:
+                return x
+            std = (self.m2 / self.count).sqrt()
+            live = std > self.min_std
+            z = (x.to(torch.float64) - self.mean) / torch.where(live, std, torch.ones_like(std))
+            z = torch.where(live, z, torch.zeros_like(z)).clamp(-self.clip, self.clip)
+            return z.to(x.dtype)
+
+    return RunningNorm()
+
+
+def _build_net(in_dim: int, hidden: int, mlp_hidden: int, normalize: str = "none", clip: float = 5.0) -> Any:
+    """GRU cell + MLP of Alg. 1; returns logits (credit = sigmoid(logit)) so log-probs stay finite.
+
+    `normalize` sits in front of the GRU: "none" is the paper's literal form (raw f_i^t),
+    "running" the per-feature standardiser above, "layernorm" a LayerNorm over the feature vector.
+    """
+    torch = _torch()
+    nn = torch.nn
+    if normalize not in NORMALIZERS:
+        raise ValueError(f"normalize must be one of {NORMALIZERS}, got {normalize!r}")
 
     class CreditNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
+            if normalize == "running":
+                self.norm = _build_running_norm(in_dim, clip)
+            elif normalize == "layernorm":
+                self.norm = nn.LayerNorm(in_dim)
+            else:
+                self.norm = nn.Identity()
             self.gru = nn.GRUCell(in_dim, hidden)
             self.mlp = nn.Sequential(nn.Linear(hidden, mlp_hidden), nn.ReLU(), nn.Linear(mlp_hidden, 1))
 
-        def forward(self, f: Any, h: Any) -> tuple[Any, Any]:
-            h_new = self.gru(f, h)
+        def forward(self, f: Any, h: Any, update_stats: bool = False) -> tuple[Any, Any]:
+            if update_stats and hasattr(self.norm, "update"):
+                self.norm.update(f)
+            h_new = self.gru(self.norm(f), h)
             return self.mlp(h_new).squeeze(-1), h_new
 
     return CreditNet()
@@ -130,11 +202,16 @@ def sample_participation(
     return np.abs(sampled - flips), sampled, flips
 
 
-def inference_participation(credits: np.ndarray) -> np.ndarray:
-    """Alg. 2 (inference): a_i = 1 iff c_i > mean(c), per row; an all-zero row (all credits equal)
-    falls back to keeping every agent (see the module docstring)."""
+def inference_participation(credits: np.ndarray, tie_tol: float = 0.0) -> np.ndarray:
+    """Alg. 2 (inference): a_i = 1 iff c_i > mean(c) - tie_tol, per row; an all-zero row (all
+    credits equal) falls back to keeping every agent (see the module docstring).
+
+    tie_tol = 0 is the paper's rule. Why a tolerance: with strictly "> mean", credits that differ by
+    float noise (0.501 vs 0.499) still exclude about half of the agents; an agent whose credit is
+    within tie_tol of the mean has not been judged less reliable than the average, so it stays.
+    """
     c = np.asarray(credits, dtype=np.float64)
-    a = (c > c.mean(axis=-1, keepdims=True)).astype(np.int64)
+    a = (c > c.mean(axis=-1, keepdims=True) - float(tie_tol)).astype(np.int64)
     empty = a.sum(axis=-1) == 0
     a[empty] = 1
     return a
@@ -196,6 +273,14 @@ class TodyComm(Method):
             raise ValueError(f"gamma must be in (0, 1], got {cfg['gamma']}")
         if float(cfg["decision_tau"]) <= 0:
             raise ValueError(f"decision_tau must be > 0, got {cfg['decision_tau']}")
+        if cfg["normalize"] not in NORMALIZERS:
+            raise ValueError(f"normalize must be one of {NORMALIZERS}, got {cfg['normalize']!r}")
+        if cfg["isolated"] not in ISOLATED:
+            raise ValueError(f"isolated must be one of {ISOLATED}, got {cfg['isolated']!r}")
+        if float(cfg["tie_tol"]) < 0:
+            raise ValueError(f"tie_tol must be >= 0, got {cfg['tie_tol']}")
+        if float(cfg["norm_clip"]) <= 0:
+            raise ValueError(f"norm_clip must be > 0, got {cfg['norm_clip']}")
         self.epsilon = float(cfg["epsilon"])
         self.gamma = float(cfg["gamma"])
         self.baseline = str(cfg["baseline"])
@@ -203,6 +288,9 @@ class TodyComm(Method):
         self.features = str(cfg["features"])
         self.ablation = str(cfg["ablation"])
         self.tau = float(cfg["decision_tau"])
+        self.normalize = str(cfg["normalize"])
+        self.isolated = str(cfg["isolated"])
+        self.tie_tol = float(cfg["tie_tol"])
         # The executor's embedder decides the embedding size; the run may announce it in ctx.extra.
         emb = ctx.extra.get("embed_dim") or cfg["emb_dim"] or embedder_dim(str(cfg["embedder"]))
         self.emb_dim = int(emb)
@@ -215,9 +303,12 @@ class TodyComm(Method):
             raise RuntimeError(f"TodyComm was asked for device {ctx.device!r} but torch sees no CUDA GPU")
         with torch.random.fork_rng(devices=[]):  # seeded initial weights without touching global RNG
             torch.manual_seed(int(ctx.seed))
-            net = _build_net(self.in_dim, self.hidden, self.mlp_hidden)
+            net = _build_net(
+                self.in_dim, self.hidden, self.mlp_hidden, self.normalize, float(cfg["norm_clip"])
+            )
         self.net = net.to(self.device)
         self._ma: float | None = None  # moving-average reward baseline
+        self.trace: list[tuple[int, np.ndarray]] | None = None  # (t, features) when analysed
 
     # -- episode ---------------------------------------------------------------------------------
     def begin(
@@ -274,9 +365,11 @@ class TodyComm(Method):
             emb_dim=self.emb_dim,
             features=self.features,
         )
+        if self.trace is not None:  # tomacs.diagnose reads the exact inputs of the policy
+            self.trace.append((t, feats))
         f = torch.as_tensor(feats.reshape(qn * n, -1), device=self.device)
         with torch.set_grad_enabled(bool(state["train"])):
-            logits, h = self.net(f, state["h"])
+            logits, h = self.net(f, state["h"], update_stats=bool(state["train"]))
         state["h"] = h
         logits = logits.view(qn, n)
         credits = torch.sigmoid(logits).detach().cpu().numpy().astype(np.float64)
@@ -288,7 +381,7 @@ class TodyComm(Method):
         elif self.ablation == "no_removal":
             actions = np.ones((qn, n), dtype=np.int64)
         else:
-            actions = inference_participation(credits)
+            actions = inference_participation(credits, self.tie_tol)
         state["last_t"] = t
         return credits, actions
 
@@ -323,8 +416,17 @@ class TodyComm(Method):
                 in_budget=ctx.in_budget,
                 rank=self.ablation != "no_ranking",
             )
-            nodes = [i for i in range(ctx.n_agents) if part[i]]
-            graphs.append(RoundGraph(nodes=nodes, edges=edges, credits=[float(c) for c in credits[q]]))
+            # silent: a non-participant makes no call and carries its output forward; answer: it
+            # still answers alone (an isolated node, observed by the next round's features)
+            nodes = [i for i in range(ctx.n_agents) if part[i] or self.isolated == "answer"]
+            graphs.append(
+                RoundGraph(
+                    nodes=nodes,
+                    edges=edges,
+                    credits=[float(c) for c in credits[q]],
+                    participants=[i for i in range(ctx.n_agents) if part[i]],
+                )
+            )
             edges_t.append(edges)
         state["actions"][t] = actions
         state["edges"][t] = edges_t
@@ -342,7 +444,10 @@ class TodyComm(Method):
                 voters = list(range(self.ctx.n_agents))
             out.append(
                 DecisionGraph(
-                    voters=voters, weights=decision_weights(credits[q], voters, self.tau), mode=mode
+                    voters=voters,
+                    weights=decision_weights(credits[q], voters, self.tau),
+                    mode=mode,
+                    credits=[float(c) for c in credits[q]],
                 )
             )
         state["actions"][t] = actions
@@ -389,6 +494,7 @@ class TodyComm(Method):
                 "hidden_size": self.hidden,
                 "mlp_hidden": self.mlp_hidden,
                 "features": self.features,
+                "normalize": self.normalize,
             },
         }
 

@@ -40,13 +40,12 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
     (out / "table.md").write_text("\n".join(p for p in md_parts if p))
     (out / "table.tex").write_text("\n".join(p for p in tex_parts if p))
     figs = [
-        f
-        for f in (
-            plots.training_curves(jobs, out),
-            plots.acc_vs_tokens(all_cells, out),
-            plots.adacc_bars(all_cells, out),
-        )
-        if f is not None
+        *plots.training_curves(jobs, out),
+        *[
+            f
+            for f in (plots.acc_vs_tokens(all_cells, out), plots.adacc_bars(all_cells, out))
+            if f is not None
+        ],
     ]
     missing = [
         f"{m} on {b} {a} (budget {bud})"

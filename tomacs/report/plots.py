@@ -1,4 +1,4 @@
-"""Figures of a report (matplotlib, PNG): training curves as the paper's Fig. 2/5, accuracy vs
+"""Figures of a report (matplotlib, PNG): training curves as the paper's Fig. 2/3, accuracy vs
 tokens per method, ADAcc bars. Headless (Agg); figures are built from results/train logs only."""
 
 from __future__ import annotations
@@ -16,44 +16,88 @@ from tomacs.report.collect import Cell, Job  # noqa: E402
 from tomacs.report.tables import ATTACK_ORDER, ATTACK_TITLE, _order  # noqa: E402
 
 
-def training_curves(jobs: list[Job], out: Path) -> Path | None:
-    """Per attack rate: train Acc and train ADAcc per iteration, one line per method (mean over
-    seeds and benchmarks of the jobs that have a train_log.jsonl)."""
-    series: dict[tuple[str, str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+def _read_log(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a torn last line of a killed job
+    return out
+
+
+def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, list[float]]]:
+    """(benchmark, attack, method, metric) -> iteration -> one value per seed, in %, for metrics
+    train_acc / train_adacc (every iteration) and val_acc / val_adacc (after each epoch)."""
+    series: dict[tuple[str, str, str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for j in jobs:
         log = j.path / "train_log.jsonl"
         if not log.is_file():
             continue
-        for line in log.read_text().splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
+        method, bench, attack, _ = j.key
+        for rec in _read_log(log):
+            if "iteration" not in rec:
                 continue
-            if "iteration" in rec and "train_acc" in rec:
-                for metric in ("train_acc", "train_adacc"):
-                    v = rec.get(metric)
-                    if v is not None:
-                        series[(j.key[2], j.key[0], metric)][int(rec["iteration"])].append(100 * float(v))
-    if not series:
-        return None
-    attacks = _order([k[0] for k in series], ATTACK_ORDER)
-    fig, axes = plt.subplots(2, len(attacks), figsize=(4 * len(attacks), 6), squeeze=False)
-    for c, a in enumerate(attacks):
-        for r, metric in enumerate(("train_acc", "train_adacc")):
-            ax = axes[r][c]
-            for (aa, method, mm), pts in sorted(series.items()):
-                if aa == a and mm == metric:
+            for metric in ("train_acc", "train_adacc", "val_acc", "val_adacc"):
+                v = rec.get(metric)
+                if v is not None:
+                    series[(bench, attack, method, metric)][int(rec["iteration"])].append(100 * float(v))
+    return series
+
+
+def training_curves(jobs: list[Job], out: Path) -> list[Path]:
+    """The paper's Fig. 2 shape, one figure per benchmark: a column per attack rate, Acc (top) and
+    ADAcc (bottom) per training iteration; a line per method is the mean over seeds with the
+    seeds' min-max as a band; markers are the validation scores after each epoch (with the seeds'
+    range). Returns the figures written, training_curves_<benchmark>.png each."""
+    series = curve_series(jobs)
+    written: list[Path] = []
+    for bench in sorted({k[0] for k in series}):
+        attacks = _order([k[1] for k in series if k[0] == bench], ATTACK_ORDER)
+        fig, axes = plt.subplots(2, len(attacks), figsize=(4 * len(attacks), 6), squeeze=False)
+        for c, a in enumerate(attacks):
+            for r, kind in enumerate(("acc", "adacc")):
+                ax = axes[r][c]
+                for _, aa, method, metric in sorted(x for x in series if x[0] == bench):
+                    if aa != a or metric != f"train_{kind}":
+                        continue
+                    pts = series[(bench, aa, method, metric)]
                     xs = sorted(pts)
-                    ax.plot(xs, [sum(pts[x]) / len(pts[x]) for x in xs], label=method)
-            ax.set_title(f"{ATTACK_TITLE.get(a, a)}: {'Acc' if metric == 'train_acc' else 'ADAcc'} (train)")
-            ax.set_xlabel("iteration")
-            ax.set_ylabel("%")
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out / "training_curves.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+                    mean = [sum(pts[x]) / len(pts[x]) for x in xs]
+                    (line,) = ax.plot(xs, mean, label=f"{method} (train)", lw=1.2)
+                    if any(len(pts[x]) > 1 for x in xs):
+                        ax.fill_between(
+                            xs,
+                            [min(pts[x]) for x in xs],
+                            [max(pts[x]) for x in xs],
+                            alpha=0.2,
+                            color=line.get_color(),
+                        )
+                    val = series.get((bench, aa, method, f"val_{kind}"))
+                    if val:
+                        vx = sorted(val)
+                        ax.errorbar(
+                            vx,
+                            [sum(val[x]) / len(val[x]) for x in vx],
+                            yerr=[
+                                [sum(val[x]) / len(val[x]) - min(val[x]) for x in vx],
+                                [max(val[x]) - sum(val[x]) / len(val[x]) for x in vx],
+                            ],
+                            fmt="o",
+                            ms=4,
+                            color=line.get_color(),
+                            label=f"{method} (validation)",
+                        )
+                ax.set_title(f"{bench} {ATTACK_TITLE.get(a, a)}: {'Acc' if kind == 'acc' else 'ADAcc'}")
+                ax.set_xlabel("training iteration")
+                ax.set_ylabel("%")
+                ax.legend(fontsize=6)
+        fig.tight_layout()
+        path = out / f"training_curves_{bench}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
 
 
 def acc_vs_tokens(all_cells: dict[tuple[str, str, str, str], Cell], out: Path) -> Path | None:

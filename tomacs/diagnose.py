@@ -1,0 +1,320 @@
+"""Why does a trained credit policy detect (or fail to detect) adversaries? `tomacs diagnose RUN_DIR`.
+
+A learned method that falls short of its paper can fail for four different reasons, and each needs
+a different fix; this module measures all four on a trained checkpoint (issue 12):
+
+* the signal is absent: a *supervised* probe (logistic regression on the very node features the
+  policy reads, cross-validated by question) shows what any learner could reach;
+* the parameters do not move: distance of every tensor from its seeded initial value;
+* the evaluation hides it: an adversary that never produced an adversarial output before the
+  decision (it sat out its onset round under `isolated=silent`) is invisible to any detector, so
+  "visible adversaries" bounds ADAcc from above;
+* the credits do not separate: credit distributions of honest vs adversarial agents per round,
+  with the ranking AUC, and participation rates per round.
+
+The statistics are pure functions of episodes (unit-tested on hand-built episodes); `diagnose`
+re-runs the checkpoint on the run's test questions to get the episodes and features.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tomacs.types import Episode
+
+__all__ = [
+    "auc",
+    "credit_stats",
+    "diagnose",
+    "format_report",
+    "parameter_drift",
+    "participation_stats",
+    "probe_accuracy",
+    "visibility_stats",
+]
+
+
+def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
+    """P(score of a random positive > a random negative), ties count one half (Mann-Whitney U).
+
+    Here positives are honest agents and scores are credits: 1.0 = credits rank every honest agent
+    above every adversary, 0.5 = no separation."""
+    p, q = np.asarray(pos, dtype=float), np.asarray(neg, dtype=float)
+    if p.size == 0 or q.size == 0:
+        return math.nan
+    greater = (p[:, None] > q[None, :]).sum()
+    ties = (p[:, None] == q[None, :]).sum()
+    return float((greater + 0.5 * ties) / (p.size * q.size))
+
+
+def _labels(ep: Episode, n: int, rounds: int) -> list[int]:
+    return ep.plan.labels(n, rounds)
+
+
+def credit_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[str, Any]]:
+    """Per round t = 2..T (communication credits) and T+1 (decision credits): mean and std of the
+    credits of honest and adversarial agents (ground truth: onset <= T), their gap and AUC.
+
+    Round-t credits come from `RoundGraph.credits`, decision credits from `DecisionGraph.credits`."""
+    rows = []
+    for t in range(2, rounds + 2):
+        hon: list[float] = []
+        adv: list[float] = []
+        for ep in episodes:
+            if t <= rounds:
+                g = ep.graphs[t - 1] if t - 1 < len(ep.graphs) else None
+                credits = None if g is None else g.credits
+            else:
+                credits = ep.decision.credits if ep.decision is not None else None
+            if credits is None:
+                continue
+            for i, y in enumerate(_labels(ep, n, rounds)):
+                (adv if y else hon).append(float(credits[i]))
+        if not hon and not adv:
+            continue
+        rows.append(
+            {
+                "round": t,
+                "honest_mean": float(np.mean(hon)) if hon else math.nan,
+                "honest_std": float(np.std(hon)) if hon else math.nan,
+                "adv_mean": float(np.mean(adv)) if adv else math.nan,
+                "adv_std": float(np.std(adv)) if adv else math.nan,
+                "gap": (float(np.mean(hon)) - float(np.mean(adv))) if hon and adv else math.nan,
+                "auc": auc(hon, adv),
+            }
+        )
+    return rows
+
+
+def participation_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[str, Any]]:
+    """Per round t = 2..T: share of honest and of adversarial agents that took part in the round's
+    communication (`RoundGraph.participants`, the method's a_i^t), and at T+1 the share that voted."""
+    rows = []
+    for t in range(2, rounds + 2):
+        hon, adv = [], []
+        for ep in episodes:
+            labels = _labels(ep, n, rounds)
+            if t <= rounds:
+                g = ep.graphs[t - 1] if t - 1 < len(ep.graphs) else None
+                if g is None:
+                    continue
+                part = set(g.participants if g.participants is not None else g.nodes)
+            else:
+                if ep.decision is None:
+                    continue
+                part = set(ep.decision.voters)
+            for i, y in enumerate(labels):
+                (adv if y else hon).append(1.0 if i in part else 0.0)
+        rows.append(
+            {
+                "round": t,
+                "honest": float(np.mean(hon)) if hon else math.nan,
+                "adversarial": float(np.mean(adv)) if adv else math.nan,
+            }
+        )
+    return rows
+
+
+def visibility_stats(episodes: Sequence[Episode], n: int, rounds: int) -> dict[str, float]:
+    """How many adversaries ever showed an adversarial output before the decision, and the ADAcc of
+    a perfect detector of exactly what was visible (it flags visible adversaries and keeps all
+    others): an upper bound on ADAcc for a method that sees only outputs. A second bound also knows
+    how many adversaries there are, which matters when they are the majority (gt50)."""
+    adv_total = visible = 0
+    correct = correct_k = total = 0
+    for ep in episodes:
+        labels = _labels(ep, n, rounds)
+        shown = [
+            any(r[i].behaviour == "adversarial" and r[i].participated for r in ep.rounds[:rounds])
+            for i in range(n)
+        ]
+        k, v = sum(labels), sum(s and y for s, y in zip(shown, labels, strict=True))
+        adv_total += k
+        visible += v
+        # knowing k as well (the attack rate), the unseen agents are flagged together iff most are adversaries
+        flag_unseen = n > v and (k - v) / (n - v) > 0.5
+        for s, y in zip(shown, labels, strict=True):
+            correct += int(s == bool(y))
+            correct_k += int((s or flag_unseen) == bool(y))
+            total += 1
+    return {
+        "adversaries": float(adv_total),
+        "visible_fraction": visible / adv_total if adv_total else math.nan,
+        "adacc_ceiling": correct / total if total else math.nan,
+        "adacc_ceiling_known_rate": correct_k / total if total else math.nan,
+    }
+
+
+def probe_accuracy(
+    x: np.ndarray, y: np.ndarray, groups: np.ndarray, folds: int = 5, seed: int = 0
+) -> dict[str, float]:
+    """Cross-validated (folds split by question, so no question is in train and test) logistic
+    regression of labels y from features x: accuracy and balanced accuracy. The supervised ceiling
+    of what a policy reading x could detect."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import GroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    y = np.asarray(y).astype(int)
+    if len(np.unique(y)) < 2 or len(np.unique(groups)) < folds:
+        return {"accuracy": math.nan, "balanced": math.nan, "n": float(len(y))}
+    pred = np.zeros_like(y)
+    for tr, te in GroupKFold(n_splits=folds).split(x, y, groups):
+        if len(np.unique(y[tr])) < 2:
+            pred[te] = y[tr][0]
+            continue
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, C=1.0, random_state=seed))
+        clf.fit(x[tr], y[tr])
+        pred[te] = clf.predict(x[te])
+    return {
+        "accuracy": float((pred == y).mean()),
+        "balanced": float(balanced_accuracy_score(y, pred)),
+        "n": float(len(y)),
+    }
+
+
+def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per parameter tensor: norm at init, norm now, and the norm of the change (relative too)."""
+    rows = []
+    for k, v in trained.items():
+        if k not in initial or not hasattr(v, "dtype") or not v.dtype.is_floating_point:
+            continue
+        if k.startswith("norm."):
+            continue  # normaliser statistics, not learned weights
+        a, b = v.detach().double(), initial[k].detach().double()
+        d = float((a - b).norm())
+        n0 = float(b.norm())
+        rows.append(
+            {
+                "tensor": k,
+                "init_norm": n0,
+                "norm": float(a.norm()),
+                "change": d,
+                "rel": d / n0 if n0 else math.nan,
+            }
+        )
+    return rows
+
+
+# -- running it on a checkpoint ----------------------------------------------------------------------
+def _trace_features(method: Any) -> list[tuple[int, np.ndarray]]:
+    trace: list[tuple[int, np.ndarray]] = []
+    method.trace = trace
+    return trace
+
+
+def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = None) -> dict[str, Any]:
+    """Re-run a trained run's checkpoint on its test questions and compute every statistic above."""
+    from omegaconf import OmegaConf
+
+    from tomacs.run import build
+    from tomacs.training import load_checkpoint
+
+    run_dir = Path(run_dir)
+    cfg_path = run_dir / "config.yaml"
+    if not cfg_path.is_file():
+        raise FileNotFoundError(f"{run_dir} has no config.yaml: pass the directory of a finished tomacs job")
+    cfg = OmegaConf.create(OmegaConf.load(cfg_path))
+    if size is not None:
+        cfg.eval.size = int(size)
+    ck = checkpoint or next(
+        (run_dir / p for p in ("best.pt", "checkpoint.pt") if (run_dir / p).is_file()), None
+    )
+    comps = build(cfg, need_train=False)
+    method = comps.method
+    if not getattr(method, "trainable", False) or not hasattr(method, "net"):
+        raise ValueError(f"method {method.name!r} has no credit policy to diagnose (use a todycomm run)")
+    initial = {k: v.detach().clone() for k, v in method.net.state_dict().items()}
+    if ck is None:
+        raise FileNotFoundError(f"{run_dir} has no best.pt or checkpoint.pt: train the method first")
+    load_checkpoint(method, Path(ck))
+    method.train_mode(False)
+    trace = _trace_features(method)
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    episodes: list[Episode] = []
+    feats: list[np.ndarray] = []  # per batch: (Q, N, rounds, F) features of t = 2..T+1
+    bs = int(cfg.eval.batch_size)
+    qs = comps.test_qs
+    for b in range(0, len(qs), bs):
+        trace.clear()
+        eps, _ = comps.executor.run_batch(qs[b : b + bs], method, train=False, phase="eval")
+        episodes.extend(eps)
+        feats.append(np.stack([f for _, f in sorted(trace, key=lambda p: p[0])], axis=2))
+    method.trace = None
+    f_all = np.concatenate(feats, axis=0)  # (Q, N, T, F)
+    q_n = f_all.shape[0]
+    labels = np.array([_labels(ep, n, rounds) for ep in episodes])  # (Q, N)
+    groups = np.repeat(np.arange(q_n), n)
+    last = f_all[:, :, -1, :].reshape(q_n * n, -1)
+    hist = f_all.reshape(q_n * n, -1)
+    from tomacs.metrics import summarize
+
+    m = summarize(episodes, n, rounds)
+    return {
+        "run_dir": str(run_dir),
+        "checkpoint": str(ck),
+        "questions": q_n,
+        "metrics": {k: m[k] for k in ("acc", "adacc", "adacc_balanced", "adacc_baseline", "token")},
+        "credits": credit_stats(episodes, n, rounds),
+        "participation": participation_stats(episodes, n, rounds),
+        "visibility": visibility_stats(episodes, n, rounds),
+        "probe_last_round": probe_accuracy(last, labels.reshape(-1), groups),
+        "probe_all_rounds": probe_accuracy(hist, labels.reshape(-1), groups),
+        "drift": parameter_drift(method.net.state_dict(), initial),
+    }
+
+
+def _pct(x: float) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def format_report(d: dict[str, Any]) -> str:
+    """Plain-text report of `diagnose`'s result (what the CLI prints)."""
+    m = d["metrics"]
+    out = [
+        f"diagnosis of {d['run_dir']} ({d['checkpoint']}), {d['questions']} test questions",
+        f"Acc {_pct(m['acc'])} %  ADAcc {_pct(m['adacc'])} % (balanced {_pct(m['adacc_balanced'])} %, "
+        f"all-reliable {_pct(m['adacc_baseline'])} %)  Token {m['token']:.1f}",
+        "",
+        "credits by ground truth (t = T+1 is the decision)",
+        f"{'t':>3} {'honest':>15} {'adversarial':>15} {'gap':>7} {'AUC':>6}",
+    ]
+    for r in d["credits"]:
+        out.append(
+            f"{r['round']:>3} {r['honest_mean']:>8.3f}±{r['honest_std']:<6.3f} "
+            f"{r['adv_mean']:>8.3f}±{r['adv_std']:<6.3f} {r['gap']:>7.3f} {r['auc']:>6.3f}"
+        )
+    out += [
+        "",
+        "participation (share taking part; t = T+1: share voting)",
+        f"{'t':>3} {'honest %':>9} {'adv %':>7}",
+    ]
+    for r in d["participation"]:
+        out.append(f"{r['round']:>3} {_pct(r['honest']):>9} {_pct(r['adversarial']):>7}")
+    v = d["visibility"]
+    out += [
+        "",
+        f"adversaries visible before the decision: {_pct(v['visible_fraction'])} % "
+        f"of {int(v['adversaries'])}; "
+        f"ADAcc of a perfect detector of what was visible: {_pct(v['adacc_ceiling'])} % "
+        f"({_pct(v['adacc_ceiling_known_rate'])} % if it also knows the number of adversaries)",
+        f"supervised probe (logistic regression, 5 folds by question) on the policy's features: "
+        f"decision-round features {_pct(d['probe_last_round']['accuracy'])} % "
+        f"(balanced {_pct(d['probe_last_round']['balanced'])} %), all rounds "
+        f"{_pct(d['probe_all_rounds']['accuracy'])} % (balanced {_pct(d['probe_all_rounds']['balanced'])} %)",
+        "",
+        "parameter change from the seeded initial weights",
+        f"{'tensor':<22} {'|init|':>8} {'|now|':>8} {'|change|':>9} {'rel':>6}",
+    ]
+    for r in d["drift"]:
+        out.append(
+            f"{r['tensor']:<22} {r['init_norm']:>8.3f} {r['norm']:>8.3f} {r['change']:>9.4f} {r['rel']:>6.3f}"
+        )
+    return "\n".join(out)
