@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_todycomm import ANSWERS, _episode, _method
+from test_todycomm import ANSWERS, _episode, _method, _one_thread  # noqa: F401 (autouse fixture)
 
 from tomacs.methods.base import MethodContext
 from tomacs.methods.todycomm import (
@@ -17,14 +17,6 @@ from tomacs.methods.todycomm import (
     _build_running_norm,
     inference_participation,
 )
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 # -- the running normaliser ---------------------------------------------------------------------------

@@ -73,13 +73,16 @@ class WandbTracker:
                                 [
                                     ep["question"]["id"],
                                     t,
+                                    json.dumps(g.get("participants", g.get("nodes"))),
                                     json.dumps(g.get("nodes")),
                                     json.dumps(g.get("edges")),
+                                    json.dumps(g.get("temporal_edges") or []),
                                 ]
                             )
                 if rows:
                     table = self.wandb.Table(
-                        columns=["question", "round", "participants", "edges"], data=rows
+                        columns=["question", "round", "participants", "callers", "edges", "temporal_edges"],
+                        data=rows,
                     )
                     self.run.log({"graphs": table})
         finally:
