@@ -118,6 +118,9 @@ def test_diagnose_command_on_a_tiny_run(tmp_path: Path) -> None:
     assert 0.0 <= d["probe_last_round"]["balanced"] <= 1.0
     bad = CliRunner().invoke(app, ["diagnose", str(tmp_path / "nowhere")])
     assert bad.exit_code == 2 and "config.yaml" in bad.output
+    run_job(compose(["method=complete", "eval.size=4"]), "evaluate", tmp_path / "static")
+    static = CliRunner().invoke(app, ["diagnose", str(tmp_path / "static")])
+    assert static.exit_code == 2 and "no credit policy" in static.output
 
 
 def test_training_curves_pool_seeds_into_a_band(tmp_path: Path) -> None:

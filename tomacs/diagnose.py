@@ -229,8 +229,12 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
     )
     comps = build(cfg, need_train=False)
     method = comps.method
-    if not getattr(method, "trainable", False) or not hasattr(method, "net"):
+    from tomacs.methods.todycomm import TodyComm
+
+    if not isinstance(method, TodyComm):
         raise ValueError(f"method {method.name!r} has no credit policy to diagnose (use a todycomm run)")
+    if method.ablation == "no_credits":
+        raise ValueError("ablation=no_credits uses oracle credits: there is no learned policy to diagnose")
     initial = {k: v.detach().clone() for k, v in method.net.state_dict().items()}
     if ck is None:
         raise FileNotFoundError(f"{run_dir} has no best.pt or checkpoint.pt: train the method first")
