@@ -1,8 +1,13 @@
-"""Fit the `sim` backbone's behavioural model to TodyComm Tables 7-8, and report simulated vs paper.
+"""Fit the `sim` backbone's behavioural model to TodyComm Tables 7-8 and Table 2's Complete rows,
+and report simulated vs paper (fitted cells, and the held-out Random rows).
 
-The simulator is fitted to these two tables ONLY (single-agent accuracy, one persuasive sender,
-and 0/2/3/4 adversarial senders among six). Every other table (2-6, 9-10) is an outcome of
-running methods on the fitted simulator, never a fitting target.
+The simulator is fitted to Tables 7-8 (single-agent accuracy, one persuasive sender, and 0/2/3/4
+adversarial senders among six) jointly with Table 2's *Complete* rows (5 benchmarks x 3 attack
+rates, simulated by the vectorised debate simulator `tomacs.sim_episodes`): the single-update
+tables cannot tell apart the memory terms that only matter over several rounds (prior vs self vs
+anchor weight, distractor share; docs/sim_multiround_diagnosis.md). Every other table (Table 2's
+Random rows, learned methods, Tables 3-6, 9, 10) is an outcome of running methods on the fitted
+simulator, never a fitting target; `--check` prints the Random rows as held-out predictions.
 
 The two experiments, as simulated here (truth index 0, `n_cand` candidates, one question latent
 shared by every agent on the question):
@@ -50,6 +55,7 @@ from tomacs.backbones.sim_model import (
     sample_wrong,
     update_probs,
 )
+from tomacs.sim_episodes import make_draws, table2_cells
 
 # TodyComm (shared/papers/todycomm.txt) Appendix E.1, Table 7 "Performance degradation under
 # adversarial attack for a single agent": (Vanilla, Attacked), accuracy in %.
@@ -77,6 +83,34 @@ CELLS: tuple[str, ...] = ("vanilla", "attacked", "adv0", "adv2", "adv3", "adv4")
 N_SENDERS = 6
 ADV_COUNTS: tuple[int, ...] = (0, 2, 3, 4)
 TOLERANCE_POINTS = 3.0
+TOLERANCE_T2_FITTED = 4.0  # Table 2 Complete rows (fitted)
+TOLERANCE_T2_HELD_OUT = 6.0  # Table 2 Random rows (held out, predictions)
+ATTACKS: tuple[str, ...] = ("lt50", "eq50", "gt50")
+FIT_EPISODES = 3000  # debates per Table 2 cell inside the fit (common random numbers)
+CHECK_EPISODES = 20000  # debates per Table 2 cell in `--check`
+_W78 = 2.0  # Tables 7-8 residuals weigh this much more than Table 2's in the joint fit
+_HINGE78 = 2.0  # Tables 7-8 cells beyond this many points (expected) are penalised steeply ...
+_W_HINGE = 10.0  # ... with this weight, so sampling noise (±1) keeps them within ±3
+_DIFF_STEP = 0.08  # finite-difference step (relative): large enough to see through sampling steps
+
+# TodyComm Table 2 (gpt-4.1-nano, 6 agents, 4 rounds), accuracy in %, per method / benchmark /
+# attack rate (<50 %, =50 %, >50 %). Complete rows are fitted; Random rows are held out.
+PAPER_TABLE2: dict[str, dict[str, dict[str, float]]] = {
+    "complete": {
+        "mmlu": {"lt50": 64.94, "eq50": 46.63, "gt50": 41.39},
+        "arc_c": {"lt50": 81.17, "eq50": 67.67, "gt50": 64.33},
+        "gsm8k": {"lt50": 81.0, "eq50": 75.46, "gt50": 66.34},
+        "openbookqa": {"lt50": 67.83, "eq50": 42.5, "gt50": 37.33},
+        "medqa": {"lt50": 59.67, "eq50": 43.67, "gt50": 41.75},
+    },
+    "random": {
+        "mmlu": {"lt50": 59.92, "eq50": 45.97, "gt50": 42.05},
+        "arc_c": {"lt50": 79.15, "eq50": 64.1, "gt50": 64.88},
+        "gsm8k": {"lt50": 83.01, "eq50": 76.33, "gt50": 68.26},
+        "openbookqa": {"lt50": 64.33, "eq50": 42.17, "gt50": 36.33},
+        "medqa": {"lt50": 58.33, "eq50": 48.33, "gt50": 42.0},
+    },
+}
 
 # Free parameters, their bounds and the starting point. The lower bound of `persuasion` keeps the
 # design's premise (a persuasive message weighs more than an honest one) rather than a target.
@@ -88,13 +122,14 @@ _FREE: tuple[str, ...] = (
     "share_weight",
     "count_weight",
     "persuasion",
+    "anchor_weight",
 )
-_LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05])
-_UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0])
+_LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05, 0.0])
+_UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0, 10.0])
 _STARTS = (
-    np.array([3.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.0]),
-    np.array([1.5, 0.6, 0.6, 0.5, 4.0, 0.1, 3.0]),
-    np.array([8.0, 0.4, 1.5, 2.0, 1.0, 0.6, 1.5]),
+    np.array([3.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.0, 0.0]),
+    np.array([1.5, 0.6, 0.6, 0.5, 4.0, 0.1, 3.0, 0.0]),
+    np.array([8.0, 0.4, 1.5, 2.0, 1.0, 0.6, 1.5, 0.0]),
 )
 _RIDGE = 1e-3  # tiny pull toward the first start: picks one solution where the cells underdetermine
 
@@ -149,7 +184,10 @@ class _Expected:
         return p0
 
     def cells(self, x: np.ndarray) -> dict[str, float]:
-        kappa, delta, beta, alpha, s, kc, rho = (float(v) for v in x)
+        kappa, delta, beta, alpha, s, kc, rho = (float(v) for v in x[:7])
+        # the receiver holds its own FIRST answer, so its previous answer is its first one and the
+        # self and anchor weights act together: these tables identify only their sum
+        alpha += float(x[7]) if len(x) > 7 else 0.0
         n = self.n
         p0 = self._p0(kappa, delta)  # (G, n)
         logp = np.log(p0)
@@ -198,37 +236,124 @@ def expected_cells(profile: SimProfile, grid: int = 96) -> dict[str, float]:
     return _Expected(profile.n_cand, profile.accuracy, grid).cells(x)
 
 
-def fit_profile(name: str, trials: int = 2000, seed: int = 0) -> SimProfile:
-    """Least-squares fit of one benchmark's profile on expected cell values.
-
-    `trials` and `seed` do not enter the smooth fit (it uses exact expectations); they are kept so
-    callers can pass the same arguments to fit and verification. Several starting points guard
-    against a local optimum; the one with the smallest residual wins.
-    """
-    del trials, seed
-    if name not in PAPER_TABLE7:
-        raise KeyError(f"no paper targets for profile {name!r}; known: {sorted(PAPER_TABLE7)}")
+def _fit_t78(name: str) -> np.ndarray:
+    """Stage 1: least squares on Tables 7-8 alone (anchor 0): a start for the joint fit."""
     target = paper_cells(name)
     keys = [c for c in CELLS if c != "vanilla"]
     y = np.array([target[c] for c in keys])
     ev = _Expected(N_CAND[name], PAPER_TABLE7[name][0] / 100.0)
-    scale = _UPPER - _LOWER
-    lower = _LOWER.copy()
-    lower[1] = max(lower[1], 1.0 / (N_CAND[name] - 1))  # the distractor is at least as likely as any wrong
+    lower, upper = _bounds(name)
+    lower, upper, scale = lower[:7], upper[:7], (upper - lower)[:7]
 
     def resid(x: np.ndarray) -> np.ndarray:
         got = ev.cells(x)
         fit = np.array([got[c] for c in keys]) - y
-        ridge = math.sqrt(_RIDGE) * (x - _STARTS[0]) / scale
+        ridge = math.sqrt(_RIDGE) * (x - _STARTS[0][:7]) / scale
         return np.concatenate([fit, ridge])
 
     best: Any = None
     for x0 in _STARTS:
-        x0 = np.clip(x0, lower + 1e-6, _UPPER - 1e-6)
-        res = optimize.least_squares(resid, x0, bounds=(lower, _UPPER), x_scale=scale, max_nfev=400)
+        x0 = np.clip(x0[:7], lower + 1e-6, upper - 1e-6)
+        res = optimize.least_squares(resid, x0, bounds=(lower, upper), x_scale=scale, max_nfev=400)
         if best is None or res.cost < best.cost:
             best = res
-    return _profile_from(name, best.x)
+    return np.append(best.x, 0.0)
+
+
+def _bounds(name: str) -> tuple[np.ndarray, np.ndarray]:
+    lower = _LOWER.copy()
+    lower[1] = max(lower[1], 1.0 / (N_CAND[name] - 1))  # the distractor is at least as likely as any wrong
+    return lower, _UPPER.copy()
+
+
+def fit_profile(
+    name: str,
+    trials: int = 2000,
+    seed: int = 0,
+    episodes: int = FIT_EPISODES,
+    table2: bool = True,
+    targets: dict[str, float] | None = None,
+    free: Sequence[str] | None = None,
+    start: SimProfile | None = None,
+    max_nfev: int = 40,
+) -> SimProfile:
+    """Fit one benchmark's profile: Tables 7-8 (exact expectations) jointly with Table 2's
+    *Complete* rows (the vectorised debate simulator, `episodes` common-random-number debates).
+
+    Stage 1 fits Tables 7-8 alone (they identify only self + anchor, so anchor = 0 there). Stage 2
+    starts from that fit with the memory split three ways (all self, all anchor, half and half) and
+    fits every free parameter to the 5 + 3 cells; Tables 7-8 residuals weigh `_W78` times more, so
+    they stay within their tolerance. `table2=False` gives the old Tables 7-8-only fit.
+    `targets` (cell -> %) replaces the paper numbers, `free` restricts the fitted parameters (the
+    others stay at `start`), e.g. for recovery tests on data made by the model itself.
+    `trials` does not enter the fit (kept so callers can pass the same arguments to verification).
+    """
+    del trials
+    if name not in PAPER_TABLE7:
+        raise KeyError(f"no paper targets for profile {name!r}; known: {sorted(PAPER_TABLE7)}")
+    target = dict(paper_cells(name))
+    target.update({f"t2_{a}": v for a, v in PAPER_TABLE2["complete"][name].items()})
+    if targets is not None:
+        target.update(targets)
+    keys78 = [c for c in CELLS if c != "vanilla"]
+    keys2 = [f"t2_{a}" for a in ATTACKS] if table2 else []
+    y = np.array([target[c] for c in keys78 + keys2])
+    n_cand = start.n_cand if start is not None else N_CAND[name]
+    acc = start.accuracy if start is not None else PAPER_TABLE7[name][0] / 100.0
+    ev = _Expected(n_cand, acc)
+    draws = make_draws(episodes, seed) if table2 else None
+    lower, upper = _bounds(name)
+    idx = [_FREE.index(k) for k in (free or _FREE)]
+    if start is not None:
+        starts = [np.array([getattr(start, k) for k in _FREE])]
+    else:
+        x78 = _fit_t78(name)
+        if not table2:
+            return _profile_from(name, x78)
+        mem = x78[3]
+        starts = []
+        for frac in (1.0, 0.5, 0.0):  # share of self + anchor kept as self
+            x = x78.copy()
+            x[3], x[7] = frac * mem, (1 - frac) * mem
+            starts.append(x)
+    scale = (upper - lower)[idx]
+    weights = np.array([_W78] * len(keys78) + [1.0] * len(keys2))
+
+    def full(z: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        x = x0.copy()
+        x[idx] = z
+        return x
+
+    def resid(z: np.ndarray, x0: np.ndarray) -> np.ndarray:
+        x = full(z, x0)
+        got = ev.cells(x)
+        vals = [got[c] for c in keys78]
+        if keys2:
+            prof = replace(_profile_from(name, x), n_cand=n_cand, accuracy=acc)
+            t2 = table2_cells(prof, draws)
+            vals += [t2[a] for a in ATTACKS]
+        ridge = math.sqrt(_RIDGE) * (z - x0[idx]) / scale
+        diff = np.array(vals) - y
+        # Tables 7-8 are a constraint (±3 on sampled cells): a steep hinge beyond _HINGE78 points
+        hinge = _W_HINGE * np.maximum(np.abs(diff[: len(keys78)]) - _HINGE78, 0.0)
+        return np.concatenate([weights * diff, hinge, ridge])
+
+    best: Any = None
+    best_x0: Any = None
+    for x0 in starts:
+        x0 = np.clip(x0, lower + 1e-6, upper - 1e-6)
+        res = optimize.least_squares(
+            resid,
+            x0[idx],
+            args=(x0,),
+            bounds=(lower[idx], upper[idx]),
+            x_scale=scale,
+            diff_step=_DIFF_STEP,
+            max_nfev=max_nfev,
+        )
+        if best is None or res.cost < best.cost:
+            best, best_x0 = res, x0
+    return replace(_profile_from(name, full(best.x, best_x0)), n_cand=n_cand, accuracy=acc)
 
 
 def simulate_cells(profile: SimProfile, trials: int, seed: int) -> dict[str, float]:
@@ -249,22 +374,40 @@ def simulate_cells(profile: SimProfile, trials: int, seed: int) -> dict[str, flo
                 ans = own
             elif cell == "attacked":
                 tgt = sample_wrong(rng, n, truth)
-                ans = sample_index(update_probs(profile, lat, own, [(tgt, True)], n, truth), rng)
+                # the receiver's previous answer is its first one: self + anchor terms both apply
+                probs = update_probs(profile, lat, own, [(tgt, True)], n, truth, first_idx=own)
+                ans = sample_index(probs, rng)
             else:
                 k = int(cell[3:])
                 tgt = sample_wrong(rng, n, truth)
                 msgs = [(tgt, True)] * k + [(sample_index(p0, rng), False) for _ in range(N_SENDERS - k)]
-                ans = sample_index(update_probs(profile, lat, own, msgs, n, truth), rng)
+                ans = sample_index(update_probs(profile, lat, own, msgs, n, truth, first_idx=own), rng)
             hits[cell] += int(ans == truth)
     return {c: 100.0 * hits[c] / trials for c in CELLS}
 
 
-def _rows(profile: SimProfile, trials: int, seed: int) -> list[dict[str, Any]]:
+GROUP_T78 = "Tables 7-8 (fitted)"
+GROUP_COMPLETE = "Table 2 Complete (fitted)"
+GROUP_RANDOM = "Table 2 Random (held out)"
+GROUP_TOLERANCE: dict[str, float] = {
+    GROUP_T78: TOLERANCE_POINTS,
+    GROUP_COMPLETE: TOLERANCE_T2_FITTED,
+    GROUP_RANDOM: TOLERANCE_T2_HELD_OUT,
+}
+
+
+def _rows(
+    profile: SimProfile, trials: int, seed: int, episodes: int = CHECK_EPISODES, table2: bool = True
+) -> list[dict[str, Any]]:
+    """Check rows of one profile: Tables 7-8 (sampled single updates), and Table 2's Complete
+    (fitted) and Random (held-out) rows from `episodes` vectorised debates per cell. The debates
+    use draws of seed ``seed + 1``, not the fit's own draws (seed ``seed``)."""
     sim = simulate_cells(profile, trials, seed)
     exp = expected_cells(profile)
     paper = paper_cells(profile.name)
-    return [
+    rows = [
         {
+            "group": GROUP_T78,
             "profile": profile.name,
             "cell": c,
             "paper": paper[c],
@@ -274,16 +417,38 @@ def _rows(profile: SimProfile, trials: int, seed: int) -> list[dict[str, Any]]:
         }
         for c in CELLS
     ]
+    if not table2 or profile.name not in PAPER_TABLE2["complete"]:
+        return rows
+    draws = make_draws(episodes, seed + 1)
+    for method, group in (("complete", GROUP_COMPLETE), ("random", GROUP_RANDOM)):
+        got = table2_cells(profile, draws, graph=method)
+        for a in ATTACKS:
+            ref = PAPER_TABLE2[method][profile.name][a]
+            rows.append(
+                {
+                    "group": group,
+                    "profile": profile.name,
+                    "cell": f"{method}/{a}",
+                    "paper": ref,
+                    "simulated": round(got[a], 2),
+                    "expected": None,
+                    "diff": round(got[a] - ref, 2),
+                }
+            )
+    return rows
 
 
 def calibrate(
     profiles: list[str] | None = None,
-    trials: int = 2000,
+    trials: int = 10000,
     seed: int = 0,
     write: bool = False,
     path: str | Path | None = None,
+    jobs: int = 2,
 ) -> list[dict[str, Any]]:
     """Fit the named profiles (default all five), verify by sampled simulation, optionally write them.
+
+    `jobs` > 1 fits profiles in that many processes (one profile each).
 
     Returns one row per (profile, cell): paper %, simulated % (sampled, `trials` per cell, seeded),
     expected % (the fit's smooth value) and diff = simulated - paper. With `write=True` the fitted
@@ -291,7 +456,15 @@ def calibrate(
     """
     names = list(profiles) if profiles else list(PROFILE_NAMES)
     t0 = time.perf_counter()
-    fitted = {name: fit_profile(name, trials, seed) for name in names}
+    if jobs > 1 and len(names) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from functools import partial
+
+        fit = partial(fit_profile, trials=trials, seed=seed)
+        with ProcessPoolExecutor(max_workers=min(jobs, len(names))) as pool:
+            fitted = dict(zip(names, pool.map(fit, names), strict=True))
+    else:
+        fitted = {name: fit_profile(name, trials, seed) for name in names}
     fit_s = time.perf_counter() - t0
     rows: list[dict[str, Any]] = []
     for name in names:
@@ -320,9 +493,11 @@ def write_profiles(profiles: dict[str, SimProfile], path: str | Path, trials: in
     order = [n for n in PROFILE_NAMES if n in profiles] + sorted(set(profiles) - set(PROFILE_NAMES))
     lines = [
         "# Backbone `sim`: calibrated behavioural simulator of LLM agents (tomacs/backbones/sim_model.py).",
-        "# The profile values below are FITTED by `tomacs calibrate` to TodyComm Tables 7-8 ONLY",
-        "# (single agent vanilla/attacked; receiver with 0/2/3/4 adversarial of 6 senders).",
-        f"# Fitted {_dt.date.today().isoformat()}, verification seed={seed}, trials={trials} per cell.",
+        "# The profile values below are FITTED by `tomacs calibrate` to TodyComm Tables 7-8",
+        "# (single agent vanilla/attacked; receiver with 0/2/3/4 adversarial of 6 senders) jointly with",
+        "# Table 2's Complete rows (6 agents, 4 rounds, decision=auto). Every other table (Random rows,",
+        "# learned methods, Tables 3-6, 9, 10) is held out. See docs/deviations.md (sim section).",
+        f"# Fitted {_dt.date.today().isoformat()}, fit seed={seed}, verification trials={trials} per cell.",
         "# `accuracy` is Table 7 Vanilla (mean competence), not a fitted value. Do not hand-tune.",
         "name: sim",
         "profile: null  # null = the benchmark's own profile (synthetic -> mmlu)",
@@ -345,33 +520,54 @@ def _fmt(v: Any) -> str:
 
 
 def format_report(rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown table of simulated vs paper per cell, plus the largest |diff| and the tolerance check."""
+    """Markdown tables of simulated vs paper per cell, one per group (Tables 7-8 and Table 2
+    Complete: fitted; Table 2 Random: held out), each with its largest |diff| and tolerance check."""
     if not rows:
         return "(no calibration rows)"
-    head = "| profile | cell | paper | simulated | expected | diff |\n|---|---|---:|---:|---:|---:|"
-    body = [
-        f"| {r['profile']} | {r['cell']} | {r['paper']:.2f} | {r['simulated']:.2f} | "
-        f"{r.get('expected', float('nan')):.2f} | {r['diff']:+.2f} |"
-        for r in rows
-    ]
-    worst = max(rows, key=lambda r: abs(r["diff"]))
-    ok = all(abs(r["diff"]) <= TOLERANCE_POINTS for r in rows)
-    tail = [
-        "",
-        f"max |diff| = {abs(worst['diff']):.2f} points ({worst['profile']}/{worst['cell']}); "
-        f"every cell within ±{TOLERANCE_POINTS:g}: {'yes' if ok else 'NO'}",
-        "simulated = sampled outcomes (seeded); expected = the fit's exact expectation; backbone=sim",
-    ]
+    out: list[str] = []
+    groups = list(dict.fromkeys(r.get("group", GROUP_T78) for r in rows))
+    for g in groups:
+        sub = [r for r in rows if r.get("group", GROUP_T78) == g]
+        tol = GROUP_TOLERANCE.get(g, TOLERANCE_POINTS)
+        out.append(f"## {g}")
+        out.append("| profile | cell | paper | simulated | expected | diff |\n|---|---|---:|---:|---:|---:|")
+        for r in sub:
+            e = r.get("expected")
+            e_s = "—" if e is None else f"{e:.2f}"
+            flag = "" if abs(r["diff"]) <= tol else "  ← miss"
+            out.append(
+                f"| {r['profile']} | {r['cell']} | {r['paper']:.2f} | {r['simulated']:.2f} | {e_s} | "
+                f"{r['diff']:+.2f}{flag} |"
+            )
+        worst = max(sub, key=lambda r: abs(r["diff"]))
+        n_ok = sum(abs(r["diff"]) <= tol for r in sub)
+        out += [
+            "",
+            f"max |diff| = {abs(worst['diff']):.2f} points ({worst['profile']}/{worst['cell']}); "
+            f"within ±{tol:g}: {n_ok} of {len(sub)} cells"
+            + (" (held out: predictions, never fitted)" if g == GROUP_RANDOM else ""),
+            "",
+        ]
+    out.append(
+        "simulated = sampled outcomes (seeded; Table 2: vectorised debates, tomacs/sim_episodes.py, "
+        "6 agents, 4 rounds, decision=auto); expected = the fit's exact expectation; backbone=sim"
+    )
     if "fit_seconds" in rows[0]:
-        tail.append(f"fit wall time: {rows[0]['fit_seconds']:.1f} s")
-    return "\n".join([head, *body, *tail])
+        out.append(f"fit wall time: {rows[0]['fit_seconds']:.1f} s")
+    return "\n".join(out)
 
 
-def stored_rows(trials: int = 2000, seed: int = 0, path: str | Path | None = None) -> list[dict[str, Any]]:
+def stored_rows(
+    trials: int = 10000,
+    seed: int = 0,
+    path: str | Path | None = None,
+    episodes: int = CHECK_EPISODES,
+    table2: bool = True,
+) -> list[dict[str, Any]]:
     """Verification rows for the STORED profiles (no fitting): what tests and `--check` use."""
     profs = load_profiles(path)
     rows: list[dict[str, Any]] = []
     for name in PROFILE_NAMES:
         if name in profs:
-            rows.extend(_rows(replace(profs[name], name=name), trials, seed))
+            rows.extend(_rows(replace(profs[name], name=name), trials, seed, episodes, table2))
     return rows

@@ -148,6 +148,7 @@ class Executor:
                         sample_index,
                         on_call,
                         force=force,
+                        first=history[k][0],
                     )
                     for k, q in enumerate(questions)
                 ]
@@ -203,6 +204,7 @@ class Executor:
         previous: AgentOutput | None,
         phase: str,
         sample_index: int,
+        first: AgentOutput | None = None,
     ) -> GenerationRequest:
         role = self.cfg.roles[agent]
         behaviour = plan.behaviour(agent, t)
@@ -225,6 +227,7 @@ class Executor:
             seed_key=f"{self.cfg.seed}/{phase}/{q.id}/{agent}/{t}",
             sample_index=sample_index,
             capability=caps[agent] if caps else None,
+            first_answer=first.answer if first is not None else None,
         )
 
     async def _run_round(
@@ -238,6 +241,7 @@ class Executor:
         sample_index: int,
         on_call: Callable[[int], None] | None,
         force: Mapping[int, ForceFn] | None = None,
+        first: list[AgentOutput] | None = None,
     ) -> list[AgentOutput]:
         n = self.cfg.n_agents
         nodes = sorted(set(graph.nodes))
@@ -265,7 +269,17 @@ class Executor:
                     earlier = temporal_parents.get(i, ())
                     incoming += [self._message(j, prev[j], temporal=True) for j in earlier]
                 reqs.append(
-                    self._request(q, plan, i, t, incoming, prev[i] if prev else None, phase, sample_index)
+                    self._request(
+                        q,
+                        plan,
+                        i,
+                        t,
+                        incoming,
+                        prev[i] if prev else None,
+                        phase,
+                        sample_index,
+                        first[i] if first else None,
+                    )
                 )
             replies = await self.backbone.generate(reqs)
             for i, req, rep in zip(level, reqs, replies, strict=True):

@@ -57,6 +57,7 @@ TERMS: tuple[str, ...] = (
     "competence",
     "distractor",
     "self",
+    "anchor",
     "share_honest",
     "share_adv",
     "count_honest",
@@ -67,6 +68,7 @@ TERM_LABELS: dict[str, str] = {
     "competence": "comp",
     "distractor": "distr",
     "self": "self",
+    "anchor": "anchor",
     "share_honest": "sh·hon",
     "share_adv": "sh·adv",
     "count_honest": "ct·hon",
@@ -92,6 +94,7 @@ def _ablations(profile: SimProfile) -> list[tuple[str, str, dict[str, float]]]:
             {"distractor_share": 1.0 / (profile.n_cand - 1)},
         ),
         ("no self", "self_weight=0: no stickiness to the own previous answer", {"self_weight": 0.0}),
+        ("no anchor", "anchor_weight=0: no pull to the own round-1 answer", {"anchor_weight": 0.0}),
         ("no share", "share_weight=0", {"share_weight": 0.0}),
         ("no count", "count_weight=0", {"count_weight": 0.0}),
         ("no persuasion", "persuasion=1: adversarial messages weigh as honest ones", {"persuasion": 1.0}),
@@ -113,6 +116,7 @@ def decompose_logits(
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
+    first_idx: int | None = None,
 ) -> dict[str, np.ndarray]:
     """The logits of `sim_model.update_logits` split into the additive terms of `TERMS`.
 
@@ -131,6 +135,10 @@ def decompose_logits(
         if not 0 <= prev_idx < n_cand:
             raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
         out["self"][prev_idx] = profile.self_weight
+    if first_idx is not None:
+        if not 0 <= first_idx < n_cand:
+            raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
+        out["anchor"][first_idx] = profile.anchor_weight
     if messages:
         hon, adv = np.zeros(n_cand), np.zeros(n_cand)
         for msg in messages:
@@ -207,15 +215,16 @@ class RecordingBackbone:
         ]
         # the same branches as SimBackbone.decide_answer
         if req.kind == "decision":
-            prev = None
+            prev = first = self.inner.decision_own_answer(req)
         elif req.round == 1 or req.previous_answer is None and not msgs:
             return  # an initial draw from the prior, no update
         else:
             prev = cands.index(req.previous_answer) if req.previous_answer in cands else None
+            first = cands.index(req.first_answer) if req.first_answer in cands else None
         cap = 1.0 if req.capability is None else float(req.capability)
         prof = self.inner.profile
-        terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap)
-        u = sim_model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap)
+        terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first)
+        u = sim_model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first)
         ans = parse_answer(q, rep.text)
         self.records.append(
             UpdateRecord(
@@ -229,7 +238,7 @@ class RecordingBackbone:
                 messages=msgs,
                 chosen=_index(q, cands, ans),
                 terms=terms,
-                probs=sim_model.update_probs(prof, latent, prev, msgs, len(cands), truth, cap),
+                probs=sim_model.update_probs(prof, latent, prev, msgs, len(cands), truth, cap, first),
                 error=float(np.max(np.abs(sum(terms.values()) - u))),
             )
         )

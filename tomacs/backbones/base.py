@@ -30,6 +30,7 @@ class GenerationRequest:
     seed_key: str  # stable key "<seed>/<question id>/<agent>/<round>" for deterministic sampling
     sample_index: int = 0
     capability: float | None = None  # per-agent condition (CARD); None = profile default
+    first_answer: str | None = None  # the agent's own parsed round-1 answer (None in round 1)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

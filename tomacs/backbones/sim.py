@@ -51,6 +51,15 @@ class SimBackbone:
             self._latents[q.id] = st
         return st
 
+    def decision_own_answer(self, req: GenerationRequest) -> int:
+        """The LLM decision agent's own answer (candidate index): a first-answer draw from p0, from a
+        generator keyed by the request, so a diagnosis can recompute it."""
+        cands, truth, latent = self._question_state(req.question)
+        cap = 1.0 if req.capability is None else float(req.capability)
+        p0 = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
+        rng = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index, "own"))
+        return int(rng.choice(len(cands), p=p0))
+
     def decide_answer(self, req: GenerationRequest, rng: np.random.Generator) -> str:
         """The simulated agent's answer to one request."""
         q = req.question
@@ -67,15 +76,19 @@ class SimBackbone:
             if m.answer in cands
         ]
         if req.kind == "decision":
+            # The decision agent is a receiver holding its own answer, as in Tables 7-8: that answer
+            # (a draw from p0) is both its previous and its first answer.
+            own = self.decision_own_answer(req)
             probs = sim_model.update_probs(
-                self.profile, latent, None, msgs, len(cands), truth, capability=cap
+                self.profile, latent, own, msgs, len(cands), truth, capability=cap, first_idx=own
             )
         elif req.round == 1 or req.previous_answer is None and not msgs:
             probs = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
         else:
             prev = cands.index(req.previous_answer) if req.previous_answer in cands else None
+            first = cands.index(req.first_answer) if req.first_answer in cands else None
             probs = sim_model.update_probs(
-                self.profile, latent, prev, msgs, len(cands), truth, capability=cap
+                self.profile, latent, prev, msgs, len(cands), truth, capability=cap, first_idx=first
             )
         return cands[int(rng.choice(len(cands), p=probs))]
 

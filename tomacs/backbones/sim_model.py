@@ -4,7 +4,8 @@ This module is the *math* only (pure numpy); the Backbone glue maps candidate in
 strings and texts. Answers are indices into a candidate list of size `n_cand` with a known truth
 index (multiple choice: the options; numeric: the gold plus plausible wrong numbers).
 
-Model (parameters of one `SimProfile`, fitted by `tomacs calibrate` to TodyComm Tables 7-8 only):
+Model (parameters of one `SimProfile`, fitted by `tomacs calibrate` jointly to TodyComm Tables 7-8
+and Table 2's *Complete* rows; see docs/deviations.md):
 
 * Per question a latent shared by all agents: competence ``c ~ Beta(acc * kappa, (1 - acc) * kappa)``
   and an attractive distractor ``d`` (uniform over wrong indices). A shared latent is what makes
@@ -15,17 +16,22 @@ Model (parameters of one `SimProfile`, fitted by `tomacs calibrate` to TodyComm 
 * Initial answer: ``p0[truth] = c_g``, ``p0[d] = (1 - c_g) * delta``, the remaining wrong mass is
   spread evenly. Hence ``E[p0[truth]] = E[c] = acc`` = the benchmark's single-agent accuracy.
 * Update after reading messages (answer index ``a_m``, weight ``w_m = rho`` if persuasive else 1):
-  ``u_j = beta * log p0[j] + alpha * [j == prev] + share * S_j / sum_m w_m + count * S_j``
+  ``u_j = beta * log p0[j] + alpha * [j == prev] + gamma * [j == first]
+  + share * S_j / sum_m w_m + count * S_j``
   with ``S_j = sum_m w_m [a_m == j]``; the new answer is ``softmax(u)``. The share term says how
   much of what the agent reads backs ``j``; the count term says how many voices back it, so more
-  adversaries push harder even when their share is fixed. ``prev = None`` (the LLM decision agent)
-  drops the self term.
+  adversaries push harder even when their share is fixed. ``prev`` is the agent's own previous
+  answer, ``first`` its own round-1 answer (the anchor, weight ``gamma = anchor_weight``). In a
+  single update from the first answer (Tables 7-8) ``prev == first``, so those tables identify only
+  ``alpha + gamma``; the split is identified by multi-round debates (Table 2 Complete).
+* The LLM decision agent is a receiver like the one of Tables 7-8: it holds its own answer, drawn
+  from ``p0`` (`decision_own_answer` in the backbone), which is both its ``prev`` and its ``first``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +61,7 @@ class SimProfile:
     share_weight: float  # weight of the (persuasion-weighted) fraction of messages backing j
     count_weight: float  # weight per (persuasion-weighted) message backing j
     persuasion: float  # rho: weight of a persuasive (adversarial) message relative to an honest one
+    anchor_weight: float = 0.0  # gamma: pull toward the agent's own round-1 answer (multi-round only)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -69,11 +76,14 @@ class SimProfile:
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown SimProfile keys: {sorted(unknown)}")
-        missing = known - set(data)
+        optional = {f.name for f in fields(cls) if f.default is not MISSING}
+        missing = known - set(data) - optional
         if missing:
             raise ValueError(f"SimProfile {data.get('name')!r} lacks keys: {sorted(missing)}")
         kw: dict[str, Any] = {}
         for f in fields(cls):
+            if f.name not in data:
+                continue
             v = data[f.name]
             kw[f.name] = str(v) if f.name == "name" else int(v) if f.name == "n_cand" else float(v)
         return cls(**kw)
@@ -184,14 +194,21 @@ def update_logits(
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
+    first_idx: int | None = None,
 ) -> np.ndarray:
-    """The logits u_j of the update model (see module docstring); exposed for inspection and tests."""
+    """The logits u_j of the update model (see module docstring); exposed for inspection and tests.
+
+    `first_idx` is the agent's own round-1 answer (None: no anchor term, e.g. unknown)."""
     p0 = initial_probs(profile, latent, n_cand, truth_idx, capability)
     u = profile.prior_weight * np.log(np.maximum(p0, 1e-300))
     if prev_idx is not None:
         if not 0 <= prev_idx < n_cand:
             raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
         u[prev_idx] += profile.self_weight
+    if first_idx is not None:
+        if not 0 <= first_idx < n_cand:
+            raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
+        u[first_idx] += profile.anchor_weight
     if messages:
         support = np.zeros(n_cand)
         for msg in messages:
@@ -215,14 +232,15 @@ def update_probs(
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
+    first_idx: int | None = None,
 ) -> np.ndarray:
     """An honest agent's answer distribution after reading `messages` = [(answer index, persuasive)].
 
-    `prev_idx` is its own previous answer (None for the LLM decision agent, which reads the
-    voters' final outputs and is persuadable in the same way). Messages whose answer did not
+    `prev_idx` is its own previous answer and `first_idx` its own round-1 answer (the LLM decision
+    agent passes its own drawn answer as both; None drops the term). Messages whose answer did not
     parse should simply be left out by the caller.
     """
-    u = update_logits(profile, latent, prev_idx, messages, n_cand, truth_idx, capability)
+    u = update_logits(profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx)
     u = u - u.max()
     e = np.exp(u)
     return e / e.sum()
