@@ -1,11 +1,11 @@
 """The `sim` backbone: a calibrated behavioural simulator of LLM agents.
 
-It reads only the structure of a request (question, own previous answer, neighbour answers and
-whether they were persuasive), decides the answer with the model fitted to TodyComm Tables 7-8
-(`sim_model`), writes a realistic reply text around it (`sim_text`), and counts tokens on the
-real prompt and reply strings. Every draw is keyed by the request's seed key, so a run is
-reproducible whatever order the calls complete in, and two methods asked the same thing get the
-same draw (common random numbers).
+It reads only the structure of a request (question, own previous and first answers, neighbour
+answers and whether they were persuasive), decides the answer with the model fitted to TodyComm
+Tables 7-8 and Table 2 Complete (`sim_model`), writes a realistic reply text around it
+(`sim_text`), and counts tokens on the real prompt and reply strings. Every draw is keyed by the
+request's seed key, so a run is reproducible whatever order the calls complete in, and two
+methods asked the same thing get the same draw (common random numbers).
 """
 
 from __future__ import annotations
