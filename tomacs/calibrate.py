@@ -282,8 +282,9 @@ def fit_profile(
 
     Stage 1 fits Tables 7-8 alone (they identify only self + anchor, so anchor = 0 there). Stage 2
     starts from that fit with the memory split three ways (all self, all anchor, half and half) and
-    fits every free parameter to the 5 + 3 cells; Tables 7-8 residuals weigh `_W78` times more, so
-    they stay within their tolerance. `table2=False` gives the old Tables 7-8-only fit.
+    fits every free parameter to the 5 + 3 cells; Tables 7-8 residuals weigh `_W78` times more and
+    a steep hinge beyond `_HINGE78` points keeps them within their ±3 tolerance. `table2=False`
+    gives the old Tables 7-8-only fit.
     `targets` (cell -> %) replaces the paper numbers, `free` restricts the fitted parameters (the
     others stay at `start`), e.g. for recovery tests on data made by the model itself.
     `trials` does not enter the fit (kept so callers can pass the same arguments to verification).
