@@ -125,7 +125,8 @@ def test_tiny_train_through_litellm_and_cached_rerun(llama_server: str, tmp_path
     st, m = res["backbone_stats"], res["metrics"]
     assert res["backbone"] == "litellm:openai/smollm2" and res["method"] == "todycomm"
     assert res["train"]["iterations"] == 1
-    # 2 train + 3 test questions; each: 3 agents answer in round 1, participants speak in round 2
+    # 2 train + 3 test questions; each: 3 agents answer in round 1 and again in round 2 (participants
+    # with messages, the others alone: isolated=answer); attack=none decides by vote, no LLM call
     assert 5 * 3 <= st["calls"] <= 5 * 3 * 2 and st["cache_hits"] == 0 and st["errors"] == 0
     assert st["prompt_tokens"] > 0 and st["completion_tokens"] > 0
     assert st["tokens_estimated"] == 0  # llama.cpp reports usage; nothing counted by our tokenizer
