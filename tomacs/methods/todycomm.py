@@ -23,6 +23,14 @@ Fallbacks (documented deviations; the paper is silent on them):
     sampled action. A communication round with no participants is kept as sampled (nobody talks,
     everyone carries their output forward): it is a legitimate action whose probability we train on.
 
+Departures measured in issue 12 (docs/deviations.md), each with the paper's literal form as an option:
+  * `normalize`: "running" (default) standardises f_i^t with statistics of the training batches
+    only (frozen at evaluation, saved in the checkpoint); "none" is Alg. 1's raw input.
+  * `isolated`: "answer" (default) lets an agent with a_i^t = 0 answer alone (an isolated node:
+    no messages in or out), which the paper's Token numbers imply; "silent" makes no call and
+    carries its last output forward.
+  * `tie_tol`: inference keeps c_i > mean(c) - tie_tol; 0 (default) is the paper's rule.
+
 Ablations (Table 5), config `ablation`:
   * no_ranking: Alg. 4 visits participants in fixed agent order (`rank=False`).
   * no_removal: training is unchanged (sampled participation is applied, so credits get a real
