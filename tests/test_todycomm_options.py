@@ -196,3 +196,11 @@ def test_early_stopping_on_validation(tmp_path) -> None:
 
     with pytest.raises(ConfigError, match="patience"):
         run_job(compose([*TINY, "train.patience=0"]), "train", tmp_path / "bad")
+
+
+def test_a_checkpoint_from_before_the_normaliser_names_the_setting_to_use() -> None:
+    old = _method(normalize="none").state_dict()
+    del old["meta"]["normalize"]  # written before the option existed: raw inputs
+    with pytest.raises(ValueError, match="normalize.*method.<key>"):
+        _method(normalize="running").load_state_dict(old)
+    _method(normalize="none").load_state_dict(old)  # the matching setting loads it

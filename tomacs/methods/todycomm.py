@@ -507,11 +507,16 @@ class TodyComm(Method):
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        meta = state.get("meta", {})
+        meta = dict(state.get("meta", {}))
+        if "meta" in state and "normalize" not in meta:
+            meta["normalize"] = "none"  # checkpoints from before the option had raw inputs
         mine = self.state_dict()["meta"]
         diff = {k: (meta.get(k), v) for k, v in mine.items() if k in meta and meta[k] != v}
         if diff:
-            raise ValueError(f"checkpoint does not fit this TodyComm (checkpoint, current): {diff}")
+            raise ValueError(
+                f"checkpoint does not fit this TodyComm (checkpoint, current): {diff}; "
+                "set method.<key> to the checkpoint's value"
+            )
         self.net.load_state_dict(state["net"])
         self._ma = state.get("baseline_ma")
 
