@@ -204,12 +204,6 @@ def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[di
 
 
 # -- running it on a checkpoint ----------------------------------------------------------------------
-def _trace_features(method: Any) -> list[tuple[int, np.ndarray]]:
-    trace: list[tuple[int, np.ndarray]] = []
-    method.trace = trace
-    return trace
-
-
 def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = None) -> dict[str, Any]:
     """Re-run a trained run's checkpoint on its test questions and compute every statistic above."""
     from omegaconf import OmegaConf
@@ -240,18 +234,19 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
         raise FileNotFoundError(f"{run_dir} has no best.pt or checkpoint.pt: train the method first")
     load_checkpoint(method, Path(ck))
     method.train_mode(False)
-    trace = _trace_features(method)
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     episodes: list[Episode] = []
     feats: list[np.ndarray] = []  # per batch: (Q, N, rounds, F) features of t = 2..T+1
     bs = int(cfg.eval.batch_size)
     qs = comps.test_qs
-    for b in range(0, len(qs), bs):
-        trace.clear()
-        eps, _ = comps.executor.run_batch(qs[b : b + bs], method, train=False, phase="eval")
-        episodes.extend(eps)
-        feats.append(np.stack([f for _, f in sorted(trace, key=lambda p: p[0])], axis=2))
-    method.trace = None
+    try:
+        for b in range(0, len(qs), bs):
+            method.trace = []  # TodyComm appends (t, features) of every round it steps
+            eps, _ = comps.executor.run_batch(qs[b : b + bs], method, train=False, phase="eval")
+            episodes.extend(eps)
+            feats.append(np.stack([f for _, f in sorted(method.trace, key=lambda p: p[0])], axis=2))
+    finally:
+        method.trace = None
     f_all = np.concatenate(feats, axis=0)  # (Q, N, T, F)
     q_n = f_all.shape[0]
     labels = np.array([_labels(ep, n, rounds) for ep in episodes])  # (Q, N)

@@ -112,7 +112,12 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     t0 = time.perf_counter()
     calls_per_q = n * rounds + 1
     prog = progress or Progress(enabled=False)
-    stopped_early = bool(patience is not None and comps.val_qs and start_epoch > 0 and since_best >= patience)
+
+    def out_of_patience(since: int) -> bool:
+        """Early stopping: validation has not improved for `patience` epochs."""
+        return patience is not None and bool(comps.val_qs) and since >= int(patience)
+
+    stopped_early = out_of_patience(since_best)  # a resumed run that had already stopped stays stopped
     epochs_done = start_epoch
     for epoch in range(start_epoch, epochs):
         if stopped_early:
@@ -180,8 +185,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         if is_best and val_acc is not None:
             best_val, best_acc = score, val_acc
         since_best = 0 if is_best else since_best + 1
-        # early stopping: validation has not improved for `patience` epochs
-        stopped_early = bool(patience is not None and comps.val_qs and since_best >= int(patience))
+        stopped_early = out_of_patience(since_best)
         extra = {
             "epoch": epoch,
             "iteration": iteration,
