@@ -1,17 +1,26 @@
 """Turn free-form agent replies into answers, and score them.
 
 Agents are told to end with a line ``Answer: <letter or number>``, but real LLMs (and especially
-small ones) drift: markdown bold, "The answer is (B).", ``\\boxed{42}``, ``#### 42``, "$1,234.50".
-Every parser here is total: it returns None rather than raising, because one odd reply must
-cost one unparsed answer in the metrics, never a crashed run.
+small ones) drift: markdown bold, "The answer is indeed (C).", ``\\boxed{42}``, ``#### 42``,
+"$1,234.50", a copied placeholder ``Answer: (X) D) 60``, a closing line ``C) text``, a change of
+mind, or a hedge. Every parser here is total: it returns None rather than raising, because one odd
+reply must cost one unparsed answer in the metrics, never a crashed run.
 
-Precedence, most explicit first, so that a final ``Answer:`` line wins over options the agent
-merely discussed earlier in its analysis:
+The rule is *the last answer the agent committed to*, read in tiers, most explicit first, so that
+an ``Answer:`` line wins over options the agent merely discussed in its analysis:
 
-* letters: last line starting with ``Answer:`` > last inline "answer is X" > last "Option X" /
-  ``**X**`` / ``(X)`` mention > a reply that is just a letter;
-* numbers: last ``\\boxed{}`` > last ``#### N`` > last ``Answer:`` line > last inline
-  "answer is N" > last number in the text.
+* letters: last ``Answer:`` line or ``\\boxed{X}`` > last commitment in prose ("the answer is
+  indeed (C)", "I'll go with C", "option C is correct") > a closing line that restates one option
+  (``C) text``) > the last emphasised mention (``**C**``, ``(C)``, "option C") > a reply that is
+  just a letter > a reply that opens with one option (``C. text``);
+* numbers: last ``\\boxed{}`` > last ``#### N`` > last ``Answer:`` line > last "answer is N" >
+  the last number in the text (only when no ``Answer:`` line was written: one without a number
+  means the agent gave none).
+
+Within a tier, a rejected option ("not A", "(B) is wrong", "rather than D") is never a commitment,
+and a hedge ("A or B", "(B)/(C)", "either 12 or 15", "Answer: B, D") makes the reply unparsed rather
+than picking one of the letters: an agent that did not commit has no answer to count.
+Corpus of the formats this is held to: ``tests/data/parser_corpus.jsonl``.
 """
 
 from __future__ import annotations
@@ -33,31 +42,120 @@ __all__ = [
 
 NUMERIC_TOLERANCE = 1e-6
 
+_HEDGED = "\x00hedged"
+"""What a span parser returns when the agent named several answers: the reply is unparsed, and no
+earlier (weaker) tier may be consulted, since the agent's last word was not a commitment."""
+
 # ---------------------------------------------------------------------------------------------
 # shared pieces
 
-# A line that starts with "Answer:" (optionally "Final answer", markdown bold/heading, bullets).
+# A line that starts with "Answer:" (optionally "Final answer", "My updated answer", markdown
+# bold/heading, bullets), or a heading "Final Answer" alone on its line (the answer is on the next).
 _ANSWER_LINE = re.compile(
-    r"^[\s>*_#`\-]*(?:final\s+|correct\s+)?answer\s*[*_`]*\s*(?:[:：=]|is\b|-\s)\s*[*_`]*(?P<rest>.*)$",
+    r"^[\s>*_#`\-]*(?:(?:my|our)\s+)?(?:(?:final|correct|updated|revised|new|corrected|overall)\s+)*"
+    r"answer\s*[*_`]*\s*(?:[:：=]|is\b|-\s|(?=[*_`#]*[ \t]*\n))\s*[*_`]*(?P<rest>.*)$",
     re.IGNORECASE | re.MULTILINE,
 )
-# "the answer is X", "answer is: X", "answer would be X" anywhere in a line.
-_ANSWER_INLINE = re.compile(
-    r"answer\s*[*_`]*\s*(?:is|would\s+be|should\s+be|=|:)\s*[:：]?\s*[*_`]*(?P<rest>[^\n]*)",
+# A commitment in prose: "the answer is X", "my final answer: X", "the correct option is X".
+_STATEMENT = re.compile(
+    r"\b(?:answer|option|choice)(?:\s+(?:choice|option|letter))?\s*[*_`]*\s*"
+    r"(?:is|would\s+be|should\s+be|must\s+be|will\s+be|remains|stays|=|:)(?![\w'’])\s*[:：]?",
+    re.IGNORECASE,
+)
+# "I'll go with C", "I choose (B)", "we keep D".
+_CHOOSE = re.compile(
+    r"\b(?:I|we)(?:\s*['’](?:ll|d|m)|\s+(?:will|would|shall|must|should|now|still|also|do|am|therefore))*"
+    r"\s+(?:choose|pick|select|go(?:ing)?\s+with|stick(?:ing)?\s+with|stay(?:ing)?\s+with|keep(?:ing)?|"
+    r"maintain(?:ing)?|settle\s+on|opt\s+for|side\s+with|vote\s+for|endorse|lean\s+towards?)\b",
     re.IGNORECASE,
 )
 _MARKDOWN = re.compile(r"[*_`]")
+_BOXED = re.compile(r"\\boxed\s*\{")
 
 
 def _clip(text: str, limit: int = 200) -> str:
     return text[:limit]
 
 
+def _before(s: str, i: int, width: int = 80) -> str:
+    """The text just before position ``i``: lookbehind checks stay linear on long replies."""
+    return s[max(0, i - width) : i]
+
+
+def _after(s: str, i: int, width: int = 160) -> str:
+    return s[i : i + width]
+
+
+def _first_line(span: str) -> str:
+    """The span up to its first line break (leading blank lines skipped: 'Answer:\\n\\nB')."""
+    return span.lstrip().split("\n", 1)[0]
+
+
+def _boxed_contents(text: str) -> list[tuple[int, str]]:
+    out = []
+    for m in _BOXED.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append((m.start(), text[m.end() : i - 1 if depth == 0 else i]))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # letters
 
-_LEAD_WORDS = re.compile(
-    r"^(?:the\s+)?(?:correct\s+)?(?:option|choice|letter|answer)?\s*(?:is\s*)?[:：]?\s*", re.IGNORECASE
+# An option letter as written in prose: "(C)", "[c]", "option C", a bare "C".
+_TOKEN = re.compile(
+    r"(?P<pre>\b(?:option|choice|letter)\s*)?"
+    r"(?:[(\[]\s*(?P<br>[A-Za-z])\s*[)\]]|(?<![\w'’\\-])(?P<bare>[A-Za-z])(?![\w'’])(?!-\w))",
+    re.IGNORECASE,
+)
+# After "A"/"I", a lowercase word makes it the article/pronoun ("A good point", "I think") unless
+# the word is one that follows an answer ("Answer: A because ...").
+_AFTER_LETTER_WORD = re.compile(
+    r"^\s+(?:because|since|as|given|due|which|with|and|or|but|so|is|was|here|there|in|for|from|per)\b"
+)
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|\bnever|n['’]t|\bno|\brather\s+than|\binstead\s+of|\bexcept|\bexclud\w*|\beliminat\w*|"
+    r"\brul\w*\s+out|\breject\w*|\bdiscard\w*|\bagainst|\bover|\bunlike|\bnor)"
+    r"\s+(?:(?:the\s+)?(?:option|choice|answer|letter)\s+)?[(\[*\s]*$",
+    re.IGNORECASE,
+)
+_REJECTED_AFTER = re.compile(
+    r"^[)\].:*\s]*(?:(?:is|are|was|seems|looks|appears|would\s+be)\s+(?:\w+ly\s+|also\s+|clearly\s+)?"
+    r"(?:wrong|incorrect|false|implausible|unlikely|not\b|a\s+distractor|ruled\s+out|eliminated|"
+    r"irrelevant|invalid|inaccurate|tempting|a\s+trap|out)|can\s+be\s+(?:ruled\s+out|eliminated|excluded|"
+    r"dismissed)|(?:fails|ignores|does\s+not|doesn['’]t|cannot|can['’]t|misses|overlooks|confuses|"
+    r"contradicts)\b)",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL_BEFORE = re.compile(r"\b(?:if|whether|assum\w*|suppos\w*|unless)\s+(?:option\s+)?[(\[]?$", re.I)
+# "B or C", "B/C", "B, D", "B and D", "B (or possibly C)": a second, different letter joined to the first.
+_HEDGE_AFTER = re.compile(
+    r"^[)\].:*\s(]*(?P<conj>,|/|&|\bor\b|\band\b|\band/or\b)\s*[(\[]?\s*"
+    r"(?:(?:maybe|possibly|perhaps|potentially|option|choice)\s+)*[(\[]?\s*(?P<ch>[A-J])(?![\w'’])"
+    r"(?P<tail>[)\]]?\s*(?:[.,;:!?)\]*]|$|\s+(?:or|and)\b|\s+(?:are|could|might|both|seem|look)\b))?",
+)
+_LIST_REJECTED = re.compile(
+    r"^[^.;\n]{0,40}?\b(?:are|is|were)\s+(?:\w+ly\s+|both\s+|all\s+)?(?:wrong|incorrect|false|not\b|"
+    r"ruled\s+out|implausible|distractors?|eliminated)",
+    re.IGNORECASE,
+)
+_HEDGE_BEFORE = re.compile(
+    r"(?:(?<![\w'’])(?P<ch>[A-J])[)\]]?|\((?P<ch2>[A-J])\))\s*(?:,|/|&|\bor\b|\band\b|\band/or\b)\s*"
+    r"(?:(?:maybe|possibly|perhaps|option|choice)\s+)*[(\[*\s]*$"
+)
+# Words that may stand between "the answer is" / "I choose" and the letter without changing it.
+_FILLER = re.compile(
+    r"^(?:[\s,:;.\-—–*_`\"'“”’]|"
+    r"\b(?:indeed|clearly|definitely|certainly|actually|still|now|therefore|thus|hence|so|then|obviously|"
+    r"likely|probably|most|undoubtedly|unambiguously|evidently|surely|truly|in|fact|really|simply|just|"
+    r"option|choice|letter|the|correct|right|best|final|my|our|answer|previous|original|initial|updated|"
+    r"revised|is|be|would|should|must|will|remains|with|of|again|also|same|one|not|but|rather|than|"
+    r"instead|it|it's|it’s|i|i'll|we|go|going|choose|pick|keep|stay|stick|confidently|firmly)\b|"
+    r"[(\[<][^)\]>\n]{0,14}[)\]>])*$",
+    re.IGNORECASE,
 )
 
 
@@ -67,90 +165,215 @@ def _valid(letter: str, n_options: int) -> str | None:
     return up if 0 <= idx < n_options else None
 
 
-def _letter_at_start(span: str, n_options: int) -> str | None:
-    """A letter right at the start of an answer span: 'B', '(B)', 'b)', 'B.', '[B]', 'Option B'."""
-    s = _MARKDOWN.sub("", span).strip()
-    s = _LEAD_WORDS.sub("", s, count=1).strip()
-    m = re.match(r"^[(\[]\s*([A-Za-z])\s*[)\]]", s)
+class _Tok:
+    __slots__ = ("start", "end", "letter", "marked")
+
+    def __init__(self, start: int, end: int, letter: str, marked: bool) -> None:
+        self.start, self.end, self.letter, self.marked = start, end, letter, marked
+
+
+def _tokens(s: str, n_options: int, lower_at: int | None = None) -> list[_Tok]:
+    """Letter tokens in ``s``, valid for ``n_options``; articles/pronouns and placeholders left out.
+
+    A lowercase letter counts only bracketed, after "option", before ")" or at ``lower_at`` (the
+    start of an answer span: "answer: c."). ``marked`` = bracketed or after "option".
+    """
+    out = []
+    for m in _TOKEN.finditer(s):
+        ch = m.group("br") or m.group("bare")
+        v = _valid(ch, n_options)
+        if v is None:  # a copied placeholder "(X)" or a letter beyond the options
+            continue
+        marked = m.group("br") is not None or m.group("pre") is not None
+        after = _after(s, m.end())
+        if not marked:
+            if ch.islower():
+                if not (
+                    after.startswith(")") or (m.start() == lower_at and re.match(r"^(?:[.:]|\s*$)", after))
+                ):
+                    continue
+            elif ch in "AI" and re.match(r"^\s+[a-z]", after) and not _AFTER_LETTER_WORD.match(after):
+                continue  # "A good option", "I think"
+            elif re.match(r"^\.[A-Za-z]", after):
+                continue  # "U.S."
+        out.append(_Tok(m.start(), m.end(), v, marked))
+    return out
+
+
+def _negated(s: str, tok: _Tok) -> bool:
+    return bool(_NEGATED_BEFORE.search(_before(s, tok.start))) or bool(
+        _REJECTED_AFTER.match(_after(s, tok.end))
+    )
+
+
+def _hedged(s: str, tok: _Tok, n_options: int) -> bool:
+    """Whether ``tok`` is joined to a different option letter: "A or B", "(B)/(C)", "B, D"."""
+    after = _after(s, tok.end)
+    m = _HEDGE_AFTER.match(after)
+    if m and _LIST_REJECTED.match(after[m.end() :]):
+        m = None  # "the answer is C, B and D are wrong" lists the rejected ones
+    if m and _valid(m.group("ch"), n_options) and m.group("ch") != tok.letter:
+        if m.group("conj") in ("/", "&") or m.group("conj").strip().lower().startswith("or"):
+            return True
+        if m.group("tail") is not None:  # ", D" and "and D" only as a list ("B, D." not "B, D is wrong")
+            return True
+    m = _HEDGE_BEFORE.search(_before(s, tok.start))
+    if m:
+        ch = m.group("ch") or m.group("ch2")
+        if _valid(ch, n_options) and ch != tok.letter:
+            return True
+    return False
+
+
+def _span_letter(span: str, n_options: int, filler_only: bool) -> str | None:
+    """The letter an answer span commits to, ``_HEDGED``, or None.
+
+    ``filler_only``: the letter must come right after the span start, past filler words only ("the
+    answer is indeed (C)", "is not A, it is C"); otherwise it may be anywhere in the span
+    ("Answer: I would pick (C)"). Placeholders such as "(X)" and "<letter>" are skipped.
+    """
+    s = _MARKDOWN.sub("", _first_line(span))
+    lead = len(s) - len(s.lstrip())
+    toks = _tokens(s, n_options, lower_at=lead)
+    for tok in toks:
+        if _negated(s, tok):
+            continue
+        if filler_only:
+            prefix = s[: tok.start]
+            for other in toks:  # rejected letters before this one are part of the filler ("not A, but C")
+                if other.end <= tok.start:
+                    prefix = prefix[: other.start] + " " * (other.end - other.start) + prefix[other.end :]
+            if not _FILLER.match(prefix):
+                return None
+        return _HEDGED if _hedged(s, tok, n_options) else tok.letter
+    return None
+
+
+_OPTION_LINE = re.compile(
+    r"^[\s>*_#\-]*(?:\(([A-Ja-j])\)|\[([A-Ja-j])\]|([A-J])[.):]|([A-J])[*_`]*\s*$)[*_`]*(?=\s+\S|\s*$)"
+)
+# "(A) is tempting", "C) fits the data": a sentence about an option, not the option restated.
+_ABOUT_OPTION = re.compile(
+    r"^\s*(?:is|are|was|were|seems?|looks?|appears?|would|could|can|cannot|can['’]t|does|doesn['’]t|do|"
+    r"has|had|fits?|fails?|ignores?|and|or|vs\.?|only|also)\b",
+    re.IGNORECASE,
+)
+# "option C is correct", "(B) is the correct answer", "so D is the best choice".
+_CORRECT_AFTER = re.compile(
+    r"^[)\].:*\s]*(?:is|remains|seems|appears|must\s+be|should\s+be)\s+"
+    r"(?:(?:\w+ly|indeed|still|the|a|an|most|only|clearly|therefore)\s+)*"
+    r"(?:correct|right|true|best|accurate|valid|answer|one)\b(?!\s+(?:only\s+)?(?:if|when)\b)",
+    re.IGNORECASE,
+)
+_BARE_SUBJECT_BEFORE = re.compile(
+    r"(?:^|[\n.:;!?,]\s*|\b(?:so|thus|therefore|hence|then|and|that|because|why|since|answer)\s+)$", re.I
+)
+
+
+def _statement_letters(text: str, n_options: int) -> list[tuple[int, str]]:
+    """Tier 2: commitments in prose, with their positions; the caller takes the last."""
+    s = _MARKDOWN.sub("", text)
+    hits: list[tuple[int, str]] = []
+    for rx in (_STATEMENT, _CHOOSE):
+        for m in rx.finditer(s):
+            v = _span_letter(s[m.end() : m.end() + 200], n_options, filler_only=True)
+            if v is not None:
+                hits.append((m.start(), v))
+    for tok in _tokens(s, n_options):
+        if not _CORRECT_AFTER.match(_after(s, tok.end)):
+            continue
+        before = _before(s, tok.start)
+        if not tok.marked and not _BARE_SUBJECT_BEFORE.search(before):
+            continue  # "Vitamin C is the correct answer" names no option
+        if _NEGATED_BEFORE.search(before) or _HYPOTHETICAL_BEFORE.search(before):
+            continue
+        hits.append((tok.start, _HEDGED if _hedged(s, tok, n_options) else tok.letter))
+    return hits
+
+
+def _mention_letter(text: str, n_options: int) -> str | None:
+    """Tier 4: the last emphasised mention ("**C**", "(C)", "option C"), rejected ones skipped."""
+    hits: list[tuple[int, int, str]] = []
+    for pat, flags in (
+        (r"\b(?:option|choice)\s*\(?([A-Ja-j])\)?(?![\w'’])", re.IGNORECASE),
+        (r"\*\*\s*\(?([A-J])[)\].:]?\s*\*\*", 0),
+        (r"\*\*\s*\(?([A-J])[).:]\s+[^*\n]{1,120}\*\*", 0),
+        (r"\(([A-J])\)", 0),
+    ):
+        for m in re.finditer(pat, text, flags):
+            v = _valid(m.group(1), n_options)
+            if not v:
+                continue
+            before, after = _before(text, m.start()), _after(text, m.end())
+            if _NEGATED_BEFORE.search(before) or _REJECTED_AFTER.match(after):
+                continue
+            hits.append((m.start(), m.end(), v))
+    if not hits:
+        return None
+    start, end, v = max(hits)
+    tok = _Tok(start, end, v, True)
+    return _HEDGED if _hedged(text, tok, n_options) else v
+
+
+def _option_line_letter(text: str, n_options: int) -> str | None:
+    """Tier 3: the one option a reply restates on a line of its own ("C) text" closing the
+    analysis, "C. text" opening a SmolLM reply). Lines naming several options are a re-listed
+    question, not an answer."""
+    found: set[str] = set()
+    for line in text.splitlines():
+        m = _OPTION_LINE.match(line)
+        if m and not _ABOUT_OPTION.match(line[m.end() :]):
+            ch = next(g for g in m.groups() if g)
+            found.add(ch.upper())
+    if len(found) != 1:
+        return None
+    return _valid(found.pop(), n_options)
+
+
+_IS_NOT = re.compile(r"\b(is|was|are)n['’]t\b", re.IGNORECASE)
+
+
+def _parse_letter(text: str, n_options: int) -> str | None:
+    text = _IS_NOT.sub(r"\1 not", text)
+    # 1. explicit "Answer:" lines and \boxed{X}, last first
+    explicit: list[tuple[int, str]] = [
+        (m.start(), _clip(m.group("rest"))) for m in _ANSWER_LINE.finditer(text)
+    ] + _boxed_contents(text)
+    for _, span in sorted(explicit, reverse=True):
+        v = _span_letter(span, n_options, filler_only=False)
+        if v is not None:
+            return v
+    # 2. commitments in prose, last wins
+    hits = _statement_letters(text, n_options)
+    if hits:
+        return max(hits)[1]
+    # 3. a line that restates one option
+    v = _option_line_letter(text, n_options)
+    if v:
+        return v
+    # 4. emphasised mentions, last wins
+    v = _mention_letter(text, n_options)
+    if v:
+        return v
+    # 5. the whole reply is a letter
+    m = re.fullmatch(r"\s*[*_`]*[(\[]?\s*([A-Ja-j])\s*[)\]]?[.:]?[*_`]*\s*", text)
     if m:
         return _valid(m.group(1), n_options)
-    m = re.match(r"^([A-Za-z])(?=$|[\s.,:;!?)\]\-])", s)
-    if not m:
-        return None
-    ch = m.group(1)
-    rest = s[1:]
-    if ch.islower():
-        # a lone lowercase letter is only a letter answer when punctuated like one ("b)", "b.", "b")
-        if not (rest == "" or rest[0] in ").:"):
-            return None
-    elif ch in "AI" and re.match(r"^\s+[a-z]", rest):
-        # "A good candidate ...", "I think ..." are words, not options
-        return None
-    return _valid(ch, n_options)
-
-
-def _letter_anywhere(span: str, n_options: int) -> str | None:
-    """A letter somewhere in an answer span, for 'Answer: I would pick (C)' and the like."""
-    s = _MARKDOWN.sub("", span)
-    for pat in (
-        r"[(\[]([A-Ja-j])[)\]]",
-        r"\b(?:option|choice)\s+([A-Ja-j])\b",
-        r"\b([A-J])\b(?![''])",
-    ):
-        for m in re.finditer(pat, s, flags=re.IGNORECASE if "option" in pat else 0):
-            ch = m.group(1)
-            tail = s[m.end() :]
-            if ch in "AI" and pat.startswith(r"\b([") and re.match(r"^\s+[a-z]", tail):
-                continue
-            v = _valid(ch, n_options)
-            if v:
-                return v
     return None
 
 
 def parse_letter(text: str | None, n_options: int) -> str | None:
-    """The option letter an agent chose, or None.
+    """The option letter an agent committed to last, or None (no answer, or a hedge).
 
-    Handles "Answer: (B)", "**B**", "The answer is B.", "Option B", "answer is: b)"; a final
-    ``Answer:`` line wins over earlier mentions. Letters beyond ``n_options`` are ignored.
+    Handles "Answer: (B)", "**B**", "The answer is indeed (B).", "Option B is correct", a closing
+    line "B) text", "answer is: b)"; a final ``Answer:`` line wins over earlier mentions, rejected
+    options ("not A") never count, and "A or B" is unparsed. Letters beyond ``n_options`` are ignored.
     """
     try:
         if not text or n_options <= 0:
             return None
-        n_options = min(n_options, len(LETTERS))
-        # 1. explicit "Answer:" lines, last first
-        for m in reversed(list(_ANSWER_LINE.finditer(text))):
-            rest = _clip(m.group("rest"))
-            v = _letter_at_start(rest, n_options) or _letter_anywhere(rest, n_options)
-            if v:
-                return v
-        # 2. inline "the answer is X"
-        for m in reversed(list(_ANSWER_INLINE.finditer(text))):
-            v = _letter_at_start(_clip(m.group("rest")), n_options)
-            if v:
-                return v
-        # 3. emphasised mentions, last wins
-        hits: list[tuple[int, str]] = []
-        for pat, flags in (
-            (r"\b(?:option|choice)\s*\(?([A-Ja-j])\)?(?![\w'])", re.IGNORECASE),
-            (r"\*\*\s*\(?([A-J])\)?[.:]?\s*\*\*", 0),
-            (r"\(([A-J])\)", 0),
-        ):
-            for m in re.finditer(pat, text, flags):
-                v = _valid(m.group(1), n_options)
-                if v:
-                    hits.append((m.start(), v))
-        if hits:
-            return max(hits)[1]
-        # 4. the whole reply is a letter
-        m = re.fullmatch(r"\s*[*_`]*[(\[]?\s*([A-Ja-j])\s*[)\]]?[.:]?[*_`]*\s*", text)
-        if m:
-            return _valid(m.group(1), n_options)
-        # 5. the reply opens with an option as listed: "C. the volume of ...", "(B) Paris", "D) 42"
-        m = re.match(r"\s*[*_`]*(?:\(([A-J])\)|\[([A-J])\]|([A-J])[.)])[*_`]*(?:\s|$)", text)
-        if m:
-            return _valid(next(g for g in m.groups() if g), n_options)
-        return None
+        v = _parse_letter(text, min(n_options, len(LETTERS)))
+        return None if v == _HEDGED else v
     except Exception:  # noqa: BLE001 - a parser must never take the run down
         return None
 
@@ -171,8 +394,8 @@ _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>[-−–+]?)\s?\$?\s?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\d])"
 )
-_BOXED = re.compile(r"\\boxed\s*\{")
 _HASHES = re.compile(r"####\s*(?P<rest>[^\n]*)")
+_CALCULATOR = re.compile(r"<<[^<>\n]*>>")  # GSM8K's "<<6*7=42>>" annotations, copied by some models
 
 
 def canonical_number(s: str | None) -> str | None:
@@ -200,49 +423,98 @@ def canonical_number(s: str | None) -> str | None:
         return None
 
 
-def _numbers(span: str) -> list[str]:
-    out = []
-    for m in _NUMBER.finditer(span):
-        c = canonical_number(m.group(0))
-        if c is not None:
-            out.append(c)
-    return out
+def _number_matches(span: str) -> list[re.Match[str]]:
+    return [m for m in _NUMBER.finditer(span) if canonical_number(m.group(0)) is not None]
 
 
 _FRAC = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+_SLASH_FRACTION = re.compile(r"^\s*([-−]?\d+)\s*/\s*(\d+)(?!\s*[\d=*/+×÷.,])")
+_LEADING_EXPRESSION = re.compile(r"^\s*[-−–+]?\s*\$?\s*\d[\d\s.,$+\-−–*/×÷%=]*")
+# Words after which a worded answer states its result: "the total is 18", "so 18", "she makes $18".
+_RESULT_WORD = re.compile(
+    r"\b(?:is|are|was|be|equals?|so|thus|therefore|hence|totals?|total\s+of|makes?|gets?|gives?|"
+    r"comes\s+to|earns?|costs?|pays?|needs?|has|have|had|left|remains?)\b",
+    re.IGNORECASE,
+)
+_NUMBER_HEDGE_AFTER = re.compile(r"^(?:\s*[^\d\s]{1,12})?\s+(?:or|to)\s+\$?\s*[-−]?\d|^[-–]\d")
+_NUMBER_HEDGE_BEFORE = re.compile(r"\d\s*(?:[^\d\s]{1,12}\s+)?(?:or|to)\s+\$?\s*$")
+_NUMBER_NEGATED_BEFORE = re.compile(r"\b(?:not|n['’]t|rather\s+than|instead\s+of)\s+\$?\s*$", re.IGNORECASE)
 
 
 def _frac_to_decimal(m: re.Match[str]) -> str:
-    num, den = int(m.group(1)), int(m.group(2))
+    num, den = int(m.group(1).replace("−", "-")), int(m.group(2))
     if den == 0:
         return m.group(0)
     return format((Decimal(num) / Decimal(den)).normalize(), "f")
 
 
+def _choose_number(s: str, m: re.Match[str]) -> str | None:
+    if _NUMBER_HEDGE_AFTER.match(_after(s, m.end())) or _NUMBER_HEDGE_BEFORE.search(_before(s, m.start())):
+        return _HEDGED
+    return canonical_number(m.group(0))
+
+
 def _number_in_answer_span(span: str) -> str | None:
-    """'18 dollars' -> 18; '5 + 3 = 8' -> 8 (a worked equation ends in its result)."""
-    s = _FRAC.sub(_frac_to_decimal, _MARKDOWN.sub("", span))
+    """The number an answer span states, ``_HEDGED`` or None.
+
+    '18 dollars' -> 18; '5 + 3 = 8' -> 8 (a worked equation ends in its result); '3/4' -> 0.75;
+    'She bought 3 boxes of 6, so 18' -> 18; 'not 40 but 42' -> 42; '12 or 13' -> hedged.
+    """
+    s = _MARKDOWN.sub("", span).replace("{,}", ",")
+    s = _FRAC.sub(_frac_to_decimal, s)
+    s = _first_line(s)
+    nums = [m for m in _number_matches(s) if not _NUMBER_NEGATED_BEFORE.search(_before(s, m.start()))]
+    if not nums:
+        return None
+    frac = _SLASH_FRACTION.match(s)
+    if frac and int(frac.group(2)) != 0:
+        return _frac_to_decimal(frac)
+    lead = _LEADING_EXPRESSION.match(s)
+    if lead:  # the span opens with its number, or with a worked equation
+        expr = lead.group(0)
+        if "=" in expr:
+            after = [m for m in nums if m.start() > expr.rindex("=") and m.start() < len(expr)]
+            if after:
+                return _choose_number(s, after[0])
+        return _choose_number(s, nums[0])
     if "=" in s:
-        after = _numbers(s.rsplit("=", 1)[1])
+        after = [m for m in nums if m.start() > s.rindex("=")]
         if after:
-            return after[0]
-    nums = _numbers(s)
-    return nums[0] if nums else None
+            return _choose_number(s, after[0])
+    for w in reversed(list(_RESULT_WORD.finditer(s))):
+        after = [m for m in nums if m.start() >= w.end()]
+        if after:
+            return _choose_number(s, after[0])
+    return _choose_number(s, nums[0])
 
 
-def _boxed_contents(text: str) -> list[str]:
-    out = []
-    for m in _BOXED.finditer(text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        out.append(text[m.end() : i - 1 if depth == 0 else i])
-    return out
+def _parse_number(text: str) -> str | None:
+    text = _IS_NOT.sub(r"\1 not", _CALCULATOR.sub("", text))
+    for _, box in reversed(_boxed_contents(text)):
+        v = _number_in_answer_span(box)
+        if v is not None:
+            return v
+    for m in reversed(list(_HASHES.finditer(text))):
+        v = _number_in_answer_span(m.group("rest"))
+        if v is not None:
+            return v
+    lines = list(_ANSWER_LINE.finditer(text))
+    for m in reversed(lines):
+        v = _number_in_answer_span(_clip(m.group("rest")))
+        if v is not None:
+            return v
+    for m in reversed(list(_STATEMENT.finditer(text))):
+        v = _number_in_answer_span(text[m.end() : m.end() + 200])
+        if v is not None:
+            return v
+    if lines:  # the agent wrote its answer line and put no number on it
+        return None
+    nums = _number_matches(text)
+    return _choose_number(text, nums[-1]) if nums else None
 
 
 def parse_number(text: str | None) -> str | None:
-    """The number an agent answered, in canonical form, or None.
+    """The number an agent answered last, in canonical form, or None (none, or a hedge).
 
     Handles signs, decimals, thousands commas, '$', '%', trailing units, ``\\boxed{}``, ``#### N``;
     the last ``Answer:`` line is preferred over numbers in the reasoning.
@@ -250,24 +522,8 @@ def parse_number(text: str | None) -> str | None:
     try:
         if not text:
             return None
-        for box in reversed(_boxed_contents(text)):
-            v = _number_in_answer_span(box)
-            if v is not None:
-                return v
-        for m in reversed(list(_HASHES.finditer(text))):
-            v = _number_in_answer_span(m.group("rest"))
-            if v is not None:
-                return v
-        for m in reversed(list(_ANSWER_LINE.finditer(text))):
-            v = _number_in_answer_span(_clip(m.group("rest")))
-            if v is not None:
-                return v
-        for m in reversed(list(_ANSWER_INLINE.finditer(text))):
-            v = _number_in_answer_span(_clip(m.group("rest")))
-            if v is not None:
-                return v
-        nums = _numbers(text)
-        return nums[-1] if nums else None
+        v = _parse_number(text)
+        return None if v == _HEDGED else v
     except Exception:  # noqa: BLE001 - a parser must never take the run down
         return None
 
@@ -300,7 +556,7 @@ def parse_answer(question: Question, text: str | None) -> str | None:
         return v
     try:  # fall back to an answer line that names the option's text instead of its letter
         for m in reversed(list(_ANSWER_LINE.finditer(text))):
-            v = _match_option_text(_clip(m.group("rest")), options)
+            v = _match_option_text(_clip(_first_line(m.group("rest"))), options)
             if v:
                 return v
     except Exception:  # noqa: BLE001
