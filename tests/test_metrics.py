@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tomacs.metrics import adacc_counts, predicted_adversarial, summarize
+from tomacs.metrics import adacc_counts, predicted_adversarial, summarize, unparsed_warning
 from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Question, RoundGraph
 
 N, T = 4, 2
@@ -129,6 +129,52 @@ def test_accuracy_unparsed_cache_and_cost() -> None:
     assert m["unparsed_final"] == 1
     assert m["cache_hits"] == 8
     assert m["cost_usd"] == 0.25 and m["cost_usd_per_query"] == 0.125
+
+
+def test_unparsed_rates_per_agent_behaviour_and_decision() -> None:
+    # agent 2 never answers in a readable form; agent 3 is an adversary and misses once in 4 calls;
+    # agent 1 sits out round 2 of the first episode, so it has 3 calls
+    e1 = _episode({3: 1}, [0, 1, 2], round2_participants=(0, 2, 3))
+    e2 = _episode({3: 1}, [0, 1, 2])
+    for ep in (e1, e2):
+        for outs in ep.rounds:
+            outs[2].answer = None
+            outs[3].behaviour = "adversarial"
+    e1.rounds[0][3].answer = None
+    e1.decision_output = AgentOutput(
+        agent=-1, round=3, text="A or B", answer=None, participated=True, behaviour="honest"
+    )
+    e2.decision_output = AgentOutput(
+        agent=-1, round=3, text="Answer: A", answer="A", participated=True, behaviour="honest"
+    )
+    m = summarize([e1, e2], N, T)
+    assert m["agent_outputs"] == 15 and m["unparsed_answers"] == 5
+    assert m["unparsed_rate"] == pytest.approx(5 / 15)
+    assert [m[f"unparsed_rate_agent{i}"] for i in range(N)] == [0.0, 0.0, 1.0, 0.25]
+    assert m["unparsed_rate_honest"] == pytest.approx(4 / 11)
+    assert m["unparsed_rate_adversarial"] == pytest.approx(1 / 4)
+    assert m["unparsed_rate_decision"] == 0.5
+    line = unparsed_warning(m, ["Expert", "Critic", "Doctor", "Historian"])
+    assert line is not None
+    assert "5 of 15 agent answers unparsed (33.3 %" in line
+    assert "agent 2 (Doctor) 100.0 %" in line and "agent 3 (Historian) 25.0 %" in line
+    assert "decision agent 50.0 %" in line and "agent 0" not in line and "agent 1" not in line
+
+
+def test_unparsed_warning_threshold_is_five_percent() -> None:
+    base = {"unparsed_answers": 1.0, "agent_outputs": 20.0, "unparsed_rate": 0.05}
+    # exactly 5 % everywhere: no warning; one agent above it: warned even though the run is at 5 %
+    assert (
+        unparsed_warning({**base, "unparsed_rate_agent0": 0.05, "unparsed_rate_decision": float("nan")})
+        is None
+    )
+    line = unparsed_warning({**base, "unparsed_rate_agent0": 0.0, "unparsed_rate_agent1": 0.1})
+    assert line is not None and "agent 1 10.0 %" in line and "agent 0" not in line
+    line = unparsed_warning({"unparsed_answers": 3.0, "agent_outputs": 40.0, "unparsed_rate": 0.075})
+    assert (
+        line is not None and "7.5 %" in line and "the run as a whole" in line
+    )  # results from before per-agent keys
+    assert math.isnan(summarize([_episode({}, [0])], N, T)["unparsed_rate_decision"])  # no LLM decision agent
 
 
 def test_empty_and_invalid_inputs() -> None:

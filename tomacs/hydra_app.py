@@ -42,13 +42,43 @@ def summary_table(results: dict) -> Table:
         ("balanced ADAcc %", _pct(m.get("adacc_balanced"))),
         ("all-reliable detector %", _pct(m.get("adacc_baseline"))),
         ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
-        ("unparsed answers", f"{m.get('unparsed_answers', 0):.0f}"),
+        ("unparsed answers", _unparsed(m)),
+        ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
         ("test questions", str(results["test_questions"])),
         ("wall s", f"{results['wall_s']:.1f}"),
     ]
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def _unparsed(m: dict) -> str:
+    """Count and rate of agent answers the parser could not read (they score as wrong, never vote)."""
+    n, outputs = m.get("unparsed_answers", 0), m.get("agent_outputs", 0)
+    out = f"{n:.0f} of {outputs:.0f} ({_pct(m.get('unparsed_rate'))} %)"
+    decision = m.get("unparsed_rate_decision")
+    if decision is not None and decision == decision:  # NaN: no LLM decision agent in this run
+        out += f"; decision agent {_pct(decision)} %"
+    return out
+
+
+def _unparsed_by_agent(m: dict) -> str:
+    """Compact on purpose (up to 10 agents in one cell); the roles are named in the warning line."""
+    parts, i = [], 0
+    while f"unparsed_rate_agent{i}" in m:
+        x = m[f"unparsed_rate_agent{i}"]
+        parts.append("-" if x is None or x != x else f"{100 * x:.1f}")
+        i += 1
+    return " ".join(parts) or "-"
+
+
+def print_unparsed_warning(console: Console, results: dict) -> None:
+    """The bold line a run with more than 5 % unparsed answers ends with (see metrics.unparsed_warning)."""
+    from tomacs.metrics import unparsed_warning
+
+    line = unparsed_warning(results["metrics"], results.get("roles"))
+    if line:
+        console.print(f"[bold red]WARNING: {line}[/]", highlight=False, soft_wrap=True, markup=True)
 
 
 def _calls(m: dict, stats: dict) -> str:
@@ -93,9 +123,11 @@ def hydra_entry(cfg: DictConfig) -> float:
 
         num = hc.job.get("num")
         console.print(job_line(results, name, num), highlight=False, markup=False, soft_wrap=True)
+        print_unparsed_warning(console, results)
     else:
         if results.get("skipped"):
             console.print(f"already finished: {out_dir} (results.json matches this config; not run again)")
         console.print(summary_table(results))
+        print_unparsed_warning(console, results)
         console.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     return float(results["metrics"]["acc"])

@@ -24,6 +24,13 @@ Definitions (DESIGN.md, Metrics):
 Also: total/mean LLM calls, unparsed answers (participating agent outputs with no parsed answer,
 and final answers that are None), cache hits, participation and edge statistics, and cost in USD
 when the executor records ``extra["cost_usd"]`` per episode.
+
+**Unparsed rates** are reported per agent (``unparsed_rate_agent<i>``, over agent i's calls), per
+behaviour (``unparsed_rate_honest`` / ``_adversarial``) and for the LLM decision agent
+(``unparsed_rate_decision``; NaN when no LLM decided). An unparsed answer scores as wrong and does
+not vote, so a model that writes its answers in a form the parser does not read looks worse than it
+is; `unparsed_warning` turns a rate above ``UNPARSED_WARN_RATE`` (5 %) into one line for the run's
+summary and results.json.
 """
 
 from __future__ import annotations
@@ -34,9 +41,17 @@ from dataclasses import dataclass
 
 from tomacs.types import Episode
 
-__all__ = ["AdaccCounts", "adacc_counts", "predicted_adversarial", "summarize"]
+__all__ = [
+    "UNPARSED_WARN_RATE",
+    "AdaccCounts",
+    "adacc_counts",
+    "predicted_adversarial",
+    "summarize",
+    "unparsed_warning",
+]
 
 NAN = float("nan")
+UNPARSED_WARN_RATE = 0.05
 
 
 @dataclass
@@ -111,6 +126,10 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else NAN
 
 
+def _rate(counts: Sequence[int]) -> float:
+    return counts[0] / counts[1] if counts[1] else NAN
+
+
 def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[str, float]:
     """All evaluation metrics of a set of episodes as a flat dict of floats (see module docstring).
 
@@ -129,6 +148,9 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
 
     unparsed_agent = 0
     agent_outputs = 0
+    by_agent = [[0, 0] for _ in range(n_agents)]  # [unparsed, outputs] per agent index
+    by_behaviour: dict[str, list[int]] = {"honest": [0, 0], "adversarial": [0, 0]}
+    decision = [0, 0]
     cache_hits = 0
     participation: list[float] = []
     edges: list[float] = []
@@ -138,11 +160,20 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
             took_part = [o for o in outs if o.participated]
             agent_outputs += len(took_part)
             unparsed_agent += sum(1 for o in took_part if o.answer is None)
+            for o in took_part:
+                tallies = [by_behaviour[o.behaviour]] if o.behaviour in by_behaviour else []
+                if 0 <= o.agent < n_agents:
+                    tallies.append(by_agent[o.agent])
+                for tally in tallies:
+                    tally[0] += o.answer is None
+                    tally[1] += 1
             cache_hits += sum(1 for o in took_part if o.cached)
             if t >= 2:
                 participation.append(len(took_part) / n_agents)
-        if ep.decision_output is not None and ep.decision_output.cached:
-            cache_hits += 1
+        if ep.decision_output is not None:
+            decision[0] += ep.decision_output.answer is None
+            decision[1] += 1
+            cache_hits += ep.decision_output.cached
         for g in ep.graphs:
             if g is not None:
                 edges.append(float(len(g.edges)))
@@ -171,6 +202,10 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
         "unparsed_answers": float(unparsed_agent),
         "unparsed_rate": unparsed_agent / agent_outputs if agent_outputs else NAN,
         "unparsed_final": float(unparsed_final),
+        **{f"unparsed_rate_agent{i}": _rate(c) for i, c in enumerate(by_agent)},
+        "unparsed_rate_honest": _rate(by_behaviour["honest"]),
+        "unparsed_rate_adversarial": _rate(by_behaviour["adversarial"]),
+        "unparsed_rate_decision": _rate(decision),
         "cache_hits": float(cache_hits),
         "participation_rate": _mean(participation),
         "edges_per_round": _mean(edges),
@@ -180,3 +215,37 @@ def summarize(episodes: Sequence[Episode], n_agents: int, rounds: int) -> dict[s
         out["cost_usd"] = float(sum(costs))
         out["cost_usd_per_query"] = float(sum(costs)) / len(eps)
     return out
+
+
+def unparsed_warning(metrics: dict[str, float], roles: Sequence[str] | None = None) -> str | None:
+    """One line when more than 5 % of the answers of the run, of one agent or of the decision agent
+    went unparsed (naming each agent above it), else None.
+
+    Why per agent: one agent whose model writes its answer in a form the parser misses is a few
+    percent of the run but silences that agent's vote entirely.
+    """
+
+    def over(x: float | None) -> bool:
+        return x is not None and x == x and x > UNPARSED_WARN_RATE
+
+    agents = []
+    i = 0
+    while f"unparsed_rate_agent{i}" in metrics:
+        rate = metrics[f"unparsed_rate_agent{i}"]
+        if over(rate):
+            role = f" ({roles[i]})" if roles is not None and i < len(roles) else ""
+            agents.append(f"agent {i}{role} {100 * rate:.1f} %")
+        i += 1
+    if over(metrics.get("unparsed_rate_decision")):
+        agents.append(f"decision agent {100 * metrics['unparsed_rate_decision']:.1f} %")
+    total = metrics.get("unparsed_rate")
+    if not agents and not over(total):
+        return None
+    n = metrics.get("unparsed_answers", 0.0)
+    outputs = metrics.get("agent_outputs", 0.0)
+    pct = f"{100 * total:.1f} %" if total is not None and total == total else "-"
+    return (
+        f"{n:.0f} of {outputs:.0f} agent answers unparsed ({pct}; over {100 * UNPARSED_WARN_RATE:.0f} %: "
+        f"{', '.join(agents) or 'the run as a whole'}); they count as wrong and do not vote: read their "
+        f"texts in episodes.jsonl (answer null)"
+    )

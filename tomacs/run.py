@@ -24,7 +24,7 @@ from tomacs.config import ConfigError, to_container, validate
 from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
-from tomacs.metrics import summarize
+from tomacs.metrics import summarize, unparsed_warning
 from tomacs.progress import Progress
 from tomacs.seeding import stable_seed
 from tomacs.types import Episode, Question
@@ -488,6 +488,8 @@ def _run(
         "run_id": run_id(job, resolved),
         "git_rev": git_rev(),
         "metrics": metrics,
+        "roles": list(comps.roles),
+        "unparsed_warning": unparsed_warning(metrics, comps.roles),
         "train": train_info,
         "backbone_stats": stats,
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
