@@ -438,6 +438,9 @@ _RESULT_WORD = re.compile(
 )
 _NUMBER_HEDGE_AFTER = re.compile(r"^(?:\s*[^\d\s]{1,12})?\s+(?:or|to)\s+\$?\s*[-−]?\d|^[-–]\d")
 _NUMBER_HEDGE_BEFORE = re.compile(r"\d\s*(?:[^\d\s]{1,12}\s+)?(?:or|to)\s+\$?\s*$")
+# "rose from 10 to 15" is a change, not a range: 15 is the result
+_FROM = re.compile(r"\bfrom\s+\$?\s*$", re.IGNORECASE)
+_FROM_TO = re.compile(r"\bfrom\s+\$?\s*[-−]?[\d.,]+\s*(?:[^\d\s]{1,12}\s+)?to\s+\$?\s*$", re.IGNORECASE)
 _NUMBER_NEGATED_BEFORE = re.compile(r"\b(?:not|n['’]t|rather\s+than|instead\s+of)\s+\$?\s*$", re.IGNORECASE)
 
 
@@ -449,7 +452,10 @@ def _frac_to_decimal(m: re.Match[str]) -> str:
 
 
 def _choose_number(s: str, m: re.Match[str]) -> str | None:
-    if _NUMBER_HEDGE_AFTER.match(_after(s, m.end())) or _NUMBER_HEDGE_BEFORE.search(_before(s, m.start())):
+    before = _before(s, m.start())
+    if _NUMBER_HEDGE_AFTER.match(_after(s, m.end())) and not _FROM.search(before + " "):
+        return _HEDGED
+    if _NUMBER_HEDGE_BEFORE.search(before) and not _FROM_TO.search(before):
         return _HEDGED
     return canonical_number(m.group(0))
 
