@@ -10,6 +10,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tomacs.backbones.llm import BackboneError
 from tomacs.config import ConfigError, register_schema
@@ -78,7 +79,7 @@ def print_unparsed_warning(console: Console, results: dict) -> None:
 
     line = unparsed_warning(results["metrics"], results.get("roles"))
     if line:
-        console.print(f"[bold red]WARNING: {line}[/]", highlight=False, soft_wrap=True, markup=True)
+        console.print(Text(f"WARNING: {line}", style="bold red"), soft_wrap=True)  # Text: no markup in roles
 
 
 def _calls(m: dict, stats: dict) -> str:
