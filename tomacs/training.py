@@ -185,9 +185,15 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         if comps.val_qs:
             method.train_mode(False)
             eps: list[Any] = []
-            for b in range(0, len(comps.val_qs), bs):
-                e, _ = comps.executor.run_batch(comps.val_qs[b : b + bs], method, train=False, phase="val")
-                eps.extend(e)
+            val_running = Running(n, rounds)
+            title = f"train epoch {epoch + 1}/{epochs} validating"
+            with prog.task(title, total=len(comps.val_qs), unit="questions") as vtask:
+                for b in range(0, len(comps.val_qs), bs):
+                    e, _ = comps.executor.run_batch(
+                        comps.val_qs[b : b + bs], method, train=False, phase="val", on_call=vtask
+                    )
+                    eps.extend(e)
+                    vtask.step(len(e), **val_running.add(e))
             vm = summarize(eps, n, rounds)
             val_acc, val_adacc = vm["acc"], vm["adacc"]
             vrec = {
