@@ -85,10 +85,16 @@ def hydra_entry(cfg: DictConfig) -> float:
     stop_on_sigterm()
     num = hc.job.get("num") if multirun else None
     where = f"[job {num}] " if multirun else ""
-    print(f"{where}run directory: {out_dir}", file=sys.stderr, flush=True)
     resume_dir = Path(str(hc.sweep.dir)).resolve() if multirun else out_dir  # a sweep resumes whole
     try:
-        results = run_job(cfg, mode, out_dir, Progress.for_job(multirun), job)
+        results = run_job(
+            cfg,
+            mode,
+            out_dir,
+            Progress.for_job(multirun),
+            job,
+            on_start=lambda: print(f"{where}run directory: {out_dir}", file=sys.stderr, flush=True),
+        )
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (tomacs.rundir.Terminated)
         what = getattr(exc, "signal_name", "SIGINT")
         print(

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -417,18 +418,20 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
 UNTRAINED = "untrained"  # checkpoint=untrained: evaluate a learned method's initial policy, on purpose
 
 
-def check_checkpoint(comps: Components, mode: str) -> None:
+def check_checkpoint(cfg: DictConfig, mode: str) -> None:
     """An evaluation of a learned method needs its trained weights: without them it scores the
     random initial policy under the method's name. Asking for that explicitly is allowed (a
     baseline for the learning curve) and the results say so."""
-    ckpt = comps.cfg.get("checkpoint")
-    name = comps.method.name
+    from tomacs.methods.registry import is_trainable
+
+    ckpt = cfg.get("checkpoint")
+    name = str(cfg.method.name)
     if ckpt == UNTRAINED and mode == "train":
         raise ConfigError(
             "checkpoint=untrained is for `tomacs evaluate`; `tomacs train` starts from an untrained policy "
             "by itself (drop checkpoint=untrained)"
         )
-    if mode == "evaluate" and comps.method.trainable and not ckpt:
+    if mode == "evaluate" and not ckpt and is_trainable(name):
         raise ConfigError(
             f"method={name} is learned and no checkpoint was given: pass checkpoint=<run dir>/best.pt, "
             f"train it with `tomacs train method={name} ...`, or add checkpoint=untrained to score "
@@ -466,17 +469,20 @@ def run_job(
     out_dir: Path,
     progress: Progress | None = None,
     job: dict[str, str] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Train (when asked and the method learns) then evaluate; write config.yaml and results.json.
 
     `job` (from Hydra): {"group": sweep, "name": overrides, "overrides": ...} for trackers and the
     run id. A job whose results.json already matches its config is not run again (returned with
     "skipped": True), so re-running a sweep in the same directory only does what is missing.
-    The job holds out_dir for its whole life: a second job there fails at once (tomacs.rundir)."""
+    The job holds out_dir for its whole life: a second job there fails at once (tomacs.rundir).
+    `on_start` runs once the job is past every check, before it writes anything (the CLI prints
+    the run directory there, so a refused job says only why)."""
     from tomacs.rundir import hold
 
     with hold(out_dir):
-        return _locked_job(cfg, mode, out_dir, progress, job)
+        return _locked_job(cfg, mode, out_dir, progress, job, on_start)
 
 
 def _locked_job(
@@ -485,6 +491,7 @@ def _locked_job(
     out_dir: Path,
     progress: Progress | None,
     job: dict[str, str] | None,
+    on_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
     resolved = to_container(cfg)
@@ -492,9 +499,11 @@ def _locked_job(
     done = finished_results(out_dir, resolved, mode)
     if done is not None:
         return {**done, "skipped": True}
+    check_checkpoint(cfg, mode)
     comps = build(cfg, need_train=(mode == "train"))
-    check_checkpoint(comps, mode)
     check_resumable(out_dir, resolved)
+    if on_start is not None:
+        on_start()
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
     from tomacs.tracking import make_tracker
 
