@@ -153,3 +153,34 @@ def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path:
     ev = [ln for ln in p.stderr.splitlines() if ln.startswith("evaluate | ")]
     assert [ln.split(" | ")[2] for ln in ev] == ["batch 1/2", "batch 2/2"]
     assert all(len(ln) > 80 for ln in ev)  # not wrapped at a console width
+
+
+def test_ctrl_c_with_llm_calls_in_flight_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    """The real backbone path: requests are awaited in an event loop when the signal lands."""
+    from tomacs.testing.fake_openai_server import FakeOpenAIServer
+
+    run = tmp_path / "run"
+    with FakeOpenAIServer(latency=0.3) as srv:
+        llm = [
+            "evaluate",
+            "backbone=openai_compatible",
+            f"backbone.api_base={srv.base_url}",
+            "backbone.model=openai/fake",
+            f"backbone.cache.path={tmp_path / 'cache.sqlite'}",
+            "method=complete",
+            "agents=3",
+            "rounds=2",
+            "eval.size=6",
+            "eval.batch_size=2",
+        ]
+        p = start(*llm, f"hydra.run.dir={run}")
+        wait_for(p, "evaluate | questions 2/6")
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p)
+        assert rc == 130 and "Traceback" not in err, err[-2000:]
+        cmd = err.splitlines()[-1].strip()
+        assert cmd == shlex.join([*CLI, *llm, f"hydra.run.dir={run}"])
+        again = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert res["metrics"]["resumed_questions"] >= 2 and res["metrics"]["n_queries"] == 6

@@ -80,7 +80,7 @@ def hydra_entry(cfg: DictConfig) -> float:
         "overrides": ",".join(hc.overrides.task),
     }
     console = _console()
-    from tomacs.rundir import resume_command, stop_on_sigterm
+    from tomacs.rundir import interrupted_by, resume_command, stop_on_sigterm
 
     stop_on_sigterm()
     num = hc.job.get("num") if multirun else None
@@ -95,8 +95,8 @@ def hydra_entry(cfg: DictConfig) -> float:
             job,
             on_start=lambda: print(f"{where}run directory: {out_dir}", file=sys.stderr, flush=True),
         )
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (tomacs.rundir.Terminated)
-        what = getattr(exc, "signal_name", "SIGINT")
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (turned into one by tomacs.rundir)
+        what = interrupted_by()
         print(
             f"\ninterrupted ({what}); finished work is kept in {resume_dir}. Resume with:\n"
             f"  {resume_command(resume_dir, multirun)}",

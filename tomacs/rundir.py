@@ -142,20 +142,24 @@ def hold(out_dir: Path) -> Iterator[None]:
             release(out_dir)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a scheduler's cancel, `kill`) turned into the same orderly stop as Ctrl-C."""
-
-    signal_name = "SIGTERM"
+_signal_seen: list[str] = []
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise Terminated()
+    _signal_seen.append("SIGTERM")
+    signal.raise_signal(signal.SIGINT)  # handled exactly like Ctrl-C, wherever it lands
 
 
 def stop_on_sigterm() -> None:
-    """Make SIGTERM unwind like Ctrl-C (files closed, tracker finished, resume command printed);
-    only the main thread may install handlers, so elsewhere this does nothing."""
+    """Make SIGTERM (a scheduler's cancel, `kill`) unwind like Ctrl-C: files closed, tracker
+    finished, resume command printed. Only the main thread may install handlers; elsewhere this
+    does nothing."""
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:
         pass
+
+
+def interrupted_by() -> str:
+    """The signal behind a KeyboardInterrupt: SIGTERM when one came, else SIGINT."""
+    return "SIGTERM" if _signal_seen else "SIGINT"
