@@ -99,7 +99,7 @@ class Executor:
         building a fresh loop per batch (which left a half-built loop's traceback at exit)."""
         if self._loop is None:
             self._loop = asyncio.Runner()
-            weakref.finalize(self, self._loop.close)
+            weakref.finalize(self, _close_runner, self._loop)
         return self._loop.run(self.arun_batch(questions, method, train, phase, on_call, force=force))
 
     async def arun_batch(
@@ -490,6 +490,17 @@ class Executor:
         episode.final_answer = answer
         episode.correct = answer is not None and is_correct(q, answer)
         return episode
+
+
+def _close_runner(runner: asyncio.Runner) -> None:
+    """The full shutdown when no loop is running; an executor collected while another one's loop
+    runs (a collection can happen anywhere) only releases its own loop's resources."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runner.close()
+        return
+    runner.get_loop().close()
 
 
 def weighted_vote(
