@@ -126,6 +126,7 @@ def test_isolated_answer_through_the_executor(tmp_path) -> None:
     from tomacs.run import run_job
 
     common = ["method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=6", "train.size=0", "seed=0"]
+    common.append("checkpoint=untrained")  # the policy's structure is under test, not its training
     res = {}
     for mode in ("silent", "answer"):
         res[mode] = run_job(

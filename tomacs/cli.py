@@ -67,10 +67,30 @@ def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
         check_overrides(overrides, multirun)
     except ConfigError as exc:
         _fail(str(exc))
+    _hold_run_dir(overrides, multirun)
     from tomacs.hydra_app import hydra_entry
 
     sys.argv = ["tomacs", *(["--multirun"] if multirun else []), *overrides, f"mode={mode}"]
     hydra_entry()
+
+
+def _hold_run_dir(overrides: list[str], multirun: bool) -> None:
+    """Record the command as typed (for the resume line and the lock's holder), and take a named
+    run directory before Hydra writes its .hydra/ files there: a second job in a held directory
+    then fails before touching anything of the first's."""
+    import json
+    from pathlib import Path
+
+    from tomacs.rundir import ARGV_ENV, RunDirBusy, acquire
+
+    os.environ[ARGV_ENV] = json.dumps(sys.argv)
+    run_dir = next((o.split("=", 1)[1] for o in overrides if o.startswith("hydra.run.dir=")), None)
+    if multirun or not run_dir or run_dir[:1] in "'\"" or "${" in run_dir:
+        return  # the job takes its directory itself once Hydra has resolved it
+    try:
+        acquire(Path(run_dir))
+    except RunDirBusy as exc:
+        _fail(str(exc))
 
 
 @app.command(context_settings=_EXTRA)
@@ -88,7 +108,8 @@ def evaluate(
     ctx: typer.Context,
     multirun: bool = typer.Option(False, "--multirun", "-m", help="Hydra multirun: sweep over comma lists."),
 ) -> None:
-    """Evaluate without training (static methods, or a learned one with checkpoint=PATH)."""
+    """Evaluate without training (static methods, or a learned one with checkpoint=PATH; checkpoint=untrained
+    scores its untrained policy, marked as such)."""
     _launch("evaluate", ctx.args, multirun)
 
 

@@ -9,6 +9,7 @@ round, the agents of one topological level run concurrently and so do all questi
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +74,7 @@ class Executor:
         self.schedule = schedule
         self.embedder = embedder
         self.crs = crs  # tomacs.credibility.decider.CrsDecider when decision=crs
+        self._loop: asyncio.Runner | None = None
 
     # ------------------------------------------------------------------------------------------
     def plan_for(self, question: Question, phase: str) -> AdversaryPlan:
@@ -90,8 +92,15 @@ class Executor:
         on_call: Callable[[int], None] | None = None,
         force: Mapping[int, ForceFn] | None = None,
     ) -> tuple[list[Episode], Any]:
-        """Synchronous wrapper; returns the episodes and the method's batch state (for its loss)."""
-        return asyncio.run(self.arun_batch(questions, method, train, phase, on_call, force=force))
+        """Synchronous wrapper; returns the episodes and the method's batch state (for its loss).
+
+        Every batch runs on one event loop per executor, built once: a Ctrl-C then lands in a
+        running loop (which cancels the batch cleanly) or between batches, not in the middle of
+        building a fresh loop per batch (which left a half-built loop's traceback at exit)."""
+        if self._loop is None:
+            self._loop = asyncio.Runner()
+            weakref.finalize(self, _close_runner, self._loop)
+        return self._loop.run(self.arun_batch(questions, method, train, phase, on_call, force=force))
 
     async def arun_batch(
         self,
@@ -481,6 +490,17 @@ class Executor:
         episode.final_answer = answer
         episode.correct = answer is not None and is_correct(q, answer)
         return episode
+
+
+def _close_runner(runner: asyncio.Runner) -> None:
+    """The full shutdown when no loop is running; an executor collected while another one's loop
+    runs (a collection can happen anywhere) only releases its own loop's resources."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runner.close()
+        return
+    runner.get_loop().close()
 
 
 def weighted_vote(

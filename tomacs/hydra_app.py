@@ -28,8 +28,9 @@ def _console() -> Console:
 def summary_table(results: dict) -> Table:
     """Metric/value rows, so the table stays readable in narrow terminals and CI logs."""
     m = results["metrics"]
+    method = f"{results['method']}\\[untrained]" if results.get("untrained") else results["method"]
     title = (
-        f"{results['method']} on {results['benchmark']} | attack={results['attack']} "
+        f"{method} on {results['benchmark']} | attack={results['attack']} "
         f"budget={results['budget']} | backbone={results['backbone']} | seed={results['seed']}"
     )
     t = Table(title=title)
@@ -110,19 +111,40 @@ def hydra_entry(cfg: DictConfig) -> float:
         "overrides": ",".join(hc.overrides.task),
     }
     console = _console()
+    from tomacs.rundir import interrupted_by, resume_command, stop_on_sigterm
+
+    stop_on_sigterm()
+    num = hc.job.get("num") if multirun else None
+    where = f"[job {num}] " if multirun else ""
+    resume_dir = Path(str(hc.sweep.dir)).resolve() if multirun else out_dir  # a sweep resumes whole
     try:
-        results = run_job(cfg, mode, out_dir, Progress(enabled=sys.stderr.isatty() and not multirun), job)
+        results = run_job(
+            cfg,
+            mode,
+            out_dir,
+            Progress.for_job(multirun),
+            job,
+            on_start=lambda: print(f"{where}run directory: {out_dir}", file=sys.stderr, flush=True),
+        )
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (turned into one by tomacs.rundir)
+        what = interrupted_by()
+        print(
+            f"\ninterrupted ({what}); finished work is kept in {resume_dir}. Resume with:\n"
+            f"  {resume_command(resume_dir, multirun)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(143 if what == "SIGTERM" else 130) from None
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     except BackboneError as exc:  # the run is resumable: finished questions and paid replies are kept
         console.print(f"[bold red]backbone error:[/] {exc}", highlight=False, soft_wrap=True)
-        console.print(f"re-run with hydra.run.dir={out_dir} to resume", highlight=False, soft_wrap=True)
+        print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)
         raise SystemExit(3) from None
     if multirun:
         from tomacs.sweep import job_line
 
-        num = hc.job.get("num")
         console.print(job_line(results, name, num), highlight=False, markup=False, soft_wrap=True)
         print_unparsed_warning(console, results)
     else:

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
 from tomacs.metrics import summarize, unparsed_warning
-from tomacs.progress import Progress
+from tomacs.progress import Progress, Running
 from tomacs.seeding import stable_seed
 from tomacs.types import Episode, Question
 
@@ -285,6 +286,8 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
     cfg = comps.cfg
     log = EpisodeLog(out_dir / "episodes.jsonl")
     log.repair()
+    check_distinct([q.id for q in comps.test_qs], f"the test questions of benchmark '{comps.bench.name}'")
+    check_distinct([r["question"]["id"] for r in log.load()], str(log.path))
     done = log.done_ids()
     todo = [q for q in comps.test_qs if q.id not in done]
     crs = comps.executor.crs
@@ -295,16 +298,21 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
             crs.state.load({"scores": last[-1]["after"], "updates": crs.state.updates + len(last)})
     comps.method.train_mode(False)
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
-    calls_per_q = n * rounds + 1
     t0 = time.perf_counter()
-    with (progress or Progress(enabled=False)).task("evaluate", total=len(todo) * calls_per_q) as advance:
-        for batch in batches(todo, int(cfg.eval.batch_size)):
+    chunks = batches(todo, int(cfg.eval.batch_size))
+    running = Running(n, rounds)
+    resumed = len(comps.test_qs) - len(todo)
+    title = f"evaluate ({resumed} done before)" if resumed else "evaluate"
+    with (progress or Progress(enabled=False)).task(title, total=len(todo), unit="questions") as task:
+        for k, batch in enumerate(chunks, start=1):
             episodes, _ = comps.executor.run_batch(
-                batch, comps.method, train=False, phase="eval", on_call=advance
+                batch, comps.method, train=False, phase="eval", on_call=task
             )
             log.append(episodes)
+            task.step(len(batch), batch=f"{k}/{len(chunks)}", **running.add(episodes))
     wall = time.perf_counter() - t0
     records = [r for r in log.load() if r["question"]["id"] in {q.id for q in comps.test_qs}]
+    check_distinct([r["question"]["id"] for r in records], str(log.path))
     metrics = summarize(records_to_episodes(records), n, rounds)
     metrics["eval_wall_s"] = round(wall, 3)
     metrics["resumed_questions"] = len(done)
@@ -313,6 +321,24 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
 
         metrics.update(stream_metrics(records, comps.executor.schedule.fixed_agents))
     return metrics
+
+
+def check_distinct(ids: list[str], where: str) -> None:
+    """Metrics count questions, so a question present twice would count twice (n_queries, calls,
+    Acc). Duplicates mean two jobs wrote one directory (before it was locked) or a broken split:
+    refuse rather than guess which copy is right."""
+    first: dict[str, int] = {}
+    for i, qid in enumerate(ids, start=1):
+        if qid in first:
+            fix = (
+                f"delete {where} (or the whole run directory) and re-run to recompute it"
+                if where.endswith(".jsonl")
+                else "question ids must be unique; fix the data file"
+            )
+            raise ConfigError(
+                f"{where}: question id {qid!r} appears twice (entries {first[qid]} and {i}); {fix}"
+            )
+        first[qid] = i
 
 
 def records_to_episodes(records: list[dict[str, Any]]) -> list[Episode]:
@@ -377,12 +403,39 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
         for k in set(old) | set(new)
         if old.get(k) != new.get(k) and not any(k == f or k.startswith(f + ".") for f in _RESUME_FREE)
     )
+    ckpts = (old.get("checkpoint"), new.get("checkpoint"))
+    if ckpts[0] != ckpts[1] and UNTRAINED in ckpts:
+        diff.append("checkpoint")  # episodes of the untrained policy must never pass for a trained one's
     if diff:
         shown = ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff[:4])
         more = f" (+{len(diff) - 4} more)" if len(diff) > 4 else ""
         raise ConfigError(
             f"{out_dir} holds a run with a different config ({shown}{more}); "
             "use a new hydra.run.dir, or delete that directory to start over"
+        )
+
+
+UNTRAINED = "untrained"  # checkpoint=untrained: evaluate a learned method's initial policy, on purpose
+
+
+def check_checkpoint(cfg: DictConfig, mode: str) -> None:
+    """An evaluation of a learned method needs its trained weights: without them it scores the
+    random initial policy under the method's name. Asking for that explicitly is allowed (a
+    baseline for the learning curve) and the results say so."""
+    from tomacs.methods.registry import is_trainable
+
+    ckpt = cfg.get("checkpoint")
+    name = str(cfg.method.name)
+    if ckpt == UNTRAINED and mode == "train":
+        raise ConfigError(
+            "checkpoint=untrained is for `tomacs evaluate`; `tomacs train` starts from an untrained policy "
+            "by itself (drop checkpoint=untrained)"
+        )
+    if mode == "evaluate" and not ckpt and is_trainable(name):
+        raise ConfigError(
+            f"method={name} is learned and no checkpoint was given: pass checkpoint=<run dir>/best.pt, "
+            f"train it with `tomacs train method={name} ...`, or add checkpoint=untrained to score "
+            "the untrained policy (marked untrained in results)"
         )
 
 
@@ -416,21 +469,41 @@ def run_job(
     out_dir: Path,
     progress: Progress | None = None,
     job: dict[str, str] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Train (when asked and the method learns) then evaluate; write config.yaml and results.json.
 
     `job` (from Hydra): {"group": sweep, "name": overrides, "overrides": ...} for trackers and the
     run id. A job whose results.json already matches its config is not run again (returned with
-    "skipped": True), so re-running a sweep in the same directory only does what is missing."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    "skipped": True), so re-running a sweep in the same directory only does what is missing.
+    The job holds out_dir for its whole life: a second job there fails at once (tomacs.rundir).
+    `on_start` runs once the job is past every check, before it writes anything (the CLI prints
+    the run directory there, so a refused job says only why)."""
+    from tomacs.rundir import hold
+
+    with hold(out_dir):
+        return _locked_job(cfg, mode, out_dir, progress, job, on_start)
+
+
+def _locked_job(
+    cfg: DictConfig,
+    mode: str,
+    out_dir: Path,
+    progress: Progress | None,
+    job: dict[str, str] | None,
+    on_start: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     resolved = to_container(cfg)
     resolved.pop("hydra", None)
     done = finished_results(out_dir, resolved, mode)
     if done is not None:
         return {**done, "skipped": True}
+    check_checkpoint(cfg, mode)
     comps = build(cfg, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)
+    if on_start is not None:
+        on_start()
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
     from tomacs.tracking import make_tracker
 
@@ -463,7 +536,7 @@ def _run(
         if train_info["epochs_run"] > train_info["resumed_from_epoch"] and stale.exists():
             # evaluation episodes of an earlier policy: the resumed training changed it
             stale.unlink()
-    elif cfg.get("checkpoint"):
+    elif cfg.get("checkpoint") and cfg.checkpoint != UNTRAINED:
         from tomacs.training import load_checkpoint
 
         load_checkpoint(comps.method, Path(cfg.checkpoint))
@@ -473,10 +546,15 @@ def _run(
         train_info = warm_up(comps, out_dir, progress)
     metrics = evaluate(comps, out_dir, progress)
     stats = comps.backbone.stats() if hasattr(comps.backbone, "stats") else {}
+    # a learned method scored without training: kept apart from the trained one in every report
+    untrained = comps.method.trainable and (
+        cfg.get("checkpoint") == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
+    )
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
         "method": comps.method.name,
+        "untrained": bool(untrained),
         "attack": cfg.attack.name,
         "budget": cfg.budget.name,
         "agents": comps.ctx.n_agents,

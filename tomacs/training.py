@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tomacs.metrics import summarize
-from tomacs.progress import Progress
+from tomacs.progress import Progress, Running
 from tomacs.seeding import stable_seed
 
 if TYPE_CHECKING:
@@ -80,6 +80,26 @@ def credit_gap(episodes: list[Any], n: int, rounds: int) -> float | None:
     return float(np.mean(hon) - np.mean(adv))
 
 
+def trim_log(path: Path, start_epoch: int) -> None:
+    """Keep only the log lines of epochs the checkpoint holds: a run stopped mid-epoch logged
+    iterations that the resume runs again, and the log must show each iteration once."""
+    if not path.exists():
+        return
+    keep = []
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            break  # a torn last line from a kill
+        if isinstance(rec, dict) and int(rec.get("epoch", start_epoch)) < start_epoch:
+            keep.append(line)
+    path.write_text("".join(x + "\n" for x in keep))
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{100 * x:.1f}"
+
+
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
     cfg = comps.cfg
     method = comps.method
@@ -103,6 +123,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
             ck.get("since_best", 0),
         )
         best_acc = ck.get("best_val_acc")
+    trim_log(log_path, start_epoch)
     epochs = int(cfg.train.epochs)
     patience = cfg.train.get("patience")
     bs = int(cfg.train.batch_size)
@@ -110,8 +131,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     if not train_qs:
         raise ValueError("train.size is 0 or the benchmark has no training split; nothing to train on")
     t0 = time.perf_counter()
-    calls_per_q = n * rounds + 1
     prog = progress or Progress(enabled=False)
+    n_iters = -(-len(train_qs) // bs)
 
     def out_of_patience(since: int) -> bool:
         """Early stopping: validation has not improved for `patience` epochs."""
@@ -125,11 +146,12 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         method.train_mode(True)
         order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(train_qs))
         qs = [train_qs[i] for i in order]
-        with prog.task(f"train epoch {epoch + 1}/{epochs}", total=len(qs) * calls_per_q) as advance:
+        running = Running(n, rounds)
+        with prog.task(f"train epoch {epoch + 1}/{epochs}", total=len(qs), unit="questions") as task:
             for b in range(0, len(qs), bs):
                 batch = qs[b : b + bs]
                 episodes, state = comps.executor.run_batch(
-                    batch, method, train=True, phase=f"train{epoch}", on_call=advance
+                    batch, method, train=True, phase=f"train{epoch}", on_call=task
                 )
                 utils = [utility(e) for e in episodes]
                 loss = method.loss(state, episodes, utils)
@@ -156,13 +178,22 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                 if comps.tracker is not None:
                     comps.tracker.log(rec, step=iteration)
                 iteration += 1
+                task.step(
+                    len(batch), iter=f"{b // bs + 1}/{n_iters}", loss=loss_value, **running.add(episodes)
+                )
         val_acc = val_adacc = None
         if comps.val_qs:
             method.train_mode(False)
             eps: list[Any] = []
-            for b in range(0, len(comps.val_qs), bs):
-                e, _ = comps.executor.run_batch(comps.val_qs[b : b + bs], method, train=False, phase="val")
-                eps.extend(e)
+            val_running = Running(n, rounds)
+            title = f"train epoch {epoch + 1}/{epochs} validating"
+            with prog.task(title, total=len(comps.val_qs), unit="questions") as vtask:
+                for b in range(0, len(comps.val_qs), bs):
+                    e, _ = comps.executor.run_batch(
+                        comps.val_qs[b : b + bs], method, train=False, phase="val", on_call=vtask
+                    )
+                    eps.extend(e)
+                    vtask.step(len(e), **val_running.add(e))
             vm = summarize(eps, n, rounds)
             val_acc, val_adacc = vm["acc"], vm["adacc"]
             vrec = {
@@ -186,6 +217,12 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
             best_val, best_acc = score, val_acc
         since_best = 0 if is_best else since_best + 1
         stopped_early = out_of_patience(since_best)
+        if val_acc is not None:
+            prog.log(
+                f"train epoch {epoch + 1}/{epochs} validation | Acc {_pct(val_acc)} | ADAcc {_pct(val_adacc)}"
+                f" | {'new best' if is_best else f'no improvement for {since_best}'}"
+                + (f" | stopping early (patience {patience})" if stopped_early else "")
+            )
         extra = {
             "epoch": epoch,
             "iteration": iteration,

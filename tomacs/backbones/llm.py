@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import random
+import warnings
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -87,6 +88,9 @@ def import_litellm() -> Any:
     litellm.num_retries = None  # retries are ours
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # a request cancelled by Ctrl-C can leave litellm's provider coroutine (built in a worker
+    # thread) unawaited; the warning it prints then says nothing the interrupt line does not
+    warnings.filterwarnings("ignore", r"coroutine '\w+\.acompletion' was never awaited", RuntimeWarning)
     _litellm_module = litellm
     return litellm
 

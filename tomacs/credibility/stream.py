@@ -75,13 +75,14 @@ def warm_up(comps: Any, out_dir: Path, progress: Progress | None = None) -> dict
     t0 = time.perf_counter()
     crs = comps.executor.crs
     with (progress or Progress(enabled=False)).task(
-        "credibility warm-up", total=len(qs) * (n * rounds + 1)
+        "credibility warm-up", total=len(qs), unit="questions"
     ) as adv:
         for b in range(0, len(qs), bs):
             eps, _ = comps.executor.run_batch(
                 qs[b : b + bs], comps.method, train=False, phase="train0", on_call=adv
             )
             m = summarize(eps, n, rounds)
+            adv.step(len(eps), acc=m["acc"])
             with log_path.open("a") as f:
                 f.write(
                     json.dumps({"warmup_batch": b // bs, "train_acc": m["acc"], "crs": crs.state.to_dict()})

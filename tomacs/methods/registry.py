@@ -32,3 +32,11 @@ def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Metho
         mod, cls = _LEARNED[name]
         return getattr(importlib.import_module(mod), cls)(ctx, **params)
     raise ValueError(f"unknown method '{name}'; valid: {', '.join(method_names())}")
+
+
+def is_trainable(name: str) -> bool:
+    """Whether the method learns parameters, known before building it (which may load an embedder)."""
+    if name not in _LEARNED:
+        return False
+    mod, cls = _LEARNED[name]
+    return bool(getattr(importlib.import_module(mod), cls).trainable)

@@ -89,7 +89,8 @@ def _method_defaults(name: str) -> dict[str, Any]:
 
 def method_label(results: dict[str, Any]) -> str:
     """The method name plus any of its parameters that differ from the shipped defaults (ablation
-    and feature variants become their own rows), plus a non-default decision."""
+    and feature variants become their own rows), plus a non-default decision; `[untrained]` for a
+    learned method evaluated without training (checkpoint=untrained)."""
     name = str(results["method"])
     cfg = (results.get("config") or {}).get("method") or {}
     base = _method_defaults(name)
@@ -98,6 +99,8 @@ def method_label(results: dict[str, Any]) -> str:
         for k in sorted(cfg)
         if k not in ("name", "embedder") and k in base and cfg[k] != base[k]
     ]
+    if results.get("untrained"):  # a learned method scored without training is another row
+        diffs.insert(0, "untrained")
     dec = results.get("decision")
     if dec not in (None, "auto") and not (name == "crs" and dec == "crs"):
         diffs.append(f"decision={dec}")

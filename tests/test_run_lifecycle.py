@@ -1,0 +1,186 @@
+"""Jobs as processes: a held run directory, kill -9, Ctrl-C / SIGTERM and resume, progress in a log."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+CLI = [sys.executable, "-m", "tomacs.cli"]
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    """A job whose stderr (progress lines: it is not a terminal) is read as it runs."""
+    return subprocess.Popen(
+        [*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+
+
+def wait_for(p: subprocess.Popen[str], prefix: str) -> list[str]:
+    seen = []
+    assert p.stderr is not None
+    for line in p.stderr:
+        seen.append(line)
+        if line.startswith(prefix):
+            return seen
+    raise AssertionError(
+        f"job ended (rc {p.wait()}) before a line starting {prefix!r}: {''.join(seen)[-2000:]}"
+    )
+
+
+def finish(p: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = p.communicate(timeout=600)
+    return p.returncode, err
+
+
+def ids(run: Path) -> list[str]:
+    return [json.loads(x)["question"]["id"] for x in (run / "episodes.jsonl").read_text().splitlines()]
+
+
+EVAL = ["evaluate", "method=random", "attack=gt50", "eval.size=40", "eval.batch_size=4"]
+
+
+def test_second_job_on_a_held_directory_fails_fast_and_the_first_is_intact(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    first = start(*EVAL, f"hydra.run.dir={run}")
+    try:
+        wait_for(first, "evaluate |")
+        first.send_signal(signal.SIGSTOP)  # paused mid-run, still holding the directory
+        t0 = time.monotonic()
+        second = subprocess.run(
+            [*CLI, *EVAL, "eval.batch_size=5", f"hydra.run.dir={run}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert second.returncode == 2 and time.monotonic() - t0 < 60
+        err = [ln for ln in second.stderr.splitlines() if ln.strip()]
+        assert len(err) == 1, second.stderr
+        assert (
+            f"{run} is in use by another job (pid {first.pid} on " in err[0] and "eval.batch_size=4" in err[0]
+        )
+    finally:
+        first.send_signal(signal.SIGCONT)
+    rc, err = finish(first)
+    assert rc == 0, err[-2000:]
+    assert sorted(ids(run)) == sorted(set(ids(run))) and len(ids(run)) == 40
+    res = json.loads((run / "results.json").read_text())
+    assert res["metrics"]["n_queries"] == 40 and res["metrics"]["llm_calls"] == 40 * 25
+    assert "eval.batch_size=5" not in (run / ".hydra" / "overrides.yaml").read_text()
+
+
+def test_a_killed_job_leaves_no_lock_and_the_next_one_resumes(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    p = start(*EVAL, f"hydra.run.dir={run}")
+    wait_for(p, "evaluate |")
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=60)
+    again = subprocess.run([*CLI, *EVAL, f"hydra.run.dir={run}"], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert res["metrics"]["resumed_questions"] >= 4 and res["metrics"]["n_queries"] == 40
+
+
+TRAIN = [
+    "train",
+    "method=todycomm",
+    "embedder=hashing",
+    "attack=gt50",
+    "train.size=64",
+    "train.val_size=8",
+    "train.batch_size=8",
+    "train.epochs=2",
+    "eval.size=8",
+]
+
+
+def test_ctrl_c_prints_the_resume_command_and_it_resumes_without_duplicate_log_lines(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    p = start(*TRAIN, f"hydra.run.dir={run}")
+    assert wait_for(p, "run directory: ")[-1].strip() == f"run directory: {run}"
+    wait_for(p, "train epoch 2/2 | questions 8/64")  # epoch 1 is checkpointed, epoch 2 under way
+    p.send_signal(signal.SIGINT)
+    rc, err = finish(p)
+    assert rc == 130, err[-2000:]
+    lines = err.splitlines()
+    cmd = lines[lines.index(next(ln for ln in lines if ln.endswith("Resume with:"))) + 1].strip()
+    assert cmd == shlex.join([*CLI, *TRAIN, f"hydra.run.dir={run}"])
+    logged = [json.loads(x) for x in (run / "train_log.jsonl").read_text().splitlines()]
+    assert 8 in [r["iteration"] for r in logged if "loss" in r]  # an epoch-2 line the resume redoes
+    resumed = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert res["train"]["resumed_from_epoch"] == 1
+    logged = [json.loads(x) for x in (run / "train_log.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in logged if "loss" in r] == list(range(16))
+    assert [r["epoch"] for r in logged if "val_acc" in r] == [0, 1]
+
+
+def test_sigterm_stops_like_ctrl_c(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    p = start(*EVAL, f"hydra.run.dir={run}")
+    wait_for(p, "evaluate |")
+    p.send_signal(signal.SIGTERM)
+    rc, err = finish(p)
+    assert rc == 143 and "interrupted (SIGTERM)" in err and f"hydra.run.dir={run}" in err
+
+
+def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path: Path) -> None:
+    p = subprocess.run(
+        [*CLI, *TRAIN, "train.size=16", "train.epochs=1", "eval.batch_size=4", f"hydra.run.dir={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    train = [ln for ln in p.stderr.splitlines() if ln.startswith("train epoch 1/1 | ")]
+    assert [ln.split(" | ")[1:3] for ln in train] == [
+        ["questions 8/16", "iter 1/2"],
+        ["questions 16/16", "iter 2/2"],
+    ]
+    assert all(" | loss " in ln and " | Acc " in ln and " | elapsed " in ln for ln in train)
+    assert any(ln.startswith("train epoch 1/1 validation | Acc ") for ln in p.stderr.splitlines())
+    ev = [ln for ln in p.stderr.splitlines() if ln.startswith("evaluate | ")]
+    assert [ln.split(" | ")[2] for ln in ev] == ["batch 1/2", "batch 2/2"]
+    assert all(len(ln) > 80 for ln in ev)  # not wrapped at a console width
+
+
+def test_ctrl_c_with_llm_calls_in_flight_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    """The real backbone path: requests are awaited in an event loop when the signal lands."""
+    from tomacs.testing.fake_openai_server import FakeOpenAIServer
+
+    run = tmp_path / "run"
+    with FakeOpenAIServer(latency=0.3) as srv:
+        llm = [
+            "evaluate",
+            "backbone=openai_compatible",
+            f"backbone.api_base={srv.base_url}",
+            "backbone.model=openai/fake",
+            f"backbone.cache.path={tmp_path / 'cache.sqlite'}",
+            "method=complete",
+            "agents=3",
+            "rounds=2",
+            "eval.size=6",
+            "eval.batch_size=2",
+        ]
+        p = start(*llm, f"hydra.run.dir={run}")
+        wait_for(p, "evaluate | questions 2/6")
+        p.send_signal(signal.SIGINT)
+        rc, err = finish(p)
+        assert rc == 130 and "Traceback" not in err, err[-2000:]
+        cmd = err.splitlines()[-1].strip()
+        assert cmd == shlex.join([*CLI, *llm, f"hydra.run.dir={run}"])
+        again = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert res["metrics"]["resumed_questions"] >= 2 and res["metrics"]["n_queries"] == 6

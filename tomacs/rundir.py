@@ -1,0 +1,165 @@
+"""A run directory's life: one job holds it at a time, and an interrupted job says how to resume it.
+
+Why a lock: two jobs in one directory both append to episodes.jsonl and both write results.json,
+so every question counts twice and both exit 0. The lock is an flock on `.tomacs.lock` in the run
+directory: the kernel drops it when its process ends, however it ends (SIGKILL, OOM, a node
+reboot), so a killed job never leaves a stale lock behind. The file stays; its text names the last
+holder and means nothing once no process holds the lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tomacs.config import ConfigError
+
+LOCK_NAME = ".tomacs.lock"
+ARGV_ENV = "TOMACS_ARGV"  # the command as the user typed it, set by the CLI (read by launched jobs too)
+
+_held: dict[Path, int] = {}  # run directory -> fd of its lock file, for the locks this process holds
+
+
+class RunDirBusy(ConfigError):
+    """Another live process holds the run directory."""
+
+
+def command_argv() -> list[str]:
+    """The command line that started this job, as the user typed it (the CLI rewrites sys.argv
+    for Hydra, so it records the original in the environment first)."""
+    raw = os.environ.get(ARGV_ENV)
+    if raw:
+        try:
+            argv = json.loads(raw)
+            if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
+                return argv
+        except json.JSONDecodeError:
+            pass
+    return list(sys.argv)
+
+
+def program(argv0: str) -> list[str]:
+    """How to start tomacs again: `tomacs` for the console script, this Python's `-m tomacs.cli`
+    when it was started as a module (argv[0] is then the path of cli.py)."""
+    name = Path(argv0).name
+    if name == "tomacs":
+        return ["tomacs"]
+    if name in ("cli.py", "__main__.py", "-m", "-c") or not name:
+        return [sys.executable, "-m", "tomacs.cli"]
+    return [argv0]
+
+
+_PLAIN = re.compile(r"[\w./:~@%+-]+")
+
+
+def hydra_value(path: str) -> str:
+    """A path as a Hydra override value: quoted when it holds characters Hydra's grammar reads
+    (=, commas, spaces, brackets, quotes)."""
+    if _PLAIN.fullmatch(path):
+        return path
+    return "'" + path.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def resume_command(out_dir: Path, multirun: bool = False, argv: list[str] | None = None) -> str:
+    """The original command with hydra.run.dir (a sweep: hydra.sweep.dir) set to out_dir, shell-quoted.
+
+    Re-running it resumes: finished questions and epochs are kept, a finished sweep job is skipped."""
+    argv = list(argv if argv is not None else command_argv())
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    args = [a for a in argv[1:] if not a.lstrip("+").startswith(key + "=")]
+    return shlex.join([*program(argv[0] if argv else "tomacs"), *args, f"{key}={hydra_value(str(out_dir))}"])
+
+
+def _holder() -> dict[str, Any]:
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "command": shlex.join([*program(argv[0]), *argv[1:]]) if (argv := command_argv()) else "?",
+    }
+
+
+def _describe(path: Path) -> str:
+    try:
+        h = json.loads(path.read_text() or "{}")
+    except (OSError, json.JSONDecodeError):
+        h = {}
+    if not h:
+        return "a job that is just starting"
+    return f"pid {h.get('pid')} on {h.get('host')}, started {h.get('started')}: {h.get('command')}"
+
+
+def acquire(out_dir: Path) -> bool:
+    """Take the run directory's lock for this process; False if this process holds it already.
+    Raises RunDirBusy (one line naming the holder) when another process holds it."""
+    out_dir = Path(out_dir).resolve()
+    if out_dir in _held:
+        return False
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by child processes (O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RunDirBusy(
+            f"{out_dir} is in use by another job ({_describe(path)}); "
+            "wait for it to finish or stop it, or choose another hydra.run.dir"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, (json.dumps(_holder()) + "\n").encode())
+    _held[out_dir] = fd
+    return True
+
+
+def release(out_dir: Path) -> None:
+    fd = _held.pop(Path(out_dir).resolve(), None)
+    if fd is not None:
+        os.close(fd)  # closing the only descriptor drops the flock
+
+
+@contextmanager
+def hold(out_dir: Path) -> Iterator[None]:
+    """Hold the run directory for the block (a no-op when this process holds it already, e.g. the
+    CLI took it before Hydra wrote anything there)."""
+    mine = acquire(out_dir)
+    try:
+        yield
+    finally:
+        if mine:
+            release(out_dir)
+
+
+_signal_seen: list[str] = []
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    _signal_seen.append("SIGTERM")
+    signal.raise_signal(signal.SIGINT)  # handled exactly like Ctrl-C, wherever it lands
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM (a scheduler's cancel, `kill`) unwind like Ctrl-C: files closed, tracker
+    finished, resume command printed. Only the main thread may install handlers; elsewhere this
+    does nothing."""
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:
+        pass
+
+
+def interrupted_by() -> str:
+    """The signal behind a KeyboardInterrupt: SIGTERM when one came, else SIGINT."""
+    return "SIGTERM" if _signal_seen else "SIGINT"
