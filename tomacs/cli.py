@@ -67,10 +67,37 @@ def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
         check_overrides(overrides, multirun)
     except ConfigError as exc:
         _fail(str(exc))
+    _check_output_dir(overrides, multirun)
     from tomacs.hydra_app import hydra_entry
 
     sys.argv = ["tomacs", *(["--multirun"] if multirun else []), *overrides, f"mode={mode}"]
     hydra_entry()
+
+
+def _check_output_dir(overrides: list[str], multirun: bool) -> None:
+    """Hydra creates the job directory before any tomacs code runs and answers a read-only one
+    with a traceback; check it here (the part before any ${...} interpolation) instead."""
+    from pathlib import Path
+
+    from tomacs.paths import unwritable_reason
+
+    key = "hydra.sweep.dir=" if multirun else "hydra.run.dir="
+    given = next((o.split("=", 1)[1] for o in overrides if o.lstrip("+").startswith(key)), None)
+    where = Path(given.split("${", 1)[0] or ".") if given else Path("outputs")
+    why = unwritable_reason(where)
+    if why:
+        _fail(f"output directory {given or where}: {why}; pass a writable {key}DIR")
+
+
+def _check_out_file(path: object, fix: str = "choose another --out") -> None:
+    """Fail before the work, not after it, when the result file could not be written."""
+    from pathlib import Path
+
+    from tomacs.paths import unwritable_reason
+
+    why = unwritable_reason(Path(str(path)).parent)
+    if why:
+        _fail(f"cannot write {path}: {why}; {fix}")
 
 
 @app.command(context_settings=_EXTRA)
@@ -203,6 +230,8 @@ def _calibrate_diagnose(
     if benches == ["all"]:
         benches = list(PROFILE_NAMES)
     attacks = [a.strip() for a in attack.split(",") if a.strip()]
+    if out:
+        _check_out_file(out)
     results = []
     # wide tables: in a pipe, do not squeeze them into rich's default 80 columns
     out_console = console if console.is_terminal else Console(width=170)
@@ -271,6 +300,9 @@ def analyze_propagation(
         _fail(f"--modes {modes!r}: give a comma list of {', '.join(MODES)}")
     if degree not in DEGREES:
         _fail(f"--degree {degree!r}: valid are {', '.join(DEGREES)}")
+    _check_out_file(
+        out or Path("outputs") / "analysis" / "propagation_*.json", "choose a writable --out FILE"
+    )
     try:
         cfg = compose(overrides)
         if not 1 <= from_round <= int(cfg.rounds):
@@ -294,9 +326,12 @@ def analyze_propagation(
             f"_s{results['seed']}.json"
         )
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, results)
-    console.print(propagation_table(results, degree))
+    console.print(propagation_table(results, degree))  # before writing: a failed write keeps the table
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, results)
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}; choose a writable --out FILE")
     console.print(f"results: {path}", highlight=False, soft_wrap=True)
 
 
@@ -345,6 +380,7 @@ def diagnose(
 
     if size is not None and size < 1:
         _fail("--size must be >= 1")
+    _check_out_file(Path(out) if out else Path(run_dir) / "diagnosis.json")
     try:
         res = run_diagnosis(Path(run_dir), size=size, checkpoint=Path(checkpoint) if checkpoint else None)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
