@@ -68,4 +68,5 @@ quickstart: setup
 	$(BIN)/tomacs train method=complete attack=gt50
 
 clean:
-	rm -rf outputs .pytest_cache .ruff_cache
+	find outputs -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} + 2>/dev/null || true
+	rm -rf .pytest_cache .ruff_cache

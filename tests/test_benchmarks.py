@@ -222,7 +222,7 @@ def test_logical_splits_are_disjoint(name: str, data_dir: Path) -> None:
 def test_mmlu_test_subset_is_the_fixed_seed_draw(data_dir: Path) -> None:
     t0 = time.perf_counter()
     qs = get_benchmark("mmlu", path=str(data_dir)).load("test")
-    assert time.perf_counter() - t0 < 2.0  # streamed: only the 153 chosen rows are parsed
+    assert time.perf_counter() - t0 < 2.0  # the whole 14k-row split is checked, still fast
     rows = sorted(int(i) for i in np.random.default_rng(0).choice(14042, 153, replace=False))
     assert [q.meta["row"] for q in qs] == rows
     first = json.loads((data_dir / "mmlu" / "test.jsonl").open().readlines()[rows[0]])
@@ -368,6 +368,38 @@ def test_invalid_json_names_file_and_line(tmp_path: Path) -> None:
     f = _write(tmp_path, "mmlu", "dev", [GOOD_MMLU, GOOD_MMLU, '{"question": "Q?", "choices": [', GOOD_MMLU])
     with pytest.raises(BenchmarkDataError, match=re.escape(f"{f}:3: field '<json>': invalid JSON")):
         get_benchmark("mmlu", path=str(tmp_path)).load("train")
+
+
+def test_invalid_json_message_reads_once(tmp_path: Path) -> None:
+    f = _write(tmp_path, "mmlu", "dev", ['{"question": "Q?", "choices": ["a'])
+    with pytest.raises(BenchmarkDataError) as e:
+        get_benchmark("mmlu", path=str(tmp_path)).load("train")
+    assert "at at" not in str(e.value) and f"{f}:1:" in str(e.value)
+
+
+def test_corrupted_line_far_from_the_sampled_rows_fails_at_load(data_dir: Path, tmp_path: Path) -> None:
+    """A truncated line that no run would sample (the test subset is 153 fixed rows of 14,042) must
+    still fail the load: a corrupted copy of a dataset is not something to run on."""
+    sampled = {q.meta["row"] for q in get_benchmark("mmlu", path=str(data_dir)).load("test")}
+    bad_row = 13000
+    assert bad_row not in sampled
+    lines = (data_dir / "mmlu" / "test.jsonl").read_text(encoding="utf-8").rstrip("\n").split("\n")
+    lines[bad_row] = lines[bad_row][: len(lines[bad_row]) // 2]  # truncated mid-line
+    f = _write(tmp_path, "mmlu", "test", lines)
+    (tmp_path / "mmlu" / "dev.jsonl").write_text(GOOD_MMLU + "\n", encoding="utf-8")
+    b = get_benchmark("mmlu", path=str(tmp_path))
+    with pytest.raises(BenchmarkDataError) as e:
+        b.load("test", size=5, seed=0)
+    msg = str(e.value)
+    assert msg.startswith(f"{f}:{bad_row + 1}: field '<json>': invalid JSON") and "\n" not in msg
+
+
+def test_wrong_field_far_from_the_sampled_rows_fails_at_load(tmp_path: Path) -> None:
+    rows = [GOOD_MMLU] * 50
+    rows[10] = json.dumps({"question": "Q?", "choices": ["a", "b", "c", "d"], "answer": 7})  # not drawn
+    f = _write(tmp_path, "mmlu", "test", rows)
+    with pytest.raises(BenchmarkDataError, match=re.escape(f"{f}:11: field 'answer'")):
+        get_benchmark("mmlu", path=str(tmp_path), test_subset=3).load("test")
 
 
 def test_missing_file_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

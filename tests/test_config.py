@@ -61,3 +61,68 @@ def test_sweep_expansion_checks_every_value() -> None:
     flat = {o for ovs in lists for o in ovs}
     assert {"method=complete", "method=none", "method=random", "attack=lt50", "attack=gt50"} <= flat
     assert len(lists) == 1 + 2 + 1
+
+
+def test_sub_key_typo_lists_the_chosen_options_keys() -> None:
+    """Issue 15 item 8: the keys of method=todycomm, not of the default method."""
+    with pytest.raises(ConfigError) as ei:
+        compose(["method=todycomm", "method.ablaton=none"])
+    msg = str(ei.value)
+    assert "did you mean 'ablation'" in msg and "epsilon" in msg and "order" not in msg
+    with pytest.raises(ConfigError) as ei:
+        compose(["benchmark=mmlu", "benchmark.pth=/x"])
+    assert "did you mean 'path'" in str(ei.value)
+    with pytest.raises(ConfigError) as ei:
+        compose(["attack=gt50", "attack.rat=0.2"])
+    assert "did you mean 'rate'" in str(ei.value) and "onset_rounds" in str(ei.value)
+
+
+def test_bad_type_names_the_expected_type() -> None:
+    for override, want in (
+        ("eval.size=abc", "expected an integer, e.g. eval.size=153"),
+        ("train.lr=fast", "expected a number"),
+        ("agents=1.5", "expected an integer"),
+    ):
+        with pytest.raises(ConfigError) as ei:
+            compose([override])
+        assert want in str(ei.value) and "\n" not in str(ei.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "fix"),
+    [
+        (["--epochs", "1"], "train.epochs=1"),
+        (["--epochs=3"], "train.epochs=3"),
+        (["--seed", "2"], "seed=2"),
+        (["--size", "4"], "train.size=4, eval.size=4"),
+    ],
+)
+def test_flags_are_refused_with_the_override_they_meant(args: list[str], fix: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        compose(args)
+    assert "Hydra overrides" in str(ei.value) and fix in str(ei.value)
+    with pytest.raises(ConfigError, match="Hydra overrides"):
+        expand_sweep(["method=complete,none", *args])
+
+
+def test_embedder_is_resolved_into_both_keys() -> None:
+    from tomacs.config import resolve_embedder
+
+    cfg = compose(["method=todycomm", "embedder=hashing"])
+    resolve_embedder(cfg)
+    assert (cfg.embedder, cfg.method.embedder) == ("hashing", "hashing")
+    cfg = compose(["method=todycomm"])
+    resolve_embedder(cfg)
+    assert (cfg.embedder, cfg.method.embedder) == ("minilm", "minilm")
+    cfg = compose(["method=gdesigner", "method.embedder=hashing"])
+    resolve_embedder(cfg)
+    assert cfg.embedder == "hashing"
+    cfg = compose(["method=complete"])  # no embedder anywhere: nothing is invented
+    resolve_embedder(cfg)
+    assert cfg.embedder is None
+    cfg = compose(["method=todycomm"])
+    resolve_embedder(cfg, from_checkpoint="hashing", checkpoint="c.pt")
+    assert (cfg.embedder, cfg.method.embedder) == ("hashing", "hashing")
+    cfg = compose(["method=todycomm", "embedder=minilm"])
+    with pytest.raises(ConfigError, match="c.pt was trained with embedder=hashing"):
+        resolve_embedder(cfg, from_checkpoint="hashing", checkpoint="c.pt")

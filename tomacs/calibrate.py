@@ -388,6 +388,12 @@ def simulate_cells(profile: SimProfile, trials: int, seed: int) -> dict[str, flo
 
 
 GROUP_T78 = "Tables 7-8 (fitted)"
+T7_CELLS = ("vanilla", "attacked")
+T78_LEGEND = (  # the cells' names alone do not say which paper table they come from
+    "table 7: vanilla = one agent answering alone; attacked = the agent reading one adversarial sender\n"
+    f"table 8: advK = a receiver reading {N_SENDERS} senders, K of them adversarial (adv0: none)\n"
+    "values: accuracy % of the receiving agent, per benchmark profile\n"
+)
 GROUP_COMPLETE = "Table 2 Complete (fitted)"
 GROUP_RANDOM = "Table 2 Random (held out)"
 GROUP_TOLERANCE: dict[str, float] = {
@@ -531,13 +537,21 @@ def format_report(rows: Sequence[dict[str, Any]]) -> str:
         sub = [r for r in rows if r.get("group", GROUP_T78) == g]
         tol = GROUP_TOLERANCE.get(g, TOLERANCE_POINTS)
         out.append(f"## {g}")
-        out.append("| profile | cell | paper | simulated | expected | diff |\n|---|---|---:|---:|---:|---:|")
+        t78 = g == GROUP_T78
+        if t78:
+            out.append(T78_LEGEND)
+        head = "| table " if t78 else ""
+        out.append(
+            f"{head}| profile | cell | paper | simulated | expected | diff |\n"
+            f"{'|---' if t78 else ''}|---|---|---:|---:|---:|---:|"
+        )
         for r in sub:
             e = r.get("expected")
             e_s = "—" if e is None else f"{e:.2f}"
             flag = "" if abs(r["diff"]) <= tol else "  ← miss"
+            which = f"| {7 if r['cell'] in T7_CELLS else 8} " if t78 else ""
             out.append(
-                f"| {r['profile']} | {r['cell']} | {r['paper']:.2f} | {r['simulated']:.2f} | {e_s} | "
+                f"{which}| {r['profile']} | {r['cell']} | {r['paper']:.2f} | {r['simulated']:.2f} | {e_s} | "
                 f"{r['diff']:+.2f}{flag} |"
             )
         worst = max(sub, key=lambda r: abs(r["diff"]))

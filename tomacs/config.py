@@ -120,8 +120,14 @@ def _closest(word: str, options: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+_TYPE_NAMES = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false", "String": "a string"}
+
+
 def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str:
-    """Map Hydra/OmegaConf exceptions to one line that lists the valid choices."""
+    """Map Hydra/OmegaConf exceptions to one line that lists the valid choices.
+
+    ``default_cfg`` is the config composed with the user's group choices (method=todycomm...), so
+    a typo in a sub-key lists the keys of the chosen option, not of the default one."""
     chain, seen = [], exc
     while seen is not None and len(chain) < 5:  # Hydra wraps the OmegaConf error that names the key
         chain.append(str(seen))
@@ -145,13 +151,19 @@ def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str
         where = f" in '{parent}'" if parent else ""
         hint = _closest(m.group(1), keys)
         return f"unknown config key '{full_key}'{hint}; valid keys{where}: {', '.join(keys)}"
-    m = re.search(r"Value '([^']*)' (?:could not be converted to|is not a valid) (\w+)", msg)
+    m = re.search(
+        r"Value '([^']*)'(?: of type '\w+')? (?:could not be converted to|is not a valid) (\w+)",
+        msg,
+    )
     if m:
         full = re.search(r"full_key: ([\w.\-]+)", msg)
         key = full.group(1) if full else "?"
         valid = re.search(r"Valid values: ?\[?([^\n\]]+)", msg)
         extra = f"; valid values: {valid.group(1).strip()}" if valid else ""
-        return f"bad value '{m.group(1)}' for '{key}' (expected {m.group(2)}){extra}"
+        want = _TYPE_NAMES.get(m.group(2), m.group(2))
+        example = OmegaConf.select(default_cfg, key, default=None) if default_cfg is not None else None
+        eg = f", e.g. {key}={example}" if example is not None and not extra else ""
+        return f"bad value '{m.group(1)}' for '{key}': expected {want}{eg}{extra}"
     m = re.search(r"Invalid value '([^']*)', expected one of \[([^\]]*)\]", msg)
     if m:
         full = re.search(r"full_key: ([\w.\-]+)", msg)
@@ -172,6 +184,7 @@ def compose(overrides: list[str]) -> DictConfig:
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
+    reject_flags(overrides)
     register_schema()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
@@ -184,9 +197,67 @@ def compose(overrides: list[str]) -> DictConfig:
                 config_name="config", overrides=[o for o in overrides if not _is_hydra_override(o)]
             )
         except Exception as exc:
-            raise ConfigError(friendly_error(exc, default)) from exc
+            raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
     validate(cfg)
     return cfg
+
+
+def _chosen_groups(hydra_compose: Any, overrides: list[str], default: DictConfig) -> DictConfig:
+    """The config with only the user's group choices applied (method=todycomm, ...): what a
+    sub-key typo is checked against. Falls back to the default config if those fail too."""
+    picks = [o for o in overrides if o.lstrip("+").split("=", 1)[0] in GROUPS]
+    if not picks:
+        return default
+    try:
+        return hydra_compose(config_name="config", overrides=picks)
+    except Exception:
+        return default
+
+
+def _leaf_keys(cfg: DictConfig, prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for k, v in cfg.items():
+        if k == "hydra":
+            continue
+        key = f"{prefix}{k}"
+        out.extend(_leaf_keys(v, key + ".") if isinstance(v, DictConfig) else [key])
+    return out
+
+
+def reject_flags(overrides: list[str]) -> None:
+    """`tomacs train --epochs 1` is a natural first try; Hydra's answer is a lexer exception. Say
+    that options are KEY=VALUE overrides and name the key the flag probably meant."""
+    for i, ov in enumerate(overrides):
+        if not ov.startswith("-") or ov in ("-", "--"):
+            continue
+        name, _, value = ov.lstrip("-").partition("=")
+        if not value and i + 1 < len(overrides) and not overrides[i + 1].startswith("-"):
+            value = overrides[i + 1] if "=" not in overrides[i + 1] else ""
+        name = name.replace("-", "_")
+        keys = _default_leaf_keys()
+        hits = [k for k in keys if k == name or k.endswith("." + name)]
+        if len(hits) == 1:
+            fix = f"use {hits[0]}={value or '<value>'}"
+        else:
+            close = difflib.get_close_matches(name, [k.rsplit(".", 1)[-1] for k in keys], n=1)
+            fix = f"e.g. {hits[0] if hits else close[0] if close else 'train.epochs'}=<value>"
+            if len(hits) > 1:
+                fix = f"one of {', '.join(h + '=' + (value or '<value>') for h in hits)}"
+        raise ConfigError(
+            f"'{ov}': options are Hydra overrides KEY=VALUE, not --flags; {fix} "
+            "(all keys: `tomacs show-config`)"
+        )
+
+
+def _default_leaf_keys() -> list[str]:
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    register_schema()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        return _leaf_keys(hydra_compose(config_name="config"))
 
 
 def expand_sweep(overrides: list[str]) -> list[list[str]]:
@@ -194,6 +265,7 @@ def expand_sweep(overrides: list[str]) -> list[list[str]]:
     that every value composes, without composing thousands of jobs."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    reject_flags(overrides)
     parser = OverridesParser.create()
     try:
         parsed = parser.parse_overrides([o for o in overrides if not _is_hydra_override(o)])
@@ -272,3 +344,31 @@ def validate(cfg: DictConfig) -> None:
 def to_container(cfg: DictConfig) -> dict[str, Any]:
     """Resolved plain dict (enums as strings) for results files."""
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
+
+
+def resolve_embedder(
+    cfg: DictConfig, from_checkpoint: str | None = None, checkpoint: str | None = None
+) -> None:
+    """Settle the one embedder a run uses and write it into both keys that name it.
+
+    Two keys choose it: the top-level ``embedder`` (wins; null = not chosen) and the method's own
+    ``method.embedder`` (its default). Before this, config.yaml could read ``method.embedder:
+    minilm`` for a run that embedded with hashing. A checkpoint that records its embedder
+    (``from_checkpoint``) decides when the user chose none, and must match when they did."""
+    chosen = cfg.get("embedder") or None
+    if from_checkpoint:
+        if chosen and chosen != from_checkpoint:
+            raise ConfigError(
+                f"checkpoint {checkpoint} was trained with embedder={from_checkpoint} but this run sets "
+                f"embedder={chosen}; drop the override or set embedder={from_checkpoint}"
+            )
+        chosen = from_checkpoint
+    method = cfg.get("method")
+    if isinstance(method, DictConfig) and "embedder" in method:
+        chosen = chosen or method.get("embedder") or "minilm"
+        method.embedder = chosen
+    if chosen:
+        cfg.embedder = chosen
+    crs = cfg.get("crs")
+    if isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid":
+        crs.embedder = crs.get("embedder") or chosen or "minilm"

@@ -142,6 +142,9 @@ def hydra_entry(cfg: DictConfig) -> float:
         console.print(f"[bold red]backbone error:[/] {exc}", highlight=False, soft_wrap=True)
         print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)
         raise SystemExit(3) from None
+    except OSError as exc:  # a disk that filled up or went read-only mid-run: one line, not a traceback
+        console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise SystemExit(2) from None
     if multirun:
         from tomacs.sweep import job_line
 

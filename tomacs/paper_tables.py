@@ -8,6 +8,7 @@ launches is something a researcher wants to know up front (`tomacs tables`).
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import yaml
@@ -19,8 +20,12 @@ __all__ = ["jobs", "sweep_params", "table_names", "validate_table"]
 
 
 def table_names(root: Path | None = None) -> list[str]:
+    """Names in natural order (table2 ... table9, table10), as a reader of the paper expects."""
     d = (root or conf_dir()) / "table"
-    return sorted(p.stem for p in d.glob("*.yaml"))
+    return sorted(
+        (p.stem for p in d.glob("*.yaml")),
+        key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)],
+    )
 
 
 def sweep_params(name: str) -> dict[str, str]:

@@ -125,6 +125,9 @@ def agent_conditions(cfg: DictConfig, n: int) -> list[dict[str, Any]]:
 
 def build(cfg: DictConfig, need_train: bool) -> Components:
     validate(cfg)
+    from tomacs.training import settle_embedder
+
+    settle_embedder(cfg)  # idempotent; run_job settles it before config.yaml is written
     n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
     bench_cfg = to_container(cfg.benchmark)
     bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
@@ -396,7 +399,7 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
     old_path = out_dir / "config.yaml"
     if not old_path.is_file() or not any((out_dir / f).exists() for f in ("episodes.jsonl", "checkpoint.pt")):
         return
-    old = _flat(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True))
+    old = _flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
     new = _flat(resolved)
     diff = sorted(
         k
@@ -454,7 +457,18 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
         old = json.loads(path.read_text())
     except json.JSONDecodeError:
         return None
-    return old if old.get("config") == resolved and old.get("mode") == mode else None
+    same = isinstance(old.get("config"), dict) and _settled(old["config"]) == resolved
+    return old if same and old.get("mode") == mode else None
+
+
+def _settled(config: dict[str, Any]) -> dict[str, Any]:
+    """A saved config with its embedder resolved as today's runs record it (runs from before
+    that recorded `embedder: null`), so that resuming and skipping still recognise them."""
+    from tomacs.config import resolve_embedder
+
+    cfg = OmegaConf.create(config)
+    resolve_embedder(cfg)
+    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
 
 
 def run_id(job: dict[str, str] | None, resolved: dict[str, Any]) -> str:
@@ -494,6 +508,9 @@ def _locked_job(
     on_start: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
+    from tomacs.training import settle_embedder
+
+    settle_embedder(cfg)  # before config.yaml: it records the embedder the run really uses
     resolved = to_container(cfg)
     resolved.pop("hydra", None)
     done = finished_results(out_dir, resolved, mode)

@@ -295,6 +295,8 @@ def run_propagation(
     from tomacs.run import backbone_label, build, git_rev
 
     t0 = time.perf_counter()
+    if checkpoint is not None:
+        cfg.checkpoint = str(checkpoint)  # build() then takes the checkpoint's embedder
     comps = build(cfg, need_train=False)
     ckpt = checkpoint or (Path(cfg.checkpoint) if cfg.get("checkpoint") else None)
     if ckpt is not None:
