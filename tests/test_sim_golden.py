@@ -25,7 +25,13 @@ GOLDEN = Path(__file__).parent / "data" / "sim_golden.json"
 RUNS: dict[str, list[str]] = {
     "complete_gt50_llm": ["benchmark=synthetic", "method=complete", "attack=gt50", "eval.size=24"],
     "chain_lt50_numeric": ["benchmark=synthetic_numeric", "method=chain", "attack=lt50", "eval.size=24"],
-    "random_none_vote": ["benchmark=synthetic", "method=random", "attack=none", "decision=vote", "eval.size=24"],
+    "random_none_vote": [
+        "benchmark=synthetic",
+        "method=random",
+        "attack=none",
+        "decision=vote",
+        "eval.size=24",
+    ],
     "debate_eq50": ["benchmark=synthetic", "method=debate", "attack=eq50", "eval.size=16"],
     "star_gt50_numeric_llm": [
         "benchmark=synthetic_numeric",
@@ -47,7 +53,11 @@ def run_digest(overrides: list[str], out_dir: Path) -> dict[str, Any]:
     res = run_job(compose([*overrides, "seed=3"]), "evaluate", out_dir)
     data = (out_dir / "episodes.jsonl").read_bytes()
     metrics = {k: v for k, v in res["metrics"].items() if k not in _WALL_KEYS}
-    return {"episodes_sha256": hashlib.sha256(data).hexdigest(), "episodes_bytes": len(data), "metrics": metrics}
+    return {
+        "episodes_sha256": hashlib.sha256(data).hexdigest(),
+        "episodes_bytes": len(data),
+        "metrics": metrics,
+    }
 
 
 @pytest.mark.parametrize("name", sorted(RUNS))
