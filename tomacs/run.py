@@ -124,6 +124,10 @@ def agent_conditions(cfg: DictConfig, n: int) -> list[dict[str, Any]]:
 
 def build(cfg: DictConfig, need_train: bool) -> Components:
     validate(cfg)
+    from tomacs.embed import configure as configure_embeddings
+
+    emb = cfg.get("embed") or {}
+    configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
     n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
     bench_cfg = to_container(cfg.benchmark)
     bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
@@ -473,6 +477,8 @@ def _run(
         train_info = warm_up(comps, out_dir, progress)
     metrics = evaluate(comps, out_dir, progress)
     stats = comps.backbone.stats() if hasattr(comps.backbone, "stats") else {}
+    from tomacs.embed import embedding_summary
+
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
@@ -490,6 +496,7 @@ def _run(
         "metrics": metrics,
         "train": train_info,
         "backbone_stats": stats,
+        "embedding": embedding_summary(),
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
         "wall_s": round(time.perf_counter() - t0, 3),
         "test_questions": len(comps.test_qs),
