@@ -116,7 +116,7 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 _CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})  # x86 AVX512-BF16 / AMX, aarch64 BF16
 
 
-def cpu_bf16_flags() -> set[str]:
+def cpu_bf16_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
     """The native bf16 instruction-set flags this CPU reports (Linux /proc/cpuinfo; empty elsewhere).
 
     Native support is what makes bf16 fast: without it torch emulates bf16 and is slower than fp32.
@@ -124,7 +124,7 @@ def cpu_bf16_flags() -> set[str]:
     embedding cache never imports torch.
     """
     try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
+        text = cpuinfo.read_text(errors="replace")
     except OSError:
         return set()
     flags: set[str] = set()
