@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -74,10 +75,11 @@ def measure(root: Path, overrides: list[str]) -> dict[str, float]:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def quickstart(root: Path) -> float:
-    """Wall time of `tomacs train method=complete attack=gt50` as a new process (imports included)."""
+def quickstart(root: Path) -> tuple[float, float]:
+    """Wall and CPU time of `tomacs train method=complete attack=gt50` as a new process (imports included)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     with tempfile.TemporaryDirectory() as tmp:
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.run(
             [sys.executable, "-m", "tomacs.cli", "train", *DEFAULT, f"hydra.run.dir={tmp}/run"],
@@ -87,9 +89,10 @@ def quickstart(root: Path) -> float:
             cwd=root,
         )
         wall = time.perf_counter() - t0
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         sys.exit(f"quickstart failed in {root}:\n{p.stderr[-3000:]}")
-    return wall
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def extract(rev: str, dest: Path) -> Path:
@@ -144,6 +147,7 @@ def main() -> None:
         cpu_rates: dict[str, list[float]] = {k: [] for k in trees}
         cold: dict[str, list[float]] = {k: [] for k in trees}
         qs: dict[str, list[float]] = {k: [] for k in trees}
+        qs_cpu: dict[str, list[float]] = {k: [] for k in trees}
         print(f"sim evaluation: {' '.join(overrides)}; load average before: {load()}")
         for rep in range(a.repeat):
             for name, root in trees.items():
@@ -158,8 +162,10 @@ def main() -> None:
                     f"+{r['tokenizer_s']:.2f} s tokenizer load)"
                 )
                 if a.quickstart:
-                    qs[name].append(quickstart(root))
-                    line += f"; quickstart {qs[name][-1]:.2f} s"
+                    wall, cpu = quickstart(root)
+                    qs[name].append(wall)
+                    qs_cpu[name].append(cpu)
+                    line += f"; quickstart {wall:.2f} s wall, {cpu:.2f} s CPU"
                 print(f"{line}  load {load()}", flush=True)
         for name in trees:
             line = (
@@ -168,7 +174,10 @@ def main() -> None:
                 f"{statistics.median(cold[name]):6.1f} with the tokenizer load"
             )
             if a.quickstart:
-                line += f", quickstart median {statistics.median(qs[name]):.2f} s"
+                line += (
+                    f"; quickstart median {statistics.median(qs[name]):.2f} s wall, "
+                    f"{statistics.median(qs_cpu[name]):.2f} s CPU"
+                )
             print(line)
         print(f"load average after: {load()}")
 
