@@ -130,6 +130,7 @@ def get_encoding() -> Any:
             path = _find_offline(name)
             if path is not None:
                 _encoding = _load(name, path.parent)
+                _count_segment.cache_clear()
                 return _encoding
         looked = ", ".join(str(d) for d in _candidate_dirs())
         raise TokenizerUnavailable(
@@ -186,17 +187,18 @@ def _segments(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=65536)
-def _count_segment(name: str, text: str) -> int:
-    """Tokens of one segment under encoding `name` (the name keys the cache if the encoding changes)."""
+def _count_segment(text: str) -> int:
+    """Tokens of one segment (the cache is emptied whenever `get_encoding` loads an encoding)."""
     return len(get_encoding().encode_ordinary(text))
 
 
 def _count(text: str) -> int:
-    enc = get_encoding()
-    name = str(enc.name)
-    if name not in _SEGMENTABLE:
+    enc = _encoding if _encoding is not None else get_encoding()
+    if enc.name not in _SEGMENTABLE:
         return len(enc.encode_ordinary(text))
-    return sum(_count_segment(name, seg) for seg in _segments(text))
+    if "\n" not in text:
+        return _count_segment(text)
+    return sum(map(_count_segment, _segments(text)))
 
 
 def count_tokens(text: str) -> int:
