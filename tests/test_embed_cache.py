@@ -149,10 +149,12 @@ def test_rerun_of_a_job_embeds_nothing_and_changes_nothing(
     n1 = fake_minilm.texts
     assert n1 > 0
     assert r1["embedding"] and all(e["precision"] == "fp32" for e in r1["embedding"])
-    assert sum(e["cache"]["writes"] for e in r1["embedding"]) == n1
+    assert sum(e["encoded"] for e in r1["embedding"]) == n1
+    assert sum(e["cache"]["hits"] for e in r1["embedding"]) == 0
     r2, ep2 = _job(tmp_path, "again", db)  # the same job in a fresh directory: a full re-run
     assert fake_minilm.texts == n1, "a re-run must not embed anything"
     assert sum(e["encoded"] for e in r2["embedding"]) == 0
+    assert sum(e["cache"]["hits"] for e in r2["embedding"]) == n1
     assert ep2 == ep1
     strip = {"eval_wall_s"}
     assert {k: v for k, v in r2["metrics"].items() if k not in strip} == {

