@@ -167,6 +167,8 @@ def test_memoised_counts_equal_direct_encoding() -> None:
     for _ in range(2):  # second pass is served from the cache
         for text in texts:
             assert tokens.count_tokens(text) == len(enc.encode_ordinary(text))
+    long = "word, " * 3000 + "\nAnswer: B\n" + "more text " * 2000  # segments past the cached length
+    assert tokens.count_tokens(long) == len(enc.encode_ordinary(long))
     msgs = [{"role": "system", "content": t} for t in texts[:50]]
     body = sum(len(enc.encode_ordinary(m["content"])) + 1 for m in msgs)  # "system" is one token
     assert tokens.count_chat_tokens(msgs) == body + 50 * tokens.TOKENS_PER_MESSAGE + tokens.REPLY_PRIMING

@@ -130,7 +130,7 @@ def get_encoding() -> Any:
             path = _find_offline(name)
             if path is not None:
                 _encoding = _load(name, path.parent)
-                _count_segment.cache_clear()
+                _cached_segment.cache_clear()
                 return _encoding
         looked = ", ".join(str(d) for d in _candidate_dirs())
         raise TokenizerUnavailable(
@@ -186,10 +186,19 @@ def _segments(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
-@functools.lru_cache(maxsize=65536)
-def _count_segment(text: str) -> int:
+_MAX_CACHED = 8192  # longer segments are encoded every time: the cache stays within ~100 MB
+
+
+@functools.lru_cache(maxsize=16384)
+def _cached_segment(text: str) -> int:
     """Tokens of one segment (the cache is emptied whenever `get_encoding` loads an encoding)."""
     return len(get_encoding().encode_ordinary(text))
+
+
+def _count_segment(text: str) -> int:
+    if len(text) > _MAX_CACHED:
+        return len(get_encoding().encode_ordinary(text))
+    return _cached_segment(text)
 
 
 def _count(text: str) -> int:
