@@ -69,3 +69,106 @@ def test_works_with_network_unavailable(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["o200k_base", "2"]
+
+
+# ------------------------------------------------------------------ memoised (segmented) counting
+_PIECES = (
+    "a",
+    "Z",
+    "Answer: C",
+    "7",
+    "123456",
+    ".",
+    "!",
+    "?)",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\n\n",
+    "\n\n\n",
+    "\r\n",
+    "'s",
+    "'",
+    "/",
+    "//",
+    "é",
+    "e\u0301",
+    "—",
+    "中文",
+    "\u00a0",
+    "---",
+    "--- Message from critic ---",
+    "<|endoftext|>",
+    "x'll",
+    "3.5",
+    "A.",
+    "B)",
+    "ß",
+    "Ω",
+)
+
+
+def _fuzz_texts(n: int, seed: int) -> list[str]:
+    import random
+
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        # newlines in many contexts: after and before letters, digits, punctuation, spaces, newlines
+        joins = ("", "", "\n", "\n\n", " \n")
+        out.append("".join(rnd.choice(_PIECES) + rnd.choice(joins) for _ in range(rnd.randint(1, 30))))
+    return out
+
+
+def _encodings() -> list:
+    encs = [tokens.get_encoding()]
+    for name in ("cl100k_base",):
+        path = tokens._find_offline(name)
+        if path is not None and name != encs[0].name:
+            encs.append(tokens._load(name, path.parent))
+    return encs
+
+
+def _alnum(c: str) -> bool:
+    return c.isascii() and c.isalnum()
+
+
+def test_segments_rejoin_and_cut_only_at_newlines_next_to_letters_and_digits() -> None:
+    cuts = 0
+    for text in _fuzz_texts(2000, 1):
+        segs = tokens._segments(text)
+        assert "".join(segs) == text and all(segs)
+        for left, right in zip(segs, segs[1:], strict=False):
+            cuts += 1
+            assert (_alnum(left[-1]) and right[0] == "\n") or (left[-1] == "\n" and _alnum(right[0]))
+    assert cuts > 1000
+    assert tokens._segments("Question:\nWhy?\n\nA. x\n") == ["Question:\n", "Why?\n\n", "A. x", "\n"]
+
+
+@pytest.mark.parametrize("enc", _encodings(), ids=lambda e: e.name)
+def test_segment_counts_add_up_to_the_whole_text(enc) -> None:  # noqa: ANN001
+    texts = _fuzz_texts(4000, 2)
+    for text in texts:
+        whole = len(enc.encode_ordinary(text))
+        assert sum(len(enc.encode_ordinary(s)) for s in tokens._segments(text)) == whole, repr(text)
+    # the fuzz has teeth: cutting before EVERY newline (also after punctuation or spaces) is wrong on it
+    naive_wrong = 0
+    for text in texts:
+        parts = text.split("\n")
+        naive = [parts[0]] + ["\n" + p for p in parts[1:]]
+        naive_wrong += sum(len(enc.encode_ordinary(s)) for s in naive) != len(enc.encode_ordinary(text))
+    assert naive_wrong > 100
+
+
+def test_memoised_counts_equal_direct_encoding() -> None:
+    enc = tokens.get_encoding()
+    texts = _fuzz_texts(500, 3)
+    for _ in range(2):  # second pass is served from the cache
+        for text in texts:
+            assert tokens.count_tokens(text) == len(enc.encode_ordinary(text))
+    long = "word, " * 3000 + "\nAnswer: B\n" + "more text " * 2000  # segments past the cached length
+    assert tokens.count_tokens(long) == len(enc.encode_ordinary(long))
+    msgs = [{"role": "system", "content": t} for t in texts[:50]]
+    body = sum(len(enc.encode_ordinary(m["content"])) + 1 for m in msgs)  # "system" is one token
+    assert tokens.count_chat_tokens(msgs) == body + 50 * tokens.TOKENS_PER_MESSAGE + tokens.REPLY_PRIMING

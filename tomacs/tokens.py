@@ -15,10 +15,17 @@ tiktoken normally downloads its BPE files on first use, and tomacs must never to
   3. tiktoken's default cache (`$TMPDIR/data-gym-cache`).
 Each candidate file is checked against tiktoken's published SHA-256 before use. If none is found we
 raise `TokenizerUnavailable` at once instead of letting tiktoken try to download.
+
+Counting is memoised, because a debate counts the same text many times: every reply is counted
+once as a completion and again inside each neighbour's prompt, and the question and role profile
+open every prompt. A text is cut into segments at newlines next to an ASCII letter or digit, and
+each distinct segment is encoded once. The sum over the segments is exactly the count of the whole
+text (see `_segments`), so counts never change, only their cost.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -123,6 +130,7 @@ def get_encoding() -> Any:
             path = _find_offline(name)
             if path is not None:
                 _encoding = _load(name, path.parent)
+                _cached_segment.cache_clear()
                 return _encoding
         looked = ", ".join(str(d) for d in _candidate_dirs())
         raise TokenizerUnavailable(
@@ -137,6 +145,71 @@ def encoding_name() -> str:
     return str(get_encoding().name)
 
 
+# Encodings whose pre-tokenisation pattern the segment argument in `_segments` was checked for.
+_SEGMENTABLE = frozenset(_PREFERENCE)
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def _segments(text: str) -> list[str]:
+    r"""`text` cut at every newline that touches an ASCII letter or digit; the pieces join to `text`.
+
+    A cut goes before a "\n" that follows a letter or digit, and after a "\n" that precedes one. So
+    a paragraph, a line of a prompt, or a neighbour's reply inside a prompt is a segment of its own,
+    and the same segment is met again in other prompts.
+
+    Why the token counts of the pieces add up to the count of the whole (o200k_base and cl100k_base):
+    tiktoken splits text with a regex into chunks and encodes each chunk on its own, so it suffices
+    that the chunks of the whole are the chunks of the pieces. (1) No chunk holds both a newline and
+    an adjacent letter or digit: the letter patterns exclude "\r\n" from their optional leading
+    character, numbers are digits only, whitespace patterns are whitespace only, and the one pattern
+    that ends in newlines (punctuation, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`) cannot contain a letter or digit
+    after them. So a chunk boundary lies at every cut. (2) No pattern looks behind, so the chunks
+    after a cut are those of the right-hand piece alone. (3) No chunk of the left-hand piece depends
+    on what follows it: the piece ends in a letter or digit (no whitespace pattern can end there), or
+    in a newline whose whitespace run is one chunk either way (`\s*[\r\n]+` matches it before the
+    lookahead `\s+(?!\S)` is tried; in cl100k `\s*[\r\n]` inside the text and `\s++$` at its end).
+    tests/test_tokens.py checks the sums against whole-text encoding on adversarial strings.
+    """
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return lines
+    cuts = [0]
+    pos = 0
+    for line, nxt in zip(lines, lines[1:], strict=False):
+        end = pos + len(line)  # index of the newline after `line`
+        if line and line[-1] in _ALNUM:
+            cuts.append(end)
+        if nxt and nxt[0] in _ALNUM:
+            cuts.append(end + 1)
+        pos = end + 1
+    cuts.append(len(text))
+    return [text[a:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+
+
+_MAX_CACHED = 8192  # longer segments are encoded every time: the cache stays within ~100 MB
+
+
+@functools.lru_cache(maxsize=16384)
+def _cached_segment(text: str) -> int:
+    """Tokens of one segment (the cache is emptied whenever `get_encoding` loads an encoding)."""
+    return len(get_encoding().encode_ordinary(text))
+
+
+def _count_segment(text: str) -> int:
+    if len(text) > _MAX_CACHED:
+        return len(get_encoding().encode_ordinary(text))
+    return _cached_segment(text)
+
+
+def _count(text: str) -> int:
+    enc = _encoding if _encoding is not None else get_encoding()
+    if enc.name not in _SEGMENTABLE:
+        return len(enc.encode_ordinary(text))
+    if "\n" not in text:
+        return _count_segment(text)
+    return sum(map(_count_segment, _segments(text)))
+
+
 def count_tokens(text: str) -> int:
     """Number of BPE tokens in `text`.
 
@@ -145,7 +218,7 @@ def count_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    return len(get_encoding().encode_ordinary(text))
+    return _count(text)
 
 
 def count_chat_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
@@ -154,7 +227,6 @@ def count_chat_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
     Matches the `prompt_tokens` that OpenAI reports for gpt-4o/4.1-family chat requests of plain
     text messages, so a locally estimated count is comparable to a billed one.
     """
-    enc = get_encoding()
     total = 0
     for msg in messages:
         total += TOKENS_PER_MESSAGE
@@ -163,7 +235,7 @@ def count_chat_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
                 continue
             if not isinstance(value, str):
                 value = str(value)
-            total += len(enc.encode_ordinary(value))
+            total += _count(value) if value else 0
             if key == "name":
                 total += TOKENS_PER_NAME
     return total + REPLY_PRIMING

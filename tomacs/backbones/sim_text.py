@@ -31,6 +31,7 @@ inputs and the generator state.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -106,8 +107,19 @@ def _content(w: str) -> bool:
     return len(w) >= 4 and w not in _STOP and not w.endswith("ly")
 
 
-def _keywords(question: Question) -> list[str]:
+def _keywords(question: Question) -> tuple[str, ...]:
     """Key terms of the question stem, noun phrases first, in order of appearance (deduplicated).
+
+    Every reply to a question needs them (25 calls per question with 6 agents x 4 rounds), so they
+    are computed once per distinct stem (`_stem_keywords`, memoised); a tuple, so no caller can
+    change the shared value.
+    """
+    return _stem_keywords(question.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem_keywords(text: str) -> tuple[str, ...]:
+    """`_keywords` of one stem text.
 
     A cheap noun-phrase heuristic, no tagger: a content word right after a determiner or preposition
     ("the *price*", "of *consumer demand*") is taken with the next word when that is a content word
@@ -115,7 +127,7 @@ def _keywords(question: Question) -> list[str]:
     """
     phrases: list[str] = []
     words: list[str] = []
-    for seg in re.split(r"[.?!,;:()\n]", question.text):  # phrases never cross punctuation
+    for seg in re.split(r"[.?!,;:()\n]", text):  # phrases never cross punctuation
         raw = [w.strip("-'") for w in _WORD.findall(seg)]
         # keep proper nouns capitalised (not at segment start), lowercase the rest
         toks = [w if i > 0 and w[:1].isupper() and w[1:].islower() else w.lower() for i, w in enumerate(raw)]
@@ -134,10 +146,10 @@ def _keywords(question: Question) -> list[str]:
     for w in words:
         if w not in out and not any(w in p.split() for p in phrases):
             out.append(w)
-    return out
+    return tuple(out)
 
 
-def _kw(rng: np.random.Generator, kws: list[str], fallback: str = "the central concept") -> str:
+def _kw(rng: np.random.Generator, kws: Sequence[str], fallback: str = "the central concept") -> str:
     if not kws:
         return fallback
     # earlier words are usually the subject of the stem; favour the first dozen
@@ -172,14 +184,20 @@ def _ref(question: Question, label: str, rng: np.random.Generator) -> str:
     )
 
 
-def _numbers(question: Question) -> list[float]:
+def _numbers(question: Question) -> tuple[float, ...]:
+    return _stem_numbers(question.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem_numbers(text: str) -> tuple[float, ...]:
+    """The numbers in a stem, once per distinct stem (like `_stem_keywords`)."""
     out: list[float] = []
-    for m in _NUM.findall(question.text):
+    for m in _NUM.findall(text):
         try:
             out.append(float(m.replace(",", "")))
         except ValueError:
             continue
-    return out
+    return tuple(out)
 
 
 def _fmt(x: float) -> str:
@@ -248,7 +266,7 @@ def _small_ratio(num: float, den: float) -> int | None:
     return int(round(r)) if abs(r - round(r)) < 1e-9 and 2 <= round(r) <= 12 else None
 
 
-def _arith_steps(rng: np.random.Generator, nums: list[float], n_steps: int, result: str) -> list[str]:
+def _arith_steps(rng: np.random.Generator, nums: Sequence[float], n_steps: int, result: str) -> list[str]:
     """Solution steps on the question's own numbers that end in `result`.
 
     The intermediate steps are correct arithmetic on pairs of numbers from the question; the last
@@ -524,7 +542,7 @@ def _discussion(
     changed: bool,
     incoming: Sequence[Message],
     previous_answer: str | None,
-    kws: list[str],
+    kws: Sequence[str],
 ) -> list[str]:
     """The round >= 2 part: what the agent makes of its previous answer and its neighbours."""
     others = list(incoming)

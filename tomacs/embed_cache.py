@@ -1,0 +1,235 @@
+"""Persistent embedding cache (sqlite): a text is embedded once per model and precision, ever.
+
+Why: MiniLM dominates the time of a paper-table sweep, and most of what it embeds repeats across
+jobs (round-1 analyses and honest rounds are the same texts at every attack rate; a re-run of a job
+embeds exactly what it embedded before). Every job of a sweep shares one file, by default
+`outputs/cache/embeddings.sqlite` (config `embed.cache`; null turns it off).
+
+Design (the response cache, tomacs/backbones/cache.py, is the model):
+* Key = (model, precision, sha256 of the UTF-8 text). `model` names the weights and the library
+  versions that compute them, `precision` the arithmetic and device ("fp32-cpu", "bf16-cpu", ...),
+  so a vector is only ever reused where a fresh computation would give the same bits.
+* The value is the raw float32 bytes of the vector the embedder returned: a hit is bit-identical
+  to the vector computed when the entry was written (no float16 or quantised storage).
+* WAL journal + `busy_timeout` + a jittered retry loop, and `INSERT OR IGNORE` (the first vector
+  stored for a key wins): parallel jobs of a sweep (joblib, submitit) can share the file.
+* Each batch of new vectors is one transaction, committed at once, so a killed job keeps what it paid for.
+
+Clear it with `python -m tomacs.embed_cache clear` (or delete the file); `stats` counts its rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DEFAULT_PATH", "EmbeddingCache", "text_key"]
+
+DEFAULT_PATH = "outputs/cache/embeddings.sqlite"
+_RETRYABLE = ("locked", "busy")
+_CHUNK = 500  # keys per SELECT ... IN (...), well under sqlite's variable limit
+
+
+class EmbeddingCacheError(RuntimeError):
+    """The cache could not be read or written even after retrying."""
+
+
+def text_key(text: str) -> bytes:
+    """sha256 of the text: fixed-size keys, and the file holds no analysis text."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class EmbeddingCache:
+    """(model, precision, text) -> float32 vector of `dim` values, shared across processes."""
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 30.0, max_retries: int = 20) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.busy_timeout_s = busy_timeout_s
+        self.max_retries = max_retries
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            str(self.path), timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        self._retrying(self._init_db)
+
+    def _init_db(self) -> None:
+        c = self._connection()
+        c.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
+        mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # e.g. a network filesystem without shared memory
+            c.execute("PRAGMA journal_mode=DELETE")
+        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute(
+            """CREATE TABLE IF NOT EXISTS embeddings (
+                   model TEXT NOT NULL,
+                   precision TEXT NOT NULL,
+                   text_sha256 BLOB NOT NULL,
+                   dim INTEGER NOT NULL,
+                   vec BLOB NOT NULL,
+                   created REAL NOT NULL,
+                   PRIMARY KEY (model, precision, text_sha256)
+               ) WITHOUT ROWID"""
+        )
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise EmbeddingCacheError(f"embedding cache {self.path} is closed")
+        return self._conn
+
+    def _retrying(self, fn: Any, *args: Any) -> Any:
+        """Run `fn` under the lock, retrying with jittered backoff while the database is locked."""
+        delay = 0.01
+        for attempt in range(self.max_retries + 1):
+            try:
+                with self._lock:
+                    return fn(*args)
+            except sqlite3.OperationalError as e:
+                msg = str(e).lower()
+                if not any(s in msg for s in _RETRYABLE) or attempt == self.max_retries:
+                    raise EmbeddingCacheError(f"embedding cache {self.path}: {e}") from e
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 1.0)
+        raise AssertionError("unreachable")
+
+    # -- API --------------------------------------------------------------------------------
+    def get_many(self, model: str, precision: str, dim: int, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those `texts` that have one (read-only float32 arrays)."""
+        keys = {text_key(t): t for t in texts}
+        found: dict[str, np.ndarray] = {}
+        items = list(keys)
+        for i in range(0, len(items), _CHUNK):
+            rows = self._retrying(self._select, model, precision, dim, items[i : i + _CHUNK])
+            for k, blob in rows:
+                found[keys[bytes(k)]] = np.frombuffer(blob, dtype=np.float32)
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(keys) - len(found)
+        return found
+
+    def _select(self, model: str, precision: str, dim: int, keys: list[bytes]) -> list[tuple[bytes, bytes]]:
+        marks = ",".join("?" * len(keys))
+        cur = self._connection().execute(
+            f"SELECT text_sha256, vec FROM embeddings WHERE model = ? AND precision = ? AND dim = ? "
+            f"AND text_sha256 IN ({marks})",
+            (model, precision, dim, *keys),
+        )
+        return [(k, v) for k, v in cur.fetchall() if len(v) == 4 * dim]
+
+    def put_many(self, model: str, precision: str, texts: Sequence[str], vecs: np.ndarray) -> int:
+        """Store one float32 row per text in one transaction; returns how many rows were new."""
+        vecs = np.asarray(vecs)
+        if vecs.dtype != np.float32 or vecs.ndim != 2 or len(vecs) != len(texts):
+            raise ValueError(
+                f"put_many needs a ({len(texts)}, dim) float32 array, got {vecs.dtype} {vecs.shape}"
+            )
+        now = time.time()
+        dim = int(vecs.shape[1])
+        rows = [
+            (model, precision, text_key(t), dim, np.ascontiguousarray(v).tobytes(), now)
+            for t, v in zip(texts, vecs, strict=True)
+        ]
+        new = int(self._retrying(self._insert, rows))
+        with self._lock:
+            self.writes += new
+        return new
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> int:
+        c = self._connection()
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            before = c.total_changes
+            c.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, precision, text_sha256, dim, vec, created) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            new = c.total_changes - before
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        return new
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+
+        def wipe() -> int:
+            c = self._connection()
+            n = int(c.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+            c.execute("DELETE FROM embeddings")
+            return n
+
+        n = int(self._retrying(wipe))
+        self._retrying(lambda: self._connection().execute("VACUUM"))
+        return n
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Rows per (model, precision)."""
+
+        def q() -> list[tuple[str, str, int]]:
+            return (
+                self._connection()
+                .execute("SELECT model, precision, COUNT(*) FROM embeddings GROUP BY model, precision")
+                .fetchall()
+            )
+
+        return {(m, p): int(n) for m, p, n in self._retrying(q)}
+
+    def __len__(self) -> int:
+        return sum(self.counts().values())
+
+    def stats(self) -> dict[str, Any]:
+        """This instance's counters (other processes keep their own)."""
+        with self._lock:
+            return {"path": str(self.path), "hits": self.hits, "misses": self.misses, "writes": self.writes}
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        prog="python -m tomacs.embed_cache", description="Inspect or clear the persistent embedding cache."
+    )
+    ap.add_argument("action", choices=("stats", "clear"))
+    ap.add_argument("--path", default=DEFAULT_PATH, help=f"cache file (default: {DEFAULT_PATH})")
+    a = ap.parse_args(argv)
+    path = Path(a.path)
+    if not path.exists():
+        print(f"{path}: no embedding cache there (nothing to {a.action})")
+        return
+    with EmbeddingCache(path) as cache:
+        if a.action == "clear":
+            print(f"{path}: removed {cache.clear()} cached embeddings")
+            return
+        counts = cache.counts()
+        if not counts:
+            print(f"{path}: empty")
+        for (model, precision), n in sorted(counts.items()):
+            print(f"{path}: {n} embeddings  model={model}  precision={precision}")
+
+
+if __name__ == "__main__":
+    main()
