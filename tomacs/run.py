@@ -523,6 +523,11 @@ def _locked_job(
     check_checkpoint(cfg, mode)
     comps = build(cfg, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)
+    trains = mode == "train" and comps.method.trainable  # training loads (resumes) its own checkpoint
+    if not trains and cfg.get("checkpoint") and cfg.checkpoint != UNTRAINED:
+        from tomacs.training import load_checkpoint
+
+        load_checkpoint(comps.method, Path(cfg.checkpoint))  # a wrong one is refused before the job starts
     if on_start is not None:
         on_start()
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
@@ -557,10 +562,6 @@ def _run(
         if train_info["epochs_run"] > train_info["resumed_from_epoch"] and stale.exists():
             # evaluation episodes of an earlier policy: the resumed training changed it
             stale.unlink()
-    elif cfg.get("checkpoint") and cfg.checkpoint != UNTRAINED:
-        from tomacs.training import load_checkpoint
-
-        load_checkpoint(comps.method, Path(cfg.checkpoint))
     if mode == "train" and not comps.method.trainable and comps.executor.crs is not None and comps.train_qs:
         from tomacs.credibility.stream import warm_up
 
