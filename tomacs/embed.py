@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import time
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -202,6 +203,7 @@ class MiniLMEmbedder:
         self.store = cache
         self.encoded = 0  # texts this instance ran through the model
         self.cache_hits = 0  # texts this instance found in the persistent cache
+        self.encode_s = 0.0  # seconds in the model (not loading it): the embedding share of a job
         self._model: Any = None
         self._cache: dict[str, np.ndarray] = {}
 
@@ -232,6 +234,7 @@ class MiniLMEmbedder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Run the model on `texts` at this embedder's precision; L2-normalised float32 rows."""
         model = self._load()
+        t0 = time.perf_counter()
         kwargs = dict(
             batch_size=self.batch_size,
             convert_to_numpy=True,
@@ -248,6 +251,7 @@ class MiniLMEmbedder:
             with torch.autocast(device_type, dtype=dtype):
                 vecs = model.encode(texts, **kwargs)
         self.encoded += len(texts)
+        self.encode_s += time.perf_counter() - t0
         return _normalise(np.asarray(vecs, dtype=np.float32))
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -271,6 +275,7 @@ class MiniLMEmbedder:
         """What results.json records about this embedder."""
         out: dict[str, Any] = {"embedder": "minilm", "device": str(self.device), "precision": self.precision}
         out["encoded"] = self.encoded
+        out["encode_s"] = self.encode_s
         if self.store is not None:  # this embedder's own counts (the open file is shared)
             out["cache"] = {"path": str(self.store.path), "hits": self.cache_hits}
         return out
@@ -317,6 +322,14 @@ def _store() -> EmbeddingCache | None:
 def embedding_summary() -> list[dict[str, Any]]:
     """`info()` of the MiniLM embedders built since the last `configure` (for results.json)."""
     return [e.info() for ref in _made if (e := ref()) is not None]
+
+
+def encode_totals() -> tuple[int, float]:
+    """Texts run through MiniLM and seconds spent on them, over this job's embedders: the training
+    log records their per-iteration growth, so an iteration's time can be set against the bound of
+    encoding its texts (scripts/bench_sweep.py)."""
+    infos = embedding_summary()
+    return sum(i["encoded"] for i in infos), sum(i["encode_s"] for i in infos)
 
 
 def get_embedder(name: str, device: str = "cpu") -> Embedder:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tomacs.embed import encode_totals
 from tomacs.metrics import summarize
 from tomacs.progress import Progress, Running
 from tomacs.seeding import stable_seed
@@ -220,6 +221,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         with prog.task(f"train epoch {epoch + 1}/{epochs}", total=len(qs), unit="questions") as task:
             for b in range(0, len(qs), bs):
                 batch = qs[b : b + bs]
+                enc0, enc_s0 = encode_totals()
                 episodes, state = comps.executor.run_batch(
                     batch, method, train=True, phase=f"train{epoch}", on_call=task
                 )
@@ -233,6 +235,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                     loss_value = float(loss.detach().cpu())
                 method.on_iteration_end(iteration)
                 m = summarize(episodes, n, rounds)
+                enc1, enc_s1 = encode_totals()
                 rec = {
                     "iteration": iteration,
                     "epoch": epoch,
@@ -242,6 +245,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                     "train_token": m["token"],
                     "credit_gap": credit_gap(episodes, n, rounds),
                     "wall_s": round(time.perf_counter() - t0, 3),
+                    "encoded": enc1 - enc0,  # MiniLM texts this iteration (0 with the hashing embedder)
+                    "encode_s": round(enc_s1 - enc_s0, 3),
                 }
                 with log_path.open("a") as f:
                     f.write(json.dumps(rec) + "\n")
