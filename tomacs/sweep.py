@@ -60,6 +60,7 @@ def _natural(s: str) -> list[int | str]:
 @dataclass
 class Summary:
     table: Table
+    title: str
     common: list[str]  # overrides every job shares (printed once under the table)
     full_width: int  # characters the table needs with no column folded
     folded_width: int  # ... with the overrides column at its minimum
@@ -75,7 +76,7 @@ def summary(sweep_dir: Path) -> Summary:
     jobs = sorted(find_jobs(sweep_dir), key=lambda j: _natural(j.path.relative_to(sweep_dir).as_posix()))
     overrides = [other_overrides(j.path) for j in jobs]
     common = [o for o in overrides[0] if all(o in x for x in overrides)] if overrides else []
-    t = Table(title=f"sweep {sweep_dir}: {len(jobs)} finished jobs", title_justify="left")
+    t = Table()
     rows = []
     for j, ov in zip(jobs, overrides, strict=True):
         r, m = j.results, j.results["metrics"]
@@ -111,7 +112,7 @@ def summary(sweep_dir: Path) -> Summary:
         full, folded = fixed + max(longest, len("overrides")) + 3, fixed + fold_min + 3
     for row in rows:
         t.add_row(*row)
-    return Summary(t, common, full, folded)
+    return Summary(t, f"sweep {sweep_dir}: {len(jobs)} finished jobs", common, full, folded)
 
 
 def print_summary(console: Console, sweep_dir: Path) -> None:
@@ -126,6 +127,7 @@ def print_summary(console: Console, sweep_dir: Path) -> None:
         force_terminal=console.is_terminal,
         color_system=console.color_system,  # type: ignore[arg-type]
     )
+    console.print(s.title, highlight=False, soft_wrap=True)  # a long path is never wrapped mid-word
     wide.print(s.table, crop=False)
     if s.common:
         console.print(f"every job: {','.join(s.common)}", highlight=False, soft_wrap=True)

@@ -101,7 +101,7 @@ class Cell:
 
     @property
     def backbones(self) -> set[str]:
-        return {str(j.results["backbone"]) for j in self.jobs}
+        return {str(j.results["backbone"]) for j in self.jobs if "backbone" in j.results}
 
     def setting(self, key: str) -> Any:
         """A setting's value (decoded) shared by the cell's jobs; None if unset."""

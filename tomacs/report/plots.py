@@ -26,6 +26,7 @@ from tomacs.report.tables import ATTACK_ORDER, ATTACK_TITLE, BENCH_ORDER, BENCH_
 
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 ATTACK_COLOUR = {"none": "tab:green", "lt50": "tab:blue", "eq50": "tab:orange", "gt50": "tab:red"}
+BASELINE = "_all-reliable detector"  # the artist label of the baseline lines (underscore: no legend entry)
 CURVE_METRICS = (("acc", "Acc %"), ("adacc", "ADAcc %"), ("loss", "loss"))
 
 
@@ -94,13 +95,21 @@ def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, l
 
 
 def training_curves(jobs: list[Job], out: Path) -> list[Path]:
-    """One figure per benchmark, training_curves_<benchmark>.png: a column per attack rate; rows Acc,
+    """Write training_curves_<benchmark>.png per benchmark (see training_curve_figures)."""
+    return [
+        _save(fig, out / f"training_curves_{bench}.png")
+        for bench, fig in training_curve_figures(jobs).items()
+    ]
+
+
+def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
+    """One figure per benchmark: a column per attack rate; rows Acc,
     ADAcc and loss per training iteration. A line per series is the mean over seeds, its band the
     seeds' min-max; the markers with error bars are validation scores after each epoch (mean, seeds'
     min-max). Every train point carries a marker, so a run of one iteration is still visible."""
     series = curve_series(jobs)
     label = _ours_label([Cell([j]) for j in jobs])
-    written: list[Path] = []
+    figs: dict[str, plt.Figure] = {}
     for bench in _order([k[0] for k in series], BENCH_ORDER):
         attacks = _order([k[1] for k in series if k[0] == bench], ATTACK_ORDER)
         names = sorted({k[2] for k in series if k[0] == bench}, key=natural_key)
@@ -110,6 +119,7 @@ def training_curves(jobs: list[Job], out: Path) -> list[Path]:
             len(attacks),
             figsize=(4.2 * len(attacks), 2.8 * len(CURVE_METRICS) + 0.8),
             squeeze=False,
+            sharex="col",
             layout="constrained",
         )
         for c, a in enumerate(attacks):
@@ -160,8 +170,8 @@ def training_curves(jobs: list[Job], out: Path) -> list[Path]:
         ]
         fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8)
         fig.suptitle(f"{BENCH_TITLE.get(bench, bench)}: training curves ({label})")
-        written.append(_save(fig, out / f"training_curves_{bench}.png"))
-    return written
+        figs[bench] = fig
+    return figs
 
 
 # ---------------------------------------------------------------- Acc vs Token
@@ -193,6 +203,11 @@ def acc_token_points(all_cells: dict[CellKey, Cell]) -> dict[str, list[Point]]:
 
 
 def acc_vs_tokens(all_cells: dict[CellKey, Cell], out: Path) -> Path | None:
+    fig = acc_vs_tokens_figure(all_cells)
+    return None if fig is None else _save(fig, out / "acc_vs_tokens.png")
+
+
+def acc_vs_tokens_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     """A panel per benchmark: one marker shape per method (series), one colour per attack rate,
     error bars = sample std over seeds in both Acc and Token."""
     pts = acc_token_points(all_cells)
@@ -225,6 +240,8 @@ def acc_vs_tokens(all_cells: dict[CellKey, Cell], out: Path) -> Path | None:
         ax.set_title(BENCH_TITLE.get(b, b))
         ax.set_xlabel("Token (per agent-round)")
         ax.set_ylabel("Acc %")
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(max(lo, 0.0), min(hi, 100.5))  # an error bar past 100 % or below 0 % is clipped
         ax.grid(alpha=0.3)
     for j in range(len(benches), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
@@ -249,7 +266,7 @@ def acc_vs_tokens(all_cells: dict[CellKey, Cell], out: Path) -> Path | None:
             )
         )
     )
-    return _save(fig, out / "acc_vs_tokens.png")
+    return fig
 
 
 # ---------------------------------------------------------------- ADAcc bars
@@ -291,6 +308,11 @@ def adacc_bar_data(all_cells: dict[CellKey, Cell]) -> dict[str, list[Bar]]:
 
 
 def adacc_bars(all_cells: dict[CellKey, Cell], out: Path) -> Path | None:
+    fig = adacc_bars_figure(all_cells)
+    return None if fig is None else _save(fig, out / "adacc_bars.png")
+
+
+def adacc_bars_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     """A panel per benchmark: groups = attack rates, a bar per method (series) with the seeds' sample
     std as error bar, and a dashed line over each bar at the all-reliable detector's ADAcc."""
     data = adacc_bar_data(all_cells)
@@ -318,8 +340,17 @@ def adacc_bars(all_cells: dict[CellKey, Cell], out: Path) -> Path | None:
                 x, bar.adacc, width, yerr=bar.std if bar.n > 1 else None, capsize=2, color=colour[bar.series]
             )
             if bar.baseline is not None:
-                ax.hlines(bar.baseline, x - width / 2, x + width / 2, colors="black", linestyles="--", lw=1.2)
+                ax.hlines(
+                    bar.baseline,
+                    x - width / 2,
+                    x + width / 2,
+                    colors="black",
+                    linestyles="--",
+                    lw=1.2,
+                    label=BASELINE,
+                )
         ax.set_xticks(range(len(attacks)), [ATTACK_TITLE.get(a, a) for a in attacks])
+        ax.set_xlim(-0.5, len(attacks) - 0.5)
         ax.set_ylim(0, 105)
         ax.set_ylabel("ADAcc %")
         ax.set_title(BENCH_TITLE.get(bench, bench))
@@ -340,4 +371,4 @@ def adacc_bars(all_cells: dict[CellKey, Cell], out: Path) -> Path | None:
             )
         )
     )
-    return _save(fig, out / "adacc_bars.png")
+    return fig

@@ -141,7 +141,7 @@ def latex(all_cells: Cells, budget: str, paper_rows: Sequence[str], caption: str
     out = [
         "\\begin{table}[t]",
         "\\centering\\small",
-        f"\\caption{{{_tex(caption)} Each cell: ours (mean$\\pm$sample std over seeds) / paper.}}",
+        f"\\caption{{{_tex(caption)}. Each cell: ours (mean$\\pm$sample std over seeds) / paper.}}",
         f"\\begin{{tabular}}{{{spec}}}",
         "\\toprule",
         "Method & "
