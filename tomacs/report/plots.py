@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from tomacs.report.collect import Cell, CellKey, Job, setting_keys  # noqa: E402
 from tomacs.report.tables import ATTACK_ORDER, ATTACK_TITLE, BENCH_ORDER, BENCH_TITLE, _order, natural_key  # noqa: E402
@@ -51,8 +52,20 @@ def _attack_colour(attack: str, order: list[str]) -> str:
     return f"C{(order.index(attack) + 4) % 10}"
 
 
+def _legend_cols(fig: plt.Figure, handles: list) -> int:
+    """As many legend columns as fit the figure's width (about 6 pt per character at fontsize 8)."""
+    longest = max(len(str(h.get_label())) for h in handles)
+    fits = int(fig.get_figwidth() * 72 // (longest * 5.5 + 40))
+    return max(1, min(len(handles), fits))
+
+
+def _title(fig: plt.Figure, text: str) -> None:
+    """A suptitle wrapped to the figure's width, so it is never cut at the edges."""
+    fig.suptitle("\n".join(textwrap.wrap(text, max(30, int(fig.get_figwidth() * 72 / 7.5)))))
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=130)
+    fig.savefig(path, dpi=130, bbox_inches="tight")  # nothing (title, legend) is ever clipped
     plt.close(fig)
     return path
 
@@ -117,7 +130,7 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
         fig, axes = plt.subplots(
             len(CURVE_METRICS),
             len(attacks),
-            figsize=(4.2 * len(attacks), 2.8 * len(CURVE_METRICS) + 0.8),
+            figsize=(max(8.0, 4.2 * len(attacks)), 2.8 * len(CURVE_METRICS) + 0.8),
             squeeze=False,
             sharex="col",
             layout="constrained",
@@ -158,6 +171,7 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
                     ax.set_title(ATTACK_TITLE.get(a, a))
                 if r == len(CURVE_METRICS) - 1:
                     ax.set_xlabel("training iteration")
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
                 if c == 0:
                     ax.set_ylabel(ylabel)
                 ax.grid(alpha=0.3)
@@ -168,8 +182,8 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
                 [], [], color="grey", marker="D", mfc="white", ls="none", label="validation after each epoch"
             ),
         ]
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8)
-        fig.suptitle(f"{BENCH_TITLE.get(bench, bench)}: training curves ({label})")
+        fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
+        _title(fig, f"{BENCH_TITLE.get(bench, bench)}: training curves ({label})")
         figs[bench] = fig
     return figs
 
@@ -220,7 +234,7 @@ def acc_vs_tokens_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     ncol = min(3, len(benches))
     nrow = -(-len(benches) // ncol)
     fig, axes = plt.subplots(
-        nrow, ncol, figsize=(4.4 * ncol, 3.6 * nrow + 1.0), squeeze=False, layout="constrained"
+        nrow, ncol, figsize=(max(8.0, 4.4 * ncol), 3.6 * nrow + 1.0), squeeze=False, layout="constrained"
     )
     for i, b in enumerate(benches):
         ax = axes[i // ncol][i % ncol]
@@ -257,15 +271,8 @@ def acc_vs_tokens_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
         )
         for a in attacks
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(5, len(handles)), fontsize=8)
-    fig.suptitle(
-        "\n".join(
-            textwrap.wrap(
-                f"Acc vs Token ({_ours_label(list(all_cells.values()))}); error bars: sample std over seeds",
-                90,
-            )
-        )
-    )
+    fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
+    _title(fig, f"Acc vs Token ({_ours_label(list(all_cells.values()))}); error bars: sample std over seeds")
     return fig
 
 
@@ -326,7 +333,7 @@ def adacc_bars_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     fig, axes = plt.subplots(
         nrow,
         ncol,
-        figsize=(max(4.4, 0.9 * len(names) + 2) * ncol, 3.8 * nrow + 1.0),
+        figsize=(max(8.0, max(4.4, 0.9 * len(names) + 2) * ncol), 3.8 * nrow + 1.0),
         squeeze=False,
         layout="constrained",
     )
@@ -361,14 +368,10 @@ def adacc_bars_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     handles.append(
         Line2D([], [], color="black", ls="--", label="all-reliable detector (= fraction of honest agents)")
     )
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8)
-    fig.suptitle(
-        "\n".join(
-            textwrap.wrap(
-                f"Adversary detection accuracy ({_ours_label(list(all_cells.values()))}); "
-                "error bars: sample std over seeds",
-                90,
-            )
-        )
+    fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
+    _title(
+        fig,
+        f"Adversary detection accuracy ({_ours_label(list(all_cells.values()))}); "
+        "error bars: sample std over seeds",
     )
     return fig
