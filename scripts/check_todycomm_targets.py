@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from tomacs.report.collect import cells, find_jobs
+from tomacs.report.collect import CellKey, cells, find_jobs
 from tomacs.report.paper import lookup
 
 ATTACKS = ("lt50", "eq50", "gt50")
@@ -47,6 +47,10 @@ def report(root: Path) -> int:
         print(f"no finished jobs under {root}")
         return 2
     cs = cells([j for j in jobs if j.key[3] == "none"])
+    varying = sorted({k.setting for k in cs if k.setting})
+    if varying:
+        print(f"{root} mixes experiments ({'; '.join(varying)}): point this script at one of them")
+        return 2
     benches = sorted({k[1] for k in cs})
     methods = sorted({k[0] for k in cs})
     backbones = sorted({str(j.results["backbone"]) for j in jobs})
@@ -58,7 +62,7 @@ def report(root: Path) -> int:
     for b in benches:
         for a in ATTACKS:
             for m in methods:
-                c = cs.get((m, b, a, "none"))
+                c = cs.get(CellKey(m, b, a, "none"))
                 if c is None:
                     continue
                 tok = c.mean_std("token")
@@ -68,7 +72,7 @@ def report(root: Path) -> int:
                     f"{_paper(m, b, a, 'adacc'):>6} {(f'{tok[0]:.0f}' if tok else '—'):>12} "
                     f"{_paper(m, b, a, 'token'):>6}"
                 )
-    tody = {(b, a): cs.get(("todycomm", b, a, "none")) for b in benches for a in ATTACKS}
+    tody = {(b, a): cs.get(CellKey("todycomm", b, a, "none")) for b in benches for a in ATTACKS}
     print("\ntargets (ours):")
     adaccs = [v for c in tody.values() if c is not None for v in [c.mean_std("adacc", 100.0)[0]]]
     ok_ad = bool(adaccs) and statistics.fmean(adaccs) >= 80.0
@@ -104,7 +108,7 @@ def report(root: Path) -> int:
     tok_ok, tok_n = 0, 0
     for b in benches:
         for a in ("eq50", "gt50"):
-            t, ap = tody.get((b, a)), cs.get(("agentprune", b, a, "none"))
+            t, ap = tody.get((b, a)), cs.get(CellKey("agentprune", b, a, "none"))
             if t is None or ap is None:
                 continue
             tok_n += 1

@@ -381,6 +381,17 @@ def report(
         res = build_report(Path(sweep_dir), Path(out) if out else None)
     except FileNotFoundError as exc:
         _fail(str(exc))
+    from rich.markup import escape
+
+    for w in res["warnings"]:
+        err.print(f"[bold red]WARNING:[/] {escape(w)}", highlight=False, soft_wrap=True)
+    if res["varying"]:
+        console.print(
+            "settings that vary inside a method/benchmark/attack/budget group (kept apart, column "
+            f"'setting'): {', '.join(res['varying'])}",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(
         f"{res['jobs']} jobs ({', '.join(res['backbones'])}) -> {res['out'] / 'report.md'}",
         highlight=False,

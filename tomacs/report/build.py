@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tomacs.report import plots, tables
-from tomacs.report.collect import cells, find_jobs
+from tomacs.report.collect import STD_NOTE, cells, find_jobs, setting_keys
 from tomacs.report.paper import PAPER_BACKBONE, paper_methods
 
 
@@ -21,12 +21,20 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
     out = Path(out) if out else root / "report"
     out.mkdir(parents=True, exist_ok=True)
     all_cells = cells(jobs)
+    varying = setting_keys(jobs)
+    warnings = [
+        f"{k.method} on {k.benchmark} {k.attack} (budget {k.budget}"
+        f"{', ' + k.setting if k.setting else ''}): {w}"
+        for k, c in sorted(all_cells.items())
+        for w in c.warnings()
+    ]
     backbones = sorted({str(j.results["backbone"]) for j in jobs})
     ours = ", ".join(f"backbone={b}" for b in backbones)
     # the paper's Table 2 rows are shown (as missing where not run) only for Table-2-like sweeps
-    table2_like = any(k[2] in ("lt50", "eq50", "gt50") for k in all_cells)
+    table2_like = any(k.attack in ("lt50", "eq50", "gt50") for k in all_cells)
     paper_rows = paper_methods("Table 2") if table2_like else []
-    budgets = sorted({k[3] for k in all_cells}, key=lambda b: (b != "none", b))
+    skipped = tables.not_run(all_cells, paper_rows)
+    budgets = sorted({k.budget for k in all_cells}, key=lambda b: (b != "none", b))
     md_parts, tex_parts = [], []
     for budget in budgets:
         title = (
@@ -48,17 +56,27 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         ],
     ]
     missing = [
-        f"{m} on {b} {a} (budget {bud})"
-        for (m, b, a, bud), c in sorted(all_cells.items())
+        f"{k.method} on {k.benchmark} {k.attack} (budget {k.budget})"
+        for k, c in sorted(all_cells.items())
         if not c.values("acc")
     ]
     lines = [
         f"# tomacs report: {root}",
         "",
-        f"- ours: {len(jobs)} finished jobs, {ours} (sim = the calibrated simulator, not an LLM)",
+        *(["## WARNINGS", "", *(f"- **{w}**" for w in warnings), ""] if warnings else []),
+        f"- ours: {len(jobs)} finished jobs, {ours} (sim = the calibrated simulator, not an LLM); {STD_NOTE}",
         f"- paper: TodyComm (shared/papers/todycomm.txt), backbone {PAPER_BACKBONE}; every paper number is "
-        "traceable in tomacs/report/paper_numbers.json (table, row, column)",
-        "- `—` = no such cell (not run here, or not in the paper); paper rows not run here show `—` as ours",
+        "traceable in tomacs/report/paper_numbers.json (table, row, column); the paper does not say "
+        "which std it prints",
+        "- a cell pools only jobs equal in every setting of their resolved config except the seed; "
+        + (
+            f"settings that vary here are the `setting` column: {', '.join(varying)}"
+            if varying
+            else "no setting varies here beyond method, benchmark, attack and budget"
+        ),
+        "- `—` = no such cell (not run here, or not in the paper, or the paper's N/T differ from ours); "
+        "rows with no number of ours are left out",
+        f"- paper rows not run here: {', '.join(skipped) if skipped else 'none'}",
         "",
         *(p for p in md_parts if p),
         "## Figures",
@@ -69,4 +87,13 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         "",
     ]
     (out / "report.md").write_text("\n".join(lines))
-    return {"out": out, "jobs": len(jobs), "cells": all_cells, "figures": figs, "backbones": backbones}
+    return {
+        "out": out,
+        "jobs": len(jobs),
+        "cells": all_cells,
+        "figures": figs,
+        "backbones": backbones,
+        "warnings": warnings,
+        "varying": varying,
+        "not_run": skipped,
+    }

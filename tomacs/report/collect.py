@@ -1,34 +1,66 @@
-"""Find finished jobs under a sweep directory and group them into table cells (mean +- std over seeds).
+"""Find finished jobs under a sweep directory and group them into table cells (mean ± sample std
+over seeds).
 
 Reports read results.json files only (never W&B), so a report can be rebuilt offline from the
-output tree alone, and a job that did not finish is simply a missing cell.
+output tree alone, and a job that did not finish is simply a missing cell. A cell holds the seeds
+of ONE experiment: jobs are grouped by every setting of their resolved config (tomacs.report.settings),
+and the settings that vary inside a (method, benchmark, attack, budget) group become a column.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from tomacs.paths import conf_dir
+from tomacs.report.settings import context_of, load_config, settings_of, split_keys
 
-__all__ = ["Cell", "Job", "cells", "find_jobs", "method_label"]
+__all__ = ["Cell", "CellKey", "Job", "cells", "find_jobs", "method_label", "setting_keys"]
+
+STD_NOTE = "mean ± sample std over seeds, n−1 denominator; n = seeds"
+
+
+class CellKey(NamedTuple):
+    method: str
+    benchmark: str
+    attack: str
+    budget: str
+    setting: str = ""  # the varying settings of this experiment, e.g. "agents=4"; "" when none vary
+
 
 FIXED_ATTACKS = ("none", "lt50", "eq50", "gt50", "crs3of5")  # attacks whose name says the adversary count
 
 
-@dataclass
+@dataclass(eq=False)
 class Job:
     path: Path
     results: dict[str, Any]
 
+    @cached_property
+    def config(self) -> dict[str, Any] | None:
+        return load_config(self.path, self.results)
+
+    @cached_property
+    def settings(self) -> dict[str, str]:
+        return settings_of(self.config, self.results)
+
+    @cached_property
+    def context(self) -> dict[str, str]:
+        return context_of(self.config, self.results)
+
+    def setting_label(self, keys: list[str]) -> str:
+        return ", ".join(f"{k}={_show(self.settings.get(k))}" for k in keys)
+
     @property
     def key(self) -> tuple[str, str, str, str]:
+        """(method label, benchmark, attack, budget): the table's row and column, not yet the cell."""
         r = self.results
         attack = str(r["attack"])
         if attack not in FIXED_ATTACKS:  # e.g. the receiver protocol: the count is the column
@@ -36,9 +68,16 @@ class Job:
         return (method_label(r), r["benchmark"], attack, r.get("budget", "none"))
 
 
+def _show(value: str | None) -> str:
+    if value is None:
+        return "<unset>"
+    v = json.loads(value)
+    return "null" if v is None else str(v)
+
+
 @dataclass
 class Cell:
-    """One (method, benchmark, attack, budget) cell over seeds."""
+    """One experiment (method, benchmark, attack, budget, varying settings) over seeds."""
 
     jobs: list[Job] = field(default_factory=list)
 
@@ -54,7 +93,7 @@ class Cell:
         vals = self.values(metric, scale)
         if not vals:
             return None
-        return statistics.fmean(vals), (statistics.pstdev(vals) if len(vals) > 1 else 0.0)
+        return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)
 
     @property
     def seeds(self) -> list[int]:
@@ -62,7 +101,38 @@ class Cell:
 
     @property
     def backbones(self) -> set[str]:
-        return {str(j.results["backbone"]) for j in self.jobs}
+        return {str(j.results["backbone"]) for j in self.jobs if "backbone" in j.results}
+
+    def setting(self, key: str) -> Any:
+        """A setting's value (decoded) shared by the cell's jobs; None if unset."""
+        v = self.jobs[0].settings.get(key) if self.jobs else None
+        return None if v is None else json.loads(v)
+
+    def warnings(self) -> list[str]:
+        """Why this cell's mean may not be a mean over independent seeds of one experiment."""
+        out = []
+        seeds = Counter(int(j.results["seed"]) for j in self.jobs)
+        dup = sorted(s for s, n in seeds.items() if n > 1)
+        if dup:
+            where = ", ".join(str(j.path) for j in self.jobs if int(j.results["seed"]) in dup)
+            out.append(
+                f"seed {', '.join(map(str, dup))} appears more than once (same experiment run twice; "
+                f"n counts it twice): {where}"
+            )
+        for k in sorted({k for j in self.jobs for k in j.context}):
+            vals = Counter(j.context.get(k, "<unset>") for j in self.jobs)
+            if len(vals) > 1:
+                out.append(
+                    f"jobs disagree in {k} (not an experiment setting, but it can change the numbers): "
+                    + ", ".join(f"{v} ({n} job{'s' * (n > 1)})" for v, n in sorted(vals.items()))
+                )
+        unknown = [str(j.path) for j in self.jobs if j.config is None]
+        if unknown:
+            out.append(
+                "no resolved config saved (results.json 'config', config.yaml): grouped by the few settings "
+                f"results.json names, so other settings may differ: {', '.join(unknown)}"
+            )
+        return out
 
 
 def find_jobs(root: Path) -> list[Job]:
@@ -116,8 +186,19 @@ def method_label(results: dict[str, Any]) -> str:
     return f"{name}[{','.join(diffs)}]" if diffs else name
 
 
-def cells(jobs: list[Job]) -> dict[tuple[str, str, str, str], Cell]:
-    out: dict[tuple[str, str, str, str], Cell] = defaultdict(Cell)
+def setting_keys(jobs: list[Job]) -> list[str]:
+    """The settings that vary inside some (method, benchmark, attack, budget) group."""
+    groups: dict[tuple[str, str, str, str], list[dict[str, str]]] = defaultdict(list)
     for j in jobs:
-        out[j.key].jobs.append(j)
+        groups[j.key].append(j.settings)
+    return split_keys(list(groups.values()))
+
+
+def cells(jobs: list[Job]) -> dict[CellKey, Cell]:
+    """Group jobs into cells: same method label, benchmark, attack, budget AND every other setting
+    (the varying ones named in CellKey.setting); only the seed (and bookkeeping) may differ."""
+    keys = setting_keys(jobs)
+    out: dict[CellKey, Cell] = defaultdict(Cell)
+    for j in jobs:
+        out[CellKey(*j.key, j.setting_label(keys))].jobs.append(j)
     return dict(out)

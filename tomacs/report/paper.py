@@ -30,3 +30,21 @@ def paper_methods(table: str = "Table 2") -> list[str]:
         if r["table"] == table and r["method"] not in seen:
             seen.append(r["method"])
     return seen
+
+
+# The agents N and rounds T of each paper table's experiments: a number of ours is set beside the
+# paper's only when our job ran with the same N and T (other settings, e.g. the test-set size, are
+# named in the report's setting column).
+PAPER_SETTINGS: dict[str, dict[str, int]] = {
+    "Table 2": {"agents": 6, "rounds": 4},
+    "Table 9": {"agents": 6, "rounds": 4},
+    "Table 10": {"agents": 6, "rounds": 4},
+    "Table 7": {"agents": 2, "rounds": 2},
+    "Table 8": {"agents": 7, "rounds": 2},
+}
+
+
+def comparable(record: dict[str, Any], settings: dict[str, Any]) -> bool:
+    """Whether our experiment with these settings (decoded values) is the paper record's setting."""
+    want = PAPER_SETTINGS.get(str(record.get("table")), {})
+    return all(settings.get(k) is None or settings.get(k) == v for k, v in want.items())

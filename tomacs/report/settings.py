@@ -1,0 +1,133 @@
+"""Which keys of a job's resolved config are experiment settings, so a report pools only seeds.
+
+A report cell is the mean over seeds of one experiment. Two jobs belong to the same cell only if
+every *setting* is equal; the seed is the replicate index. Some config keys are not settings at
+all: where logs, caches and checkpoints go, how many calls run in parallel, which sweep wrote the
+job. Those would split every seed into its own cell (a checkpoint path differs per seed), so they
+are left out of the comparison. A few keys are not settings but could still move a number (the
+code version, the device, where the data file or the server lives): they do not split cells, but a
+cell whose jobs disagree in them is reported loudly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "BOOKKEEPING",
+    "CONTEXT",
+    "context_of",
+    "flat",
+    "load_config",
+    "settings_of",
+    "split_keys",
+]
+
+# never compared: the replicate index and where/how a job writes, logs and caches
+BOOKKEEPING = (
+    "seed",  # the replicate: what a cell averages over
+    "hydra",  # Hydra internals (run/sweep dirs, job names): never in config.yaml, dropped if present
+    "logger",  # W&B project/tags: where metrics are logged
+    "table_name",  # which paper-table sweep wrote the job
+    "concurrency",  # calls in flight: speed only
+    "backbone.cache",  # response-cache path/switch: a cached reply is the same reply
+    "backbone.max_concurrency",
+    "backbone.timeout",
+    "backbone.max_retries",
+    "backbone.backoff_base",
+    "backbone.backoff_max",
+    "backbone.api_key_env",  # the name of an environment variable
+)
+# not settings, but a cell whose jobs differ in one of these gets a warning
+CONTEXT = ("git_rev", "device", "benchmark.path", "backbone.api_base")
+
+
+def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted keys -> leaf values; lists and other non-dict leaves are kept whole."""
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: d}
+
+
+def _under(key: str, names: tuple[str, ...]) -> bool:
+    return any(key == n or key.startswith(n + ".") for n in names)
+
+
+def load_config(job_dir: Path, results: dict[str, Any]) -> dict[str, Any] | None:
+    """The job's resolved config: the copy inside results.json (written with those very numbers),
+    else the job directory's config.yaml or .hydra/config.yaml; None when none exists."""
+    cfg = results.get("config")
+    if isinstance(cfg, dict):
+        return cfg
+    for f in (job_dir / "config.yaml", job_dir / ".hydra" / "config.yaml"):
+        if f.is_file():
+            try:
+                data = yaml.safe_load(f.read_text())
+            except yaml.YAMLError:
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
+
+
+# results.json fields that are settings, for jobs whose config was not saved (old output trees)
+_RESULT_SETTINGS = (
+    "backbone",
+    "benchmark",
+    "method",
+    "attack",
+    "budget",
+    "agents",
+    "rounds",
+    "decision",
+    "mode",
+)
+
+
+def settings_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[str, str]:
+    """Every experiment setting of a job as dotted key -> canonical string (JSON), seed excluded."""
+    if config is None:
+        return {k: json.dumps(results.get(k), sort_keys=True, default=str) for k in _RESULT_SETTINGS}
+    out = {}
+    mode = config.get("mode", results.get("mode"))
+    for k, v in flat(config).items():
+        if _under(k, BOOKKEEPING) or _under(k, CONTEXT):
+            continue
+        if k == "checkpoint":
+            # a checkpoint *file* differs per seed; what matters is whether one was loaded at all.
+            # In train mode it only resumes the same training, so it is no setting there.
+            if v in (None, "") or (mode == "train" and str(v).lower() != "untrained"):
+                continue
+            v = "untrained" if str(v).lower() == "untrained" else "(a checkpoint file)"
+        out[k] = json.dumps(v, sort_keys=True, default=str)
+    return out
+
+
+def context_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[str, str]:
+    """The non-setting values that could still move a number (see CONTEXT)."""
+    f = flat(config or {})
+    out = {"git_rev": str(results.get("git_rev"))}
+    for k in CONTEXT[1:]:
+        if k in f:
+            out[k] = str(f[k])
+    return out
+
+
+def split_keys(groups: list[list[dict[str, str]]]) -> list[str]:
+    """Settings that differ between jobs of one group (jobs with the same method label,
+    benchmark, attack and budget): each must become a column, or seeds of different experiments
+    would be averaged. A key missing from some job counts as a difference."""
+    keys: set[str] = set()
+    for settings in groups:
+        every = set().union(*settings) if settings else set()
+        for k in every:
+            if len({s.get(k, "<unset>") for s in settings}) > 1:
+                keys.add(k)
+    return sorted(keys)
