@@ -35,6 +35,7 @@ BOOKKEEPING = (
     "table_name",  # which paper-table sweep wrote the job
     "concurrency",  # calls in flight: speed only
     "backbone.cache",  # response-cache path/switch: a cached reply is the same reply
+    "embed.cache",  # embedding-cache path/switch: cached vectors are bit-identical to fresh ones
     "backbone.max_concurrency",
     "backbone.timeout",
     "backbone.max_retries",
