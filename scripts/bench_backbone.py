@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from typing import Any
 
 from tomacs.backbones.base import GenerationRequest
 from tomacs.backbones.llm import LiteLLMBackbone, import_litellm
@@ -71,8 +73,10 @@ async def timed(bb: LiteLLMBackbone, reqs: list[GenerationRequest]) -> float:
     return time.perf_counter() - t0
 
 
-async def throughput(base: str, conc: int, n: int, latency: float) -> tuple[float, float]:
-    bb = LiteLLMBackbone(MODEL, api_base=base, cache=False, max_concurrency=conc, timeout=30)
+async def throughput(
+    base: str, conc: int, n: int, latency: float, timeout: float = 30
+) -> tuple[float, float]:
+    bb = LiteLLMBackbone(MODEL, api_base=base, cache=False, max_concurrency=conc, timeout=timeout)
     await timed(bb, requests(conc, f"warm{conc}"))  # open the connection pool
     wall = await timed(bb, requests(n, f"c{conc}"))
     rate = n / wall
@@ -108,37 +112,118 @@ async def overhead(base: str, n: int) -> tuple[float, float]:
     return seq / n * 1e3, par / n * 1e3
 
 
+def uptime() -> str:
+    """The machine's load, printed with every figure: on a shared 2-core box it moves them."""
+    try:
+        with open("/proc/loadavg") as f:
+            one, five, fifteen = f.read().split()[:3]
+        return f"load average {one} {five} {fifteen} on {os.cpu_count()} cores"
+    except OSError:
+        return "load average unknown"
+
+
+# The per-call settings compared by --options. Each variant is applied on top of what tomacs'
+# import_litellm() sets; "before" is what tomacs set before the options were measured.
+OPTION_VARIANTS: dict[str, dict[str, Any]] = {
+    "before (redaction on)": {"turn_off_message_logging": True, "disable_aiohttp_transport": False},
+    "httpx transport": {"turn_off_message_logging": True, "disable_aiohttp_transport": True},
+    "no redaction": {"turn_off_message_logging": False, "disable_aiohttp_transport": False},
+    "tomacs default": {},
+}
+
+
+async def cpu_per_call(base: str, conc: int, n: int, timeout: float) -> tuple[float, float]:
+    """CPU ms (this process, litellm's worker threads included) and wall ms per call, zero latency."""
+    bb = LiteLLMBackbone(MODEL, api_base=base, cache=False, max_concurrency=32, timeout=timeout)
+    await timed(bb, requests(32, f"warm{timeout}"))
+    c0, w0 = time.process_time(), time.perf_counter()
+    if conc == 1:
+        for r in requests(n, f"seq{timeout}"):
+            await bb.generate([r])
+    else:
+        await bb.generate(requests(n, f"par{timeout}"))
+    return (time.process_time() - c0) / n * 1e3, (time.perf_counter() - w0) / n * 1e3
+
+
+def compare_options(repeat: int, n: int, waves: int) -> None:
+    """Each variant in turn, `repeat` rounds interleaved, so drift in machine load shows as noise."""
+    litellm = import_litellm()
+    keys = sorted({k for v in OPTION_VARIANTS.values() for k in v})
+    default = {k: getattr(litellm, k) for k in keys}
+    print(f"\nlitellm per-call options ({repeat} rounds; {n} calls per CPU figure; 200 ms: {waves} waves)")
+    print(f"{'variant':<24} {'round':>5} {'cpu ms seq':>10} {'cpu ms C32':>10} {'200ms C32':>9}   load")
+    with fake_server(0.0) as b0, fake_server(0.2) as b2:
+        for rnd in range(repeat):
+            for i, (name, settings) in enumerate(OPTION_VARIANTS.items()):
+                for k in keys:
+                    setattr(litellm, k, settings.get(k, default[k]))
+                # a distinct timeout per variant and round gives a distinct litellm client-cache key,
+                # so the transport setting of this variant builds its own client
+                t = 30.0 + rnd + i / 100
+                seq, _ = asyncio.run(cpu_per_call(b0, 1, n // 2, t))
+                par, _ = asyncio.run(cpu_per_call(b0, 32, n, t))
+                _, frac = asyncio.run(throughput(b2, 32, waves * 32, 0.2, t))
+                print(f"{name:<24} {rnd + 1:>5} {seq:>10.2f} {par:>10.2f} {100 * frac:>8.1f}%   {uptime()}")
+    for k in keys:
+        setattr(litellm, k, default[k])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--latency", type=float, default=0.2, help="server latency per request, seconds")
+    ap.add_argument("--latency", type=float, default=0.2, help="server latency of the first table, seconds")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[8, 32, 128])
+    ap.add_argument(
+        "--latencies",
+        type=float,
+        nargs="*",
+        default=[1.0, 2.0],
+        help="realistic latencies (s) measured at --realistic-concurrency; none to skip",
+    )
+    ap.add_argument("--realistic-concurrency", type=int, nargs="+", default=[32, 128])
     ap.add_argument("--waves", type=int, default=10, help="requests per run = waves x concurrency")
     ap.add_argument("--model", default=MODEL, help="litellm model string (provider prefix matters)")
     ap.add_argument("--quick", action="store_true", help="3 waves, 100 overhead calls")
+    ap.add_argument("--options", action="store_true", help="also compare litellm's per-call options")
+    ap.add_argument("--repeat", type=int, default=2, help="rounds of the --options comparison")
     args = ap.parse_args()
     waves = 3 if args.quick else args.waves
     globals()["MODEL"] = args.model
     n_over = 100 if args.quick else 300
 
+    print(f"machine: {uptime()}")
     t0 = time.perf_counter()
-    import_litellm()
+    litellm = import_litellm()
     print(f"litellm import: {time.perf_counter() - t0:.1f} s (once per process)")
 
     print(f"\nthroughput, server latency {args.latency * 1e3:.0f} ms, {waves} waves per concurrency")
-    print(f"{'concurrency':>11} {'requests':>8} {'ideal req/s':>11} {'achieved':>9} {'% ideal':>8}")
-    with fake_server(args.latency) as base:
-        for c in args.concurrency:
-            rate, frac = asyncio.run(throughput(base, c, waves * c, args.latency))
-            print(f"{c:>11} {waves * c:>8} {c / args.latency:>11.1f} {rate:>9.1f} {100 * frac:>7.1f}%")
+    print(f"{'latency':>7} {'concurrency':>11} {'requests':>8} {'ideal/s':>8} {'achieved':>8} {'% ideal':>8}")
+    rows = [(args.latency, c) for c in args.concurrency]
+    rows += [(lat, c) for lat in args.latencies for c in args.realistic_concurrency]
+    servers: dict[float, str] = {}
+    with ExitStack() as stack:
+        for lat, c in rows:
+            if lat not in servers:
+                servers[lat] = stack.enter_context(fake_server(lat))
+            rate, frac = asyncio.run(throughput(servers[lat], c, waves * c, lat))
+            print(f"{lat:>6.1f}s {c:>11} {waves * c:>8} {c / lat:>8.1f} {rate:>8.1f} {100 * frac:>7.1f}%")
+    n_clients = len(litellm.in_memory_llm_clients_cache.cache_dict)
+    print(f"  ({uptime()}; litellm client-cache entries: {n_clients}, i.e. clients are reused)")
 
     print("\norchestration overhead, zero-latency server")
     with fake_server(0.0) as base:
         seq_ms, par_ms = asyncio.run(overhead(base, n_over))
-    print(f"  sequential: {seq_ms:.2f} ms per call (client + loopback HTTP + server)")
-    print(f"  concurrency 32: {par_ms:.2f} ms per call amortised ({1e3 / par_ms:.0f} calls/s)")
+        cpu_seq, _ = asyncio.run(cpu_per_call(base, 1, n_over // 2, 30.0))
+        cpu_par, _ = asyncio.run(cpu_per_call(base, 32, n_over, 30.0))
+    print(f"  sequential: {seq_ms:.2f} ms per call (client + loopback + server); client CPU {cpu_seq:.2f} ms")
+    print(f"  concurrency 32: {par_ms:.2f} ms per call amortised ({1e3 / par_ms:.0f} calls/s)", end="")
+    print(f"; client CPU {cpu_par:.2f} ms")
     with fake_server(0.0) as base:
         bare_ms = asyncio.run(bare_aiohttp(base, 32, 1000))
     print(f"  bare aiohttp client, concurrency 32: {bare_ms:.2f} ms per call (floor: server + loopback)")
+    print(f"  ({uptime()})")
+
+    if args.options:
+        compare_options(args.repeat, n_over, waves)
 
 
 if __name__ == "__main__":
