@@ -5,14 +5,51 @@ orchestration (semaphore, retries, cache bookkeeping, litellm). The fake OpenAI-
 runs in its own process (so it does not share our GIL) with a fixed latency per request:
 
 * throughput: for concurrency C and latency L the ideal rate is C / L requests/s; we print the
-  achieved rate and its share of the ideal (goal: >= 90 % at C = 32, L = 200 ms);
-* overhead: with a zero-latency server, the wall time per call of sequential calls and of calls at
-  concurrency 32 - the cost of the client side alone (litellm + httpx + tomacs).
+  achieved rate and its share of the ideal, at 200 ms (C = 8, 32, 128) and at the realistic
+  latencies of hosted APIs (1 s and 2 s, C = 32 and 128);
+* overhead: with a zero-latency server, the wall time and the client CPU (this process, litellm's
+  worker threads included) per call, sequential and at concurrency 32;
+* --options: litellm's per-call settings one at a time (tomacs.backbones.llm.FAST_CALL_SETTINGS),
+  interleaved over --repeat rounds so that the machine's drifting load shows as noise.
 
-The response cache is off (every request must reach the server). Usage:
+The response cache is off (every request must reach the server). Every block prints the load.
 
-    python scripts/bench_backbone.py                 # 200 ms, C = 8, 32, 128
+    python scripts/bench_backbone.py                 # the tables above, about 1.5 min
     python scripts/bench_backbone.py --quick         # fewer requests
+    python scripts/bench_backbone.py --options --repeat 3    # + the option comparison, about 3 min
+    python scripts/bench_backbone.py --latencies     # no 1 s / 2 s rows
+
+Measured 2026-11-23 on the 2-core dev machine, load average 2.1-3.0 (other jobs running), litellm
+1.100.5; "before" = tomacs with litellm's reply redaction on (turn_off_message_logging=True).
+
+    % of ideal          before   after        client CPU per call, zero latency
+    200 ms, C = 8        82.8    88.2           sequential      3.19 -> 2.89 ms
+    200 ms, C = 32       76.6    75.3           concurrency 32  2.38 -> 2.24 ms
+    200 ms, C = 128      41.9    42.4         bare aiohttp client (floor): 0.19 ms
+    1 s,    C = 32       91.6    92.5
+    1 s,    C = 128      74.5    81.1
+    2 s,    C = 32       94.2    96.0
+    2 s,    C = 128      90.3    88.7
+
+    --options, 3 rounds        cpu ms seq         cpu ms C32         200 ms C32, % ideal
+    before (redaction on)      3.27 4.50 3.97     3.07 3.13 2.45     76.2 76.8 75.7
+    httpx transport            4.25 4.65 4.40     4.75 4.96 5.11     64.8 62.5 67.6
+    no redaction               3.57 3.67 3.41     2.25 2.34 2.13     74.7 75.6 73.6
+    tomacs default (= above)   3.38 3.42 4.17     2.38 3.10 3.54     77.8 77.6 76.0
+
+Reading: the rows "no redaction" and "tomacs default" are the same settings, so +-0.6 ms is this
+machine's noise. litellm's httpx transport costs ~2 ms more per call at C = 32 and 10 points of
+throughput: tomacs pins the aiohttp one. Redaction, timed alone on the same replies, costs 0.07 ms
+per call (3 %): off, since tomacs registers no litellm logger to redact for. litellm already reuses
+one HTTP client per (event loop, endpoint, key, timeout) (the "OpenAI clients" line), so a shared
+aiohttp session buys nothing; litellm always prices each reply itself (tomacs reads that figure), and
+offers no switch for the rest of its per-call work (the success-logging payload, the sync
+`completion()` it runs in a worker thread). What remains is ~2.3 ms of CPU per call.
+
+Why C = 128 falls short: a fixed-latency server answers a whole wave at once, and the single event
+loop then handles the wave one call after another, so each wave takes about L + C x (CPU per call).
+L / (L + C x 2.4 ms) predicts 77 % at 1 s and 87 % at 2 s for C = 128, 93 % / 96 % for C = 32, as
+measured. Real servers spread their answers, which helps; beyond that, split a sweep over processes.
 """
 
 from __future__ import annotations
@@ -206,8 +243,10 @@ def main() -> None:
                 servers[lat] = stack.enter_context(fake_server(lat))
             rate, frac = asyncio.run(throughput(servers[lat], c, waves * c, lat))
             print(f"{lat:>6.1f}s {c:>11} {waves * c:>8} {c / lat:>8.1f} {rate:>8.1f} {100 * frac:>7.1f}%")
-    n_clients = len(litellm.in_memory_llm_clients_cache.cache_dict)
-    print(f"  ({uptime()}; litellm client-cache entries: {n_clients}, i.e. clients are reused)")
+    cached = litellm.in_memory_llm_clients_cache.cache_dict.values()
+    n_clients = sum(type(c).__name__ == "AsyncOpenAI" for c in cached)
+    n_calls = sum((waves + 1) * c for _, c in rows)
+    print(f"  ({uptime()}; litellm built {n_clients} OpenAI clients for {n_calls} calls, {len(rows)} loops)")
 
     print("\norchestration overhead, zero-latency server")
     with fake_server(0.0) as base:

@@ -16,7 +16,7 @@ Why this shape:
 * litellm is imported lazily (it takes seconds) with `LITELLM_LOCAL_MODEL_COST_MAP=True` and
   `LITELLM_MODE=PRODUCTION` set first and telemetry/callbacks off, so it never touches the network
   on import and never reads a stray `.env` file. `FAST_CALL_SETTINGS` trims litellm's per-call work;
-  litellm itself reuses one HTTP client per (endpoint, key, timeout) across calls.
+  litellm itself reuses one HTTP client per (event loop, endpoint, key, timeout) across calls.
 """
 
 from __future__ import annotations
