@@ -269,3 +269,67 @@ def test_no_network_outside_loopback(tmp_path: Path) -> None:
         cwd=REPO,
     )
     assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+def test_fast_call_settings_are_applied(
+    server: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each adopted per-call setting is in force on a real call (aiohttp transport, one reused
+    client, no redaction work), the redaction check can fail (turned back on, it counts), and the
+    cost still comes from litellm's price table."""
+    import litellm.litellm_core_utils.redact_messages as redact
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    import tomacs.backbones.llm as llm_module
+    from tomacs.backbones.llm import FAST_CALL_SETTINGS, import_litellm
+
+    litellm = import_litellm()
+    # set the opposite of every setting, then configure again: import_litellm must apply them
+    monkeypatch.setattr(llm_module, "_litellm_module", None)
+    for name, value in FAST_CALL_SETTINGS.items():
+        monkeypatch.setattr(litellm, name, not value)
+    monkeypatch.setattr(litellm, "success_callback", ["langfuse"])
+    assert import_litellm() is litellm
+    assert FAST_CALL_SETTINGS == {
+        "disable_aiohttp_transport": False,
+        "use_aiohttp_transport": True,
+        "turn_off_message_logging": False,
+    }
+    for name, value in FAST_CALL_SETTINGS.items():
+        assert getattr(litellm, name) is value, name
+    for name in ("callbacks", "input_callback", "success_callback", "failure_callback", "service_callback"):
+        assert getattr(litellm, name) == [], name  # nothing to redact for
+    redactions: list[int] = []
+    real = redact.perform_redaction
+    monkeypatch.setattr(redact, "perform_redaction", lambda *a, **k: redactions.append(1) or real(*a, **k))
+    bb = make(server, tmp_path, model="gpt-4.1-nano", cache=False)
+
+    def openai_clients() -> list[Any]:
+        cached = litellm.in_memory_llm_clients_cache.cache_dict.values()
+        return [
+            c
+            for c in cached
+            if type(c).__name__ == "AsyncOpenAI" and str(c.base_url).startswith(server.base_url)
+        ]
+
+    async def run(tag: str) -> list[Any]:
+        out = await bb.generate([req(f"{tag} {i}") for i in range(4)])
+        await asyncio.sleep(0.05)  # litellm schedules its success logging after returning
+        await GLOBAL_LOGGING_WORKER.flush()
+        return out
+
+    async def scenario() -> tuple[int, int, int, int]:
+        out = await run("a")
+        assert all(r.cost_usd > 0 for r in out)  # priced by litellm's bundled table
+        n_clients = len(openai_clients())
+        await run("b")
+        fast = len(redactions)
+        monkeypatch.setattr(litellm, "turn_off_message_logging", True)
+        await run("c")
+        return n_clients, len(openai_clients()), fast, len(redactions)
+
+    n1, n2, fast, slow = asyncio.run(scenario())
+    assert n1 == n2 == 1  # one client, reused by the second batch
+    transport = openai_clients()[0]._client._transport
+    assert type(transport).__name__ == "LiteLLMAiohttpTransport"
+    assert fast == 0 and slow > 0

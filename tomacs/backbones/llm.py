@@ -15,7 +15,8 @@ Why this shape:
   time. It is never stored on the object, in the cache, in stats, or in repr/str.
 * litellm is imported lazily (it takes seconds) with `LITELLM_LOCAL_MODEL_COST_MAP=True` and
   `LITELLM_MODE=PRODUCTION` set first and telemetry/callbacks off, so it never touches the network
-  on import and never reads a stray `.env` file.
+  on import and never reads a stray `.env` file. `FAST_CALL_SETTINGS` trims litellm's per-call work;
+  litellm itself reuses one HTTP client per (event loop, endpoint, key, timeout) across calls.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.backbones.cache import ResponseCache, make_key
 from tomacs.tokens import count_chat_tokens, count_tokens
 
-__all__ = ["BackboneError", "LiteLLMBackbone", "Price", "import_litellm"]
+__all__ = ["FAST_CALL_SETTINGS", "BackboneError", "LiteLLMBackbone", "Price", "import_litellm"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,18 @@ class Price:
 
 _litellm_module: Any = None
 
+# litellm settings that cut its per-call CPU, measured with `scripts/bench_backbone.py --options`
+# (figures in its docstring). They change no result: cost still comes from litellm's price table.
+FAST_CALL_SETTINGS: dict[str, Any] = {
+    # litellm's aiohttp transport (its default, pinned here): its httpx transport costs about 2.5x the
+    # CPU per call at concurrency 32. The env var DISABLE_AIOHTTP_TRANSPORT=True still overrides it.
+    "disable_aiohttp_transport": False,
+    "use_aiohttp_transport": True,
+    # With redaction on, litellm deep-copies and redacts every reply for its loggers after the call;
+    # tomacs registers no logger (callbacks are emptied below), so there is nothing to redact for.
+    "turn_off_message_logging": False,
+}
+
 
 def import_litellm() -> Any:
     """Import and configure litellm once, offline-safe. Returns the module."""
@@ -79,12 +92,17 @@ def import_litellm() -> Any:
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     litellm.set_verbose = False
-    litellm.turn_off_message_logging = True  # prompts/replies never go to litellm's loggers
+    # No callbacks at all, so prompts and replies never reach a litellm logger.
     litellm.callbacks = []
+    litellm.input_callback = []
     litellm.success_callback = []
     litellm.failure_callback = []
+    litellm.service_callback = []
+    litellm._async_input_callback = []
     litellm._async_success_callback = []
     litellm._async_failure_callback = []
+    for name, value in FAST_CALL_SETTINGS.items():
+        setattr(litellm, name, value)
     litellm.num_retries = None  # retries are ours
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.ERROR)
