@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import random
 import sqlite3
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,10 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from tomacs.sqlite_store import SqliteStore
+
 __all__ = ["DEFAULT_PATH", "EmbeddingCache", "text_key"]
 
 DEFAULT_PATH = "outputs/cache/embeddings.sqlite"
-_RETRYABLE = ("locked", "busy")
 _CHUNK = 500  # keys per SELECT ... IN (...), well under sqlite's variable limit
 
 
@@ -48,30 +47,13 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-class EmbeddingCache:
+class EmbeddingCache(SqliteStore):
     """(model, precision, text) -> float32 vector of `dim` values, shared across processes."""
 
-    def __init__(self, path: str | Path, busy_timeout_s: float = 30.0, max_retries: int = 20) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.busy_timeout_s = busy_timeout_s
-        self.max_retries = max_retries
-        self.hits = 0
-        self.misses = 0
-        self.writes = 0
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            str(self.path), timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
-        )
-        self._retrying(self._init_db)
+    error = EmbeddingCacheError
+    label = "embedding cache"
 
-    def _init_db(self) -> None:
-        c = self._connection()
-        c.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
-        mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if str(mode).lower() != "wal":  # e.g. a network filesystem without shared memory
-            c.execute("PRAGMA journal_mode=DELETE")
-        c.execute("PRAGMA synchronous=NORMAL")
+    def _create_tables(self, c: sqlite3.Connection) -> None:
         c.execute(
             """CREATE TABLE IF NOT EXISTS embeddings (
                    model TEXT NOT NULL,
@@ -83,26 +65,6 @@ class EmbeddingCache:
                    PRIMARY KEY (model, precision, text_sha256)
                ) WITHOUT ROWID"""
         )
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise EmbeddingCacheError(f"embedding cache {self.path} is closed")
-        return self._conn
-
-    def _retrying(self, fn: Any, *args: Any) -> Any:
-        """Run `fn` under the lock, retrying with jittered backoff while the database is locked."""
-        delay = 0.01
-        for attempt in range(self.max_retries + 1):
-            try:
-                with self._lock:
-                    return fn(*args)
-            except sqlite3.OperationalError as e:
-                msg = str(e).lower()
-                if not any(s in msg for s in _RETRYABLE) or attempt == self.max_retries:
-                    raise EmbeddingCacheError(f"embedding cache {self.path}: {e}") from e
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 1.0)
-        raise AssertionError("unreachable")
 
     # -- API --------------------------------------------------------------------------------
     def get_many(self, model: str, precision: str, dim: int, texts: Sequence[str]) -> dict[str, np.ndarray]:
@@ -190,23 +152,6 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return sum(self.counts().values())
-
-    def stats(self) -> dict[str, Any]:
-        """This instance's counters (other processes keep their own)."""
-        with self._lock:
-            return {"path": str(self.path), "hits": self.hits, "misses": self.misses, "writes": self.writes}
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def main(argv: Sequence[str] | None = None) -> None:

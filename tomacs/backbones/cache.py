@@ -23,20 +23,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import sqlite3
-import threading
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
+
+from tomacs.sqlite_store import SqliteStore
 
 __all__ = ["CacheError", "ResponseCache", "canonical_json", "make_key"]
 
 SCHEMA_VERSION = 1
 _FIELDS = ("model", "text", "prompt_tokens", "completion_tokens", "cost_usd", "tokens_estimated", "meta")
 _SECRET_HINTS = ("api_key", "apikey", "secret", "authorization", "header", "password", "bearer", "credential")
-_RETRYABLE = ("locked", "busy")
 
 
 class CacheError(RuntimeError):
@@ -85,7 +83,7 @@ def _check_meta(meta: Mapping[str, Any]) -> None:
             raise ValueError(f"refusing to store meta field {k!r} in the response cache (looks secret)")
 
 
-class ResponseCache:
+class ResponseCache(SqliteStore):
     """A sqlite-backed map key -> response record, safe across threads and processes.
 
     Records are dicts with `text`, `prompt_tokens`, `completion_tokens`, `cost_usd`,
@@ -93,30 +91,10 @@ class ResponseCache:
     (unix time the row was written) and `key`.
     """
 
-    def __init__(self, path: str | Path, busy_timeout_s: float = 30.0, max_retries: int = 20) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.busy_timeout_s = busy_timeout_s
-        self.max_retries = max_retries
-        self.hits = 0
-        self.misses = 0
-        self.writes = 0
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            str(self.path), timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
-        )
-        self._retrying(self._init_db)
+    error = CacheError
+    label = "response cache"
 
-    # -- setup ------------------------------------------------------------------------------
-    def _init_db(self) -> None:
-        c = self._connection()
-        c.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_s * 1000)}")
-        mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        if str(mode).lower() != "wal":  # e.g. a network filesystem without shared memory
-            c.execute("PRAGMA journal_mode=DELETE")
-        # NORMAL in WAL mode: a commit survives a process crash (only an OS crash can lose the last
-        # few), and commit-per-insert stays cheap enough for hundreds of responses per second.
-        c.execute("PRAGMA synchronous=NORMAL")
+    def _create_tables(self, c: sqlite3.Connection) -> None:
         c.execute(
             """CREATE TABLE IF NOT EXISTS responses (
                    key TEXT PRIMARY KEY,
@@ -130,30 +108,6 @@ class ResponseCache:
                    created REAL NOT NULL
                )"""
         )
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise CacheError(f"response cache {self.path} is closed")
-        return self._conn
-
-    def _retrying(self, fn: Any, *args: Any) -> Any:
-        """Run `fn` under the lock, retrying with jittered backoff while the database is locked.
-
-        sqlite's busy_timeout already waits for locks, but some lock conflicts (e.g. WAL recovery,
-        upgrading a read to a write transaction) return SQLITE_BUSY immediately; we retry those.
-        """
-        delay = 0.01
-        for attempt in range(self.max_retries + 1):
-            try:
-                with self._lock:
-                    return fn(*args)
-            except sqlite3.OperationalError as e:
-                msg = str(e).lower()
-                if not any(s in msg for s in _RETRYABLE) or attempt == self.max_retries:
-                    raise CacheError(f"response cache {self.path}: {e}") from e
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 1.0)
-        raise AssertionError("unreachable")
 
     # -- API --------------------------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
@@ -234,23 +188,6 @@ class ResponseCache:
             return int(self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
         return int(self._retrying(count))
-
-    def stats(self) -> dict[str, Any]:
-        """This instance's counters (other processes keep their own)."""
-        with self._lock:
-            return {"path": str(self.path), "hits": self.hits, "misses": self.misses, "writes": self.writes}
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> ResponseCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})"
