@@ -351,6 +351,17 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
 
 
+def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted keys -> leaf values of a nested dict; lists and other non-dict leaves are kept whole
+    (how a resume and a report compare two resolved configs key by key)."""
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: d}
+
+
 def to_container(cfg: DictConfig) -> dict[str, Any]:
     """Resolved plain dict (enums as strings) for results files."""
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]

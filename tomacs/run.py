@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.roles import assign_roles
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
-from tomacs.config import ConfigError, to_container, validate
+from tomacs.config import ConfigError, flat, to_container, validate
 from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
@@ -385,16 +385,8 @@ _RESUME_FREE = (
     "backbone.backoff_base",
     "backbone.backoff_max",
     "backbone.cache",
+    "embed.cache",  # cached vectors are bit-identical to fresh ones
 )
-
-
-def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(d, dict):
-        out: dict[str, Any] = {}
-        for k, v in d.items():
-            out.update(_flat(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: d}
 
 
 def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
@@ -403,8 +395,8 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
     old_path = out_dir / "config.yaml"
     if not old_path.is_file() or not any((out_dir / f).exists() for f in ("episodes.jsonl", "checkpoint.pt")):
         return
-    old = _flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
-    new = _flat(resolved)
+    old = flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
+    new = flat(resolved)
     diff = sorted(
         k
         for k in set(old) | set(new)

@@ -17,11 +17,12 @@ from typing import Any
 
 import yaml
 
+from tomacs.config import flat
+
 __all__ = [
     "BOOKKEEPING",
     "CONTEXT",
     "context_of",
-    "flat",
     "load_config",
     "settings_of",
     "split_keys",
@@ -45,16 +46,6 @@ BOOKKEEPING = (
 )
 # not settings, but a cell whose jobs differ in one of these gets a warning
 CONTEXT = ("git_rev", "device", "benchmark.path", "backbone.api_base")
-
-
-def flat(d: Any, prefix: str = "") -> dict[str, Any]:
-    """Dotted keys -> leaf values; lists and other non-dict leaves are kept whole."""
-    if isinstance(d, dict):
-        out: dict[str, Any] = {}
-        for k, v in d.items():
-            out.update(flat(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: d}
 
 
 def _under(key: str, names: tuple[str, ...]) -> bool:
