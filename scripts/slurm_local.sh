@@ -29,14 +29,19 @@ alive() { # pid file -> 0 if its process runs
 
 cmd_install() {
     if command -v sbatch >/dev/null && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
-        echo "slurm and munge already installed ($(sbatch --version))"
+        echo "slurm and munge already installed ($(slurmctld -V))"
         return
     fi
     [[ $(id -u) -eq 0 ]] || die "installing needs root: sudo $0 install"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
-    echo "installed $(sbatch --version)"
+    local log
+    log=$(mktemp)
+    if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends slurm-wlm munge; } >"$log" 2>&1; then
+        cat "$log" >&2
+        die "apt-get could not install slurm-wlm and munge"
+    fi
+    rm -f "$log"
+    echo "installed $(slurmctld -V) and munge"
 }
 
 write_conf() {
@@ -123,17 +128,18 @@ cmd_status() {
 }
 
 cmd_stop() {
-    local f pid
+    # SIGTERM to all three at once (each takes ~2 s to exit), then wait; SIGKILL after 10 s
+    local f pid pids=()
     for f in slurmd slurmctld munged; do
         [[ -s $DIR/$f.pid ]] || continue
         pid=$(cat "$DIR/$f.pid")
-        if kill -0 "$pid" 2>/dev/null; then
-            kill "$pid"
-            for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-            kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
-        fi
-        rm -f "$DIR/$f.pid"
+        kill -0 "$pid" 2>/dev/null && kill "$pid" && pids+=("$pid")
     done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    done
+    rm -f "$DIR"/{slurmd,slurmctld,munged}.pid
     echo stopped
 }
 

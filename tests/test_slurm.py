@@ -9,6 +9,7 @@ with the script) is reused and left running; one the fixture started is stopped.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -163,12 +164,29 @@ def test_sweep_runs_every_job_through_sbatch(slurm: dict[str, str], tmp_path: Pa
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Submitit 'slurm' sweep output dir" in p.stdout + p.stderr
     (script,) = (sweep / ".submitit").glob(".submission_file_*.sh")
-    assert "#SBATCH --partition=debug" in script.read_text()
+    text = script.read_text()
+    assert "#SBATCH --partition=debug" in text and f"{sys.executable} -u -m submitit.core._submit" in text
     for num, method in enumerate(("complete", "random")):
         res = _check_complete(_job_dir(sweep, num), 3)
         assert res["method"] == method and res["attack"] == "gt50"
         # the job ran under SLURM: the log of its array task holds the job's own lines
         assert f"[job {num}] run directory:" in _log(sweep, _slurm_id(sweep, num))
+
+
+def test_jobs_import_this_checkout(slurm: dict[str, str], tmp_path: Path) -> None:
+    """A job runs with the submitting shell's environment: this Python, this checkout's tomacs."""
+    out = tmp_path / "where.txt"
+    code = "import sys, tomacs; print(sys.executable); print(tomacs.__file__)"
+    subprocess.run(
+        ["sbatch", "--wait", "-p", "debug", "-o", str(out), "--wrap", f"{sys.executable} -c '{code}'"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=slurm,
+        cwd=tmp_path,
+    )
+    exe, module = out.read_text().split()
+    assert exe == sys.executable and Path(module).resolve() == REPO / "tomacs" / "__init__.py"
 
 
 def test_cancelled_job_is_resubmitted_into_the_same_sweep(slurm: dict[str, str], tmp_path: Path) -> None:
@@ -186,10 +204,14 @@ def test_cancelled_job_is_resubmitted_into_the_same_sweep(slurm: dict[str, str],
             _wait(lambda: len(_episodes(job1)) >= 2, "job 1 wrote two episodes", proc)
             task = _slurm_id(sweep, 1)
             subprocess.run(["scancel", task], check=True, env=slurm)
-            _wait(lambda: _squeue(slurm, task) == "", "job 1 left the queue")
+            _wait(lambda: _squeue(slurm, task) in ("", "CANCELLED"), "job 1 left the queue")
             assert not (job1 / "results.json").exists()
             done = len(_episodes(job1))
             assert 2 <= done < 10
+            # the cancelled job's run-dir lock went with its process: it can be taken at once
+            with (job1 / ".tomacs.lock").open("a") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fh, fcntl.LOCK_UN)
             _wait(lambda: (_job_dir(sweep, 0) / "results.json").exists(), "job 0 finished")
             # with no accounting (sacct disabled) submitit cannot learn that job 1 died: the sweep
             # would wait forever, so the user stops it (Ctrl-C), as the README says
@@ -241,4 +263,5 @@ def test_requeued_job_resumes_in_the_same_sweep(slurm: dict[str, str], tmp_path:
     _check_complete(_job_dir(sweep, 0), 10)
     res1 = _check_complete(job1, 10)
     assert res1["metrics"]["resumed_questions"] == done
-    assert _log(sweep, task).count("run directory:") == 2  # the same job ran twice, the second time to the end
+    # the same job ran twice, the second time to the end
+    assert _log(sweep, task).count("run directory:") == 2
