@@ -4,7 +4,7 @@
 #   scripts/slurm_local.sh install   apt-get slurm-wlm + munge (only if sbatch is missing; needs root)
 #   scripts/slurm_local.sh start     munged + slurmctld + slurmd on 127.0.0.1, partition `debug`
 #   scripts/slurm_local.sh status    prints "running" (exit 0) or "stopped" (exit 1)
-#   scripts/slurm_local.sh stop      stops the three daemons this script started
+#   scripts/slurm_local.sh stop      cancels the cluster's jobs, stops the three daemons this script started
 #   scripts/slurm_local.sh env       prints the line to paste into a shell: export SLURM_CONF=...
 #
 # Everything lives in $TOMACS_SLURM_DIR (default /tmp/tomacs-slurm): slurm.conf, a private munge key and
@@ -105,12 +105,12 @@ cmd_start() {
     munged --force --socket="$SOCK" --key-file="$DIR/munge/munge.key" --pid-file="$DIR/munged.pid" \
         --log-file="$DIR/log/munged.log" --seed-file="$DIR/munge/munged.seed"
     export SLURM_CONF=$CONF
-    slurmctld -i   # -i: ignore state left by an earlier run (jobs of a cluster that was stopped)
+    slurmctld -c   # -c: forget the jobs of an earlier run (they would hold the node until their time limit)
     slurmd -N localhost
     local deadline=$((SECONDS + 60))
     until sinfo -h -o %T -n localhost 2>/dev/null | grep -qx idle; do
         if ((SECONDS > deadline)); then
-            tail -5 "$DIR"/log/*.log >&2
+            tail -n 5 "$DIR"/log/*.log >&2
             die "node not idle after 60 s (logs in $DIR/log)"
         fi
         sleep 0.5
@@ -128,8 +128,19 @@ cmd_status() {
 }
 
 cmd_stop() {
-    # SIGTERM to all three at once (each takes ~2 s to exit), then wait; SIGKILL after 10 s
-    local f pid pids=()
+    # Cancel this cluster's jobs first and let them end while the daemons still run: a job step
+    # (srun) whose daemons vanish waits for them forever. Then SIGTERM to all three at once (each
+    # takes ~2 s to exit), SIGKILL after 10 s.
+    local f pid pids=() jobs
+    if alive "$DIR/slurmctld.pid"; then
+        export SLURM_CONF=$CONF
+        jobs=$(squeue -h -o %A 2>/dev/null || true)
+        if [[ -n $jobs ]]; then
+            # shellcheck disable=SC2086
+            scancel $jobs 2>/dev/null || true
+            for _ in $(seq 150); do [[ -z $(squeue -h -o %A 2>/dev/null) ]] && break; sleep 0.1; done
+        fi
+    fi
     for f in slurmd slurmctld munged; do
         [[ -s $DIR/$f.pid ]] || continue
         pid=$(cat "$DIR/$f.pid")

@@ -74,6 +74,22 @@ def slurm() -> Iterator[dict[str, str]]:
             _script("stop")
 
 
+@pytest.fixture
+def sweep(slurm: dict[str, str], tmp_path: Path) -> Iterator[Path]:
+    """The test's sweep dir; afterwards its SLURM jobs are waited for (cancelled after 60 s), so no
+    job of one test holds a CPU in the next (the driver returns once the result files exist, while
+    SLURM may still be ending the job)."""
+    d = tmp_path / "sweep"
+    yield d
+    ids = sorted({p.name.split("_")[0] for p in (d / ".submitit").glob("*_*") if p.is_dir()})
+    deadline = time.time() + 60
+    while ids and any(_squeue(slurm, i) for i in ids):
+        if time.time() > deadline:
+            subprocess.run(["scancel", *ids], env=slurm, check=False)
+            break
+        time.sleep(0.2)
+
+
 def _sweep(env: dict[str, str], sweep: Path, *overrides: str) -> list[str]:
     return [
         sys.executable,
@@ -157,8 +173,7 @@ def _check_complete(job: Path, size: int) -> dict:
     return res
 
 
-def test_sweep_runs_every_job_through_sbatch(slurm: dict[str, str], tmp_path: Path) -> None:
-    sweep = tmp_path / "sweep"
+def test_sweep_runs_every_job_through_sbatch(slurm: dict[str, str], sweep: Path, tmp_path: Path) -> None:
     cmd = _sweep(slurm, sweep, "attack=gt50", "eval.size=3", "embedder=hashing")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=slurm, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -189,11 +204,13 @@ def test_jobs_import_this_checkout(slurm: dict[str, str], tmp_path: Path) -> Non
     assert exe == sys.executable and Path(module).resolve() == REPO / "tomacs" / "__init__.py"
 
 
-def test_cancelled_job_is_resubmitted_into_the_same_sweep(slurm: dict[str, str], tmp_path: Path) -> None:
+def test_cancelled_job_is_resubmitted_into_the_same_sweep(
+    slurm: dict[str, str], sweep: Path, tmp_path: Path
+) -> None:
     """scancel of a running job (what a node failure or a preemption without requeue looks like):
     its finished questions are kept, the run-dir lock is released with the process, and the same
     command into the same sweep dir skips the finished job and completes the cancelled one."""
-    sweep, cache = tmp_path / "sweep", tmp_path / "cache.sqlite"
+    cache = tmp_path / "cache.sqlite"
     with FakeOpenAIServer(latency=0.3) as srv:
         cmd = _sweep(slurm, sweep, *_llm(srv, cache))
         with (tmp_path / "driver.log").open("w") as log:
@@ -234,10 +251,10 @@ def test_cancelled_job_is_resubmitted_into_the_same_sweep(slurm: dict[str, str],
     assert "skipped" not in _log(sweep, _tasks(sweep, 1)[-1])
 
 
-def test_requeued_job_resumes_in_the_same_sweep(slurm: dict[str, str], tmp_path: Path) -> None:
+def test_requeued_job_resumes_in_the_same_sweep(slurm: dict[str, str], sweep: Path, tmp_path: Path) -> None:
     """Preemption with requeue (`scontrol requeue`): SLURM kills the running job and starts it again
     under the same id; it resumes from its episodes and the same sweep command ends with both."""
-    sweep, cache = tmp_path / "sweep", tmp_path / "cache.sqlite"
+    cache = tmp_path / "cache.sqlite"
     with FakeOpenAIServer(latency=0.3) as srv:
         cmd = _sweep(slurm, sweep, *_llm(srv, cache))
         with (tmp_path / "driver.log").open("w") as log:
