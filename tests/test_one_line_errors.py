@@ -54,15 +54,21 @@ def test_checkpoint_of_another_method(trained: dict[str, Path], tmp_path: Path) 
     assert str(ck) in line and "gdesigner" in line and "add method=gdesigner" in line
 
 
-def test_checkpoint_of_another_method_written_before_checkpoints_named_it(
-    trained: dict[str, Path], tmp_path: Path
-) -> None:
+def _pre_naming_checkpoint(best: Path, tmp_path: Path) -> Path:
+    """A copy of a todycomm checkpoint as written before checkpoints named their method and embedder."""
     import torch
 
-    ck = torch.load(trained["todycomm"] / "best.pt", weights_only=False)
+    ck = torch.load(best, weights_only=False)
     del ck["method_name"], ck["embedder"]
     old = tmp_path / "old.pt"
     torch.save(ck, old)
+    return old
+
+
+def test_checkpoint_of_another_method_written_before_checkpoints_named_it(
+    trained: dict[str, Path], tmp_path: Path
+) -> None:
+    old = _pre_naming_checkpoint(trained["todycomm"] / "best.pt", tmp_path)
     p = tomacs(
         "evaluate", "method=gdesigner", "eval.size=3", f"checkpoint={old}", f"hydra.run.dir={tmp_path / 'r'}"
     )
@@ -184,12 +190,7 @@ def test_conflicting_embedder_names_the_override(trained: dict[str, Path], tmp_p
 def test_old_checkpoint_without_a_recorded_embedder_says_which_to_add(
     trained: dict[str, Path], tmp_path: Path
 ) -> None:
-    import torch
-
-    ck = torch.load(trained["todycomm"] / "best.pt", weights_only=False)
-    del ck["method_name"], ck["embedder"]
-    old = tmp_path / "old.pt"
-    torch.save(ck, old)
+    old = _pre_naming_checkpoint(trained["todycomm"] / "best.pt", tmp_path)
     p = tomacs(
         "evaluate", "method=todycomm", "eval.size=3", f"checkpoint={old}", f"hydra.run.dir={tmp_path / 'r'}"
     )
