@@ -204,6 +204,24 @@ def test_jobs_import_this_checkout(slurm: dict[str, str], tmp_path: Path) -> Non
     assert exe == sys.executable and Path(module).resolve() == REPO / "tomacs" / "__init__.py"
 
 
+def _sweep_until_job1_is_running(
+    slurm: dict[str, str], sweep: Path, cmd: list[str], tmp_path: Path
+) -> tuple[subprocess.Popen[bytes], Path, str]:
+    """Start the sweep command in the background (output in driver.log) and return once job 1 has
+    written two episodes: the sweep process, job 1's directory and its SLURM id."""
+    with (tmp_path / "driver.log").open("w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=slurm, cwd=tmp_path)
+    try:
+        _wait(lambda: len(list(sweep.glob("1/episodes.jsonl"))) == 1, "job 1 started", proc)
+        job1 = _job_dir(sweep, 1)
+        _wait(lambda: len(_episodes(job1)) >= 2, "job 1 wrote two episodes", proc)
+        return proc, job1, _slurm_id(sweep, 1)
+    except BaseException:
+        proc.kill()
+        proc.wait(10)
+        raise
+
+
 def test_cancelled_job_is_resubmitted_into_the_same_sweep(
     slurm: dict[str, str], sweep: Path, tmp_path: Path
 ) -> None:
@@ -213,13 +231,8 @@ def test_cancelled_job_is_resubmitted_into_the_same_sweep(
     cache = tmp_path / "cache.sqlite"
     with FakeOpenAIServer(latency=0.3) as srv:
         cmd = _sweep(slurm, sweep, *_llm(srv, cache))
-        with (tmp_path / "driver.log").open("w") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=slurm, cwd=tmp_path)
+        proc, job1, task = _sweep_until_job1_is_running(slurm, sweep, cmd, tmp_path)
         try:
-            _wait(lambda: len(list(sweep.glob("1/episodes.jsonl"))) == 1, "job 1 started", proc)
-            job1 = _job_dir(sweep, 1)
-            _wait(lambda: len(_episodes(job1)) >= 2, "job 1 wrote two episodes", proc)
-            task = _slurm_id(sweep, 1)
             subprocess.run(["scancel", task], check=True, env=slurm)
             _wait(lambda: _squeue(slurm, task) in ("", "CANCELLED"), "job 1 left the queue")
             assert not (job1 / "results.json").exists()
@@ -257,13 +270,8 @@ def test_requeued_job_resumes_in_the_same_sweep(slurm: dict[str, str], sweep: Pa
     cache = tmp_path / "cache.sqlite"
     with FakeOpenAIServer(latency=0.3) as srv:
         cmd = _sweep(slurm, sweep, *_llm(srv, cache))
-        with (tmp_path / "driver.log").open("w") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=slurm, cwd=tmp_path)
+        proc, job1, task = _sweep_until_job1_is_running(slurm, sweep, cmd, tmp_path)
         try:
-            _wait(lambda: len(list(sweep.glob("1/episodes.jsonl"))) == 1, "job 1 started", proc)
-            job1 = _job_dir(sweep, 1)
-            _wait(lambda: len(_episodes(job1)) >= 2, "job 1 wrote two episodes", proc)
-            task = _slurm_id(sweep, 1)
             subprocess.run(["scontrol", "requeue", task], check=True, env=slurm)
             _wait(lambda: _squeue(slurm, task) == "PENDING", "job 1 requeued")
             done = len(_episodes(job1))
