@@ -462,11 +462,8 @@ def tables(
 
 
 def main() -> None:
-    try:
-        app()
-    except KeyboardInterrupt:
-        err.print("interrupted; rerun with the same hydra.run.dir to resume")
-        raise SystemExit(130) from None
+    # Ctrl-C inside a job prints its resume command (hydra_app); anywhere else typer exits 130
+    app()
 
 
 if __name__ == "__main__":
