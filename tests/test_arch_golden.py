@@ -1,0 +1,118 @@
+"""The architecture step (issue 16) changes no number: every method, before and after, byte for byte.
+
+tests/data/arch_golden.json holds, for a fixed set of small sim runs (every registered method at attack
+none/eq50/gt50, each method under budget b1 and under decision=crs, TodyComm's oracle ablation), the
+SHA-256 of episodes.jsonl, the metrics (wall times removed) and, for learned methods, the numbers of
+train_log.jsonl (losses, train/val metrics; timings removed). It was recorded on main before the
+refactor. A change that is MEANT to change numbers (a bug fix, a simulator refit) re-records it and
+says which runs changed and why in the commit:  python tests/test_arch_golden.py --record
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GOLDEN = Path(__file__).parent / "data" / "arch_golden.json"
+
+_TINY = [
+    "benchmark=synthetic",
+    "embedder=hashing",
+    "train.size=8",
+    "train.val_size=4",
+    "train.batch_size=4",
+    "train.epochs=1",
+    "eval.size=6",
+    "eval.batch_size=4",
+    "seed=0",
+]
+LEARNED = ("agentprune", "card", "eib", "gdesigner", "todycomm")
+STATIC = ("chain", "complete", "crs", "debate", "layered", "none", "random", "star")
+
+
+def _runs() -> dict[str, list[str]]:
+    runs: dict[str, list[str]] = {}
+    for m in (*STATIC, *LEARNED):
+        for attack in ("none", "eq50", "gt50"):
+            runs[f"{m}_{attack}"] = [f"method={m}", f"attack={attack}"]
+        runs[f"{m}_eq50_b1"] = [f"method={m}", "attack=eq50", "budget=b1"]
+        if m != "crs":  # method=crs decides with crs already (decision=auto)
+            runs[f"{m}_gt50_crs"] = [f"method={m}", "attack=gt50", "decision=crs"]
+    runs["todycomm_gt50_no_credits"] = ["method=todycomm", "attack=gt50", "method.ablation=no_credits"]
+    runs["receiver_table8"] = ["method=receiver", "agents=7", "rounds=2", "attack=receiver", "attack.count=3"]
+    return runs
+
+
+RUNS = _runs()
+_DROP = ("wall", "_s")  # timings: eval_wall_s, wall_s, encode_s
+
+
+def _keep(key: str) -> bool:
+    return not any(key.endswith(d) or key.startswith(d) for d in _DROP)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value
+
+
+def run_digest(overrides: list[str], out_dir: Path) -> dict[str, Any]:
+    """What a refactor must not change: episodes bytes, metrics and the training trajectory."""
+    from tomacs.config import compose
+    from tomacs.run import run_job
+
+    name = overrides[0].split("=", 1)[1]
+    mode = "train" if name in LEARNED else "evaluate"
+    res = run_job(compose([*_TINY, *overrides]), mode, out_dir)
+    data = (out_dir / "episodes.jsonl").read_bytes()
+    out: dict[str, Any] = {
+        "episodes_sha256": hashlib.sha256(data).hexdigest(),
+        "metrics": {k: _clean(v) for k, v in sorted(res["metrics"].items()) if _keep(k)},
+    }
+    log = out_dir / "train_log.jsonl"
+    if log.is_file():
+        rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        out["train_log"] = [
+            {k: _clean(v) for k, v in sorted(r.items()) if _keep(k) and k != "encoded"} for r in rows
+        ]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_run_matches_architecture_golden(name: str, tmp_path: Path) -> None:
+    golden = json.loads(GOLDEN.read_text())
+    assert name in golden, f"{name} has no golden: record it on main before the change"
+    got = run_digest(RUNS[name], tmp_path)
+    want = golden[name]
+    # metrics added after recording are new keys, not changed numbers: compare the recorded ones
+    recorded = {k: got["metrics"].get(k, "missing") for k in want["metrics"]}
+    assert json.dumps(recorded, sort_keys=True) == json.dumps(want["metrics"], sort_keys=True)
+    assert got.get("train_log") == want.get("train_log")
+    assert got["episodes_sha256"] == want["episodes_sha256"]
+
+
+def test_golden_covers_every_registered_method() -> None:
+    from tomacs.paths import conf_dir
+
+    shipped = {p.stem for p in (conf_dir() / "method").glob("*.yaml")}
+    covered = {ov[0].split("=", 1)[1] for ov in RUNS.values()}
+    assert shipped == covered, f"methods without a golden run: {sorted(shipped - covered)}"
+
+
+if __name__ == "__main__" and "--record" in sys.argv:
+    import tempfile
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, ov in sorted(RUNS.items()):
+            out[name] = run_digest(ov, Path(tmp) / name)
+            print(name, out[name]["episodes_sha256"][:16], flush=True)
+    GOLDEN.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN}")
