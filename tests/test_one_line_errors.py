@@ -149,6 +149,34 @@ def test_bad_value_names_the_expected_type() -> None:
     assert "'eval.size'" in line and "expected an integer" in line
 
 
+def test_bad_value_inside_a_group_option_names_the_key() -> None:
+    """Keys of a chosen option are free-form to Hydra: the shipped option file gives their type."""
+    line = one_line_error(tomacs("train", "method=todycomm", "method.epsilon=abc"))
+    assert line == "error: bad value 'abc' for 'method.epsilon': expected a number, e.g. method.epsilon=0.1"
+
+
+@pytest.mark.parametrize(
+    ("override", "ok"),
+    [
+        ("method.hidden_size=64.5", False),  # an integer key
+        ("method.hidden_size=true", False),
+        ("method.epsilon=1", True),  # an integer is a number
+        ("method.lr=0.01", True),  # null in the shipped file: any value
+        ("method.epsilon=null", True),
+        ("budget.in_degree=1.5", False),  # a degree is an integer
+    ],
+)
+def test_option_types_follow_the_shipped_option_file(override: str, ok: bool) -> None:
+    from tomacs.config import ConfigError, compose
+
+    overrides = ["method=todycomm", "attack=gt50", "budget=b1", override]
+    if ok:
+        compose(overrides)
+    else:
+        with pytest.raises(ConfigError, match="bad value .* expected"):
+            compose(overrides)
+
+
 # -- item 9: one embedder, recorded, and used on load --------------------------------------------
 
 

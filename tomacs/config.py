@@ -349,6 +349,54 @@ def validate(cfg: DictConfig) -> None:
     precision = (cfg.get("embed") or {}).get("precision", "auto")
     if precision not in ("auto", "fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
+    check_option_types(cfg)
+
+
+def _kind(value: Any) -> str | None:
+    """The type a shipped option value promises; None where any value may replace it."""
+    if isinstance(value, bool):
+        return "Boolean"
+    if isinstance(value, int):
+        return "Integer"
+    if isinstance(value, float):
+        return "Float"
+    return None
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if kind == "Boolean":
+        return isinstance(value, bool)
+    if kind == "Integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
+    """Keys inside a group option (method.epsilon, attack.count...) are free-form to Hydra, so
+    `method.epsilon=abc` would compose and fail later inside the method with a bare conversion
+    error. The shipped option file says what each key holds; hold overrides to it (null there
+    means any value, a null override is always allowed)."""
+    import yaml
+
+    root = root or conf_dir()
+    for group in GROUPS:
+        node = cfg.get(group)
+        name = node.get("name") if isinstance(node, DictConfig) else None
+        path = root / group / f"{name}.yaml"
+        if not name or not path.is_file():
+            continue
+        shipped = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key, default in shipped.items():
+            kind = _kind(default)
+            if kind is None or key not in node:
+                continue
+            value = OmegaConf.select(node, str(key), throw_on_missing=False)
+            if value is None or _fits(kind, value):
+                continue
+            want = _TYPE_NAMES[kind]
+            raise ConfigError(
+                f"bad value '{value}' for '{group}.{key}': expected {want}, e.g. {group}.{key}={default}"
+            )
 
 
 def flat(d: Any, prefix: str = "") -> dict[str, Any]:
