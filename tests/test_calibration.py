@@ -21,9 +21,10 @@ from tomacs.calibrate import (
 from tomacs.sim_episodes import make_draws, table2_cells
 
 # The documented state of the stored fit (docs/deviations.md, sim section): the Complete rows miss
-# the ±4 target on 9 of 15 cells (largest: GSM8K gt50, -16.3). These guard against a worse refit.
-KNOWN_MISS = 18.0
-MIN_WITHIN_4 = 5
+# the ±4 target on 6 of 15 cells (largest: ARC-C lt50, -14.8; the four vote cells at lt50 are the
+# structural misses). These guard against a worse refit.
+KNOWN_MISS = 16.0
+MIN_WITHIN_4 = 9
 
 
 def test_paper_numbers_are_the_tables() -> None:

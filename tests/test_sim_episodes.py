@@ -82,12 +82,19 @@ def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict
 
 
 @pytest.mark.parametrize(
-    ("method", "attack"), [("complete", "eq50"), ("complete", "lt50"), ("random", "gt50")]
+    ("method", "attack", "decision_weight"),
+    [
+        ("complete", "eq50", 1.0),
+        ("complete", "lt50", 1.0),
+        ("random", "gt50", 1.0),
+        ("complete", "gt50", 0.4),
+    ],
 )
-def test_vectorised_sim_agrees_with_executor(method: str, attack: str) -> None:
+def test_vectorised_sim_agrees_with_executor(method: str, attack: str, decision_weight: float) -> None:
     size = 600
-    st = _executor_run(PROF, method, attack, size)
-    vec = simulate(PROF, ATTACK_COUNTS[attack], make_draws(20000, 1), graph=method)
+    prof = replace(PROF, decision_weight=decision_weight)
+    st = _executor_run(prof, method, attack, size)
+    vec = simulate(prof, ATTACK_COUNTS[attack], make_draws(20000, 1), graph=method)
     p = vec["acc"]
     se = math.sqrt(p * (1 - p) / size)
     assert abs(st["decision"]["acc"] - p) < 4 * se + 0.01, (st["decision"]["acc"], p)
@@ -104,6 +111,32 @@ def test_executor_check_has_power_against_the_old_decision_agent() -> None:
     new = simulate(PROF, 4, d)["acc"]
     old = simulate(replace(PROF, self_weight=0.0, anchor_weight=0.0), 4, d)["acc"]
     assert new - old > 0.08
+
+
+def test_decision_weight_moves_only_the_llm_decision_cells() -> None:
+    d = make_draws(4000, 2)
+    low, high = replace(PROF, decision_weight=0.5), replace(PROF, decision_weight=2.0)
+    assert simulate(low, 2, d)["acc"] == simulate(high, 2, d)["acc"]  # lt50: a vote, no decision agent
+    assert simulate(low, 4, d)["acc"] > simulate(high, 4, d)["acc"] + 0.05  # gt50: it reads less
+
+
+def test_fit_recovers_the_decision_weight_from_model_made_data() -> None:
+    true = replace(PROF, name="arc_c", decision_weight=1.6)
+    episodes, seed = 1500, 5
+    targets = dict(expected_cells(true))
+    targets.update({f"t2_{a}": v for a, v in table2_cells(true, make_draws(episodes, seed)).items()})
+    start = replace(true, decision_weight=1.0)
+    assert expected_cells(start) == expected_cells(true)  # Tables 7-8 have no decision agent
+    got = fit_profile(
+        "arc_c",
+        seed=seed,
+        episodes=episodes,
+        targets=targets,
+        free=("decision_weight",),
+        start=start,
+        max_nfev=30,
+    )
+    assert got.decision_weight == pytest.approx(1.6, abs=0.2)
 
 
 def test_fit_recovers_known_memory_split_from_model_made_data() -> None:

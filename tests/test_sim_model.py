@@ -59,6 +59,18 @@ def test_update_logits_hand_computed() -> None:
     assert u == pytest.approx(expected)
 
 
+def test_message_scale_weighs_only_the_messages() -> None:
+    # the LLM decision agent reads with weight decision_weight (message_scale); prior, self and
+    # anchor terms are untouched
+    lat = QuestionLatent(competence=0.6, distractor=2)
+    msgs = [(3, True), (1, False)]
+    base = update_logits(PROF, lat, 1, [], 4, 1, first_idx=0)
+    full = update_logits(PROF, lat, 1, msgs, 4, 1, first_idx=0)
+    half = update_logits(PROF, lat, 1, msgs, 4, 1, first_idx=0, message_scale=0.5)
+    assert half - base == pytest.approx(0.5 * (full - base))
+    assert PROF.decision_weight == 1.0  # default: the decision agent reads like a receiver
+
+
 def test_more_adversaries_push_harder() -> None:
     lat = QuestionLatent(competence=0.7, distractor=2)
     truth_p = []

@@ -123,13 +123,14 @@ _FREE: tuple[str, ...] = (
     "count_weight",
     "persuasion",
     "anchor_weight",
+    "decision_weight",
 )
-_LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05, 0.0])
-_UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0, 10.0])
+_LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05, 0.0, 0.05])
+_UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0, 10.0, 5.0])
 _STARTS = (
-    np.array([3.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.0, 0.0]),
-    np.array([1.5, 0.6, 0.6, 0.5, 4.0, 0.1, 3.0, 0.0]),
-    np.array([8.0, 0.4, 1.5, 2.0, 1.0, 0.6, 1.5, 0.0]),
+    np.array([3.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.0, 0.0, 1.0]),
+    np.array([1.5, 0.6, 0.6, 0.5, 4.0, 0.1, 3.0, 0.0, 1.0]),
+    np.array([8.0, 0.4, 1.5, 2.0, 1.0, 0.6, 1.5, 0.0, 1.0]),
 )
 _RIDGE = 1e-3  # tiny pull toward the first start: picks one solution where the cells underdetermine
 
@@ -257,7 +258,7 @@ def _fit_t78(name: str) -> np.ndarray:
         res = optimize.least_squares(resid, x0, bounds=(lower, upper), x_scale=scale, max_nfev=400)
         if best is None or res.cost < best.cost:
             best = res
-    return np.append(best.x, 0.0)
+    return np.append(best.x, [0.0, 1.0])  # anchor 0, the decision agent a plain receiver
 
 
 def _bounds(name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -117,6 +117,7 @@ def decompose_logits(
     truth_idx: int,
     capability: float = 1.0,
     first_idx: int | None = None,
+    message_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """The logits of `sim_model.update_logits` split into the additive terms of `TERMS`.
 
@@ -147,7 +148,11 @@ def decompose_logits(
             if not 0 <= idx < n_cand:
                 raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
             (adv if persuasive else hon)[idx] += weight
-        rho, s, kc = profile.persuasion, profile.share_weight, profile.count_weight
+        rho, s, kc = (
+            profile.persuasion,
+            message_scale * profile.share_weight,
+            message_scale * profile.count_weight,
+        )
         total = float((hon + rho * adv).sum())
         if total > 0:
             out["share_honest"] = s * hon / total
@@ -223,8 +228,9 @@ class RecordingBackbone:
             first = cands.index(req.first_answer) if req.first_answer in cands else None
         cap = 1.0 if req.capability is None else float(req.capability)
         prof = self.inner.profile
-        terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first)
-        u = sim_model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first)
+        scale = prof.decision_weight if req.kind == "decision" else 1.0
+        terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
+        u = sim_model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
         ans = parse_answer(q, rep.text)
         self.records.append(
             UpdateRecord(

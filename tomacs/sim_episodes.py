@@ -173,7 +173,7 @@ def simulate(
     elif mode == "llm":
         support = np.zeros((e, n))
         np.add.at(support, (np.repeat(rows, n_agents), prev.ravel()), weight.ravel())
-        msg = _message_terms(profile, support)
+        msg = profile.decision_weight * _message_terms(profile, support)
         own = profile.self_weight + profile.anchor_weight
         # expectation over the decision agent's own answer o ~ p0, then over its draw
         u = base[:, None, :] + own * eye[None, :, :] + msg[:, None, :]  # (E, own, n)

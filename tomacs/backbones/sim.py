@@ -80,7 +80,15 @@ class SimBackbone:
             # (a draw from p0) is both its previous and its first answer.
             own = self.decision_own_answer(req)
             probs = sim_model.update_probs(
-                self.profile, latent, own, msgs, len(cands), truth, capability=cap, first_idx=own
+                self.profile,
+                latent,
+                own,
+                msgs,
+                len(cands),
+                truth,
+                capability=cap,
+                first_idx=own,
+                message_scale=self.profile.decision_weight,
             )
         elif req.round == 1 or req.previous_answer is None and not msgs:
             probs = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)

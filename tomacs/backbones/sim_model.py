@@ -26,6 +26,11 @@ and Table 2's *Complete* rows; see docs/deviations.md):
   ``alpha + gamma``; the split is identified by multi-round debates (Table 2 Complete).
 * The LLM decision agent is a receiver like the one of Tables 7-8: it holds its own answer, drawn
   from ``p0`` (`decision_own_answer` in the backbone), which is both its ``prev`` and its ``first``.
+  What it reads weighs ``decision_weight`` times the message terms of a debating agent (the share
+  and count terms are scaled; 1 = a Table 8 receiver). Its prompt is another role's (decide from
+  the agents' analyses), and Table 2's LLM-decision cells sit on both sides of a Table 8 receiver
+  with the same adversaries (GSM8K above, OpenBookQA/MedQA far below), which one update rule for
+  every reader cannot give. Tables 7-8 have no decision agent, so only Table 2 Complete fits it.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class SimProfile:
     count_weight: float  # weight per (persuasion-weighted) message backing j
     persuasion: float  # rho: weight of a persuasive (adversarial) message relative to an honest one
     anchor_weight: float = 0.0  # gamma: pull toward the agent's own round-1 answer (multi-round only)
+    decision_weight: float = 1.0  # lambda_D: weight of what the LLM decision agent reads (1 = a receiver's)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -195,6 +201,7 @@ def update_logits(
     truth_idx: int,
     capability: float = 1.0,
     first_idx: int | None = None,
+    message_scale: float = 1.0,
 ) -> np.ndarray:
     """The logits u_j of the update model (see module docstring); exposed for inspection and tests.
 
@@ -220,7 +227,9 @@ def update_logits(
                 raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
             support[idx] += weight * (profile.persuasion if persuasive else 1.0)
         if support.sum() > 0:  # all senders told credibility 0: nothing to be moved by
-            u += profile.share_weight * support / support.sum() + profile.count_weight * support
+            u += message_scale * (
+                profile.share_weight * support / support.sum() + profile.count_weight * support
+            )
     return u
 
 
@@ -233,6 +242,7 @@ def update_probs(
     truth_idx: int,
     capability: float = 1.0,
     first_idx: int | None = None,
+    message_scale: float = 1.0,
 ) -> np.ndarray:
     """An honest agent's answer distribution after reading `messages` = [(answer index, persuasive)].
 
@@ -240,7 +250,9 @@ def update_probs(
     agent passes its own drawn answer as both; None drops the term). Messages whose answer did not
     parse should simply be left out by the caller.
     """
-    u = update_logits(profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx)
+    u = update_logits(
+        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+    )
     u = u - u.max()
     e = np.exp(u)
     return e / e.sum()
