@@ -165,8 +165,7 @@ class AgentPrune(LearnedMethod):
         return {"questions": questions, "train": bool(train), "rngs": rngs, "logp": {}, "edges": {}}
 
     def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        self.check_round(t)
         nodes = list(range(self.ctx.n_agents))
         if not state["train"]:
             edges, temporal = self.inference_graph(t)

@@ -33,7 +33,7 @@ import numpy as np
 
 from tomacs.agents.roles import role_profile
 from tomacs.graphs import sequential_dag
-from tomacs.methods.base import History, MethodContext
+from tomacs.methods.base import MethodContext
 from tomacs.methods.learned import (
     LearnedMethod,
     decisions_log_prob,
@@ -41,7 +41,7 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
-from tomacs.types import Episode, Question, RoundGraph
+from tomacs.types import Episode, Question
 
 __all__ = ["CARD", "DEFAULTS", "condition_text", "edge_costs", "normalise_conditions"]
 
@@ -126,8 +126,7 @@ class CARD(LearnedMethod):
         self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
         self.beta = self.check_range("beta", 0.0)
         cfg = self.cfg
-        if int(cfg["gnn_layers"]) < 1:
-            raise ValueError(f"{self.name}: gnn_layers must be >= 1, got {cfg['gnn_layers']}")
+        self.check_range("gnn_layers", 1.0)
         self.numeric = bool(cfg["condition_numeric"])
         self.c_dim = self.emb_dim + (2 if self.numeric else 0)
         self.meta = {
@@ -265,12 +264,6 @@ class CARD(LearnedMethod):
             )
             state["reg"] = (s * cost).sum(dim=(1, 2))  # Eq. 12 per question
         return state
-
-    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
-        nodes = list(range(self.ctx.n_agents))
-        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
 
     # -- learning --------------------------------------------------------------------------------
     def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:

@@ -40,7 +40,7 @@ import numpy as np
 
 from tomacs.agents.roles import role_profile
 from tomacs.graphs import Edge, sequential_dag
-from tomacs.methods.base import History, MethodContext
+from tomacs.methods.base import MethodContext
 from tomacs.methods.learned import (
     LearnedMethod,
     decisions_log_prob,
@@ -48,7 +48,7 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
-from tomacs.types import Episode, Question, RoundGraph
+from tomacs.types import Episode, Question
 
 __all__ = ["DEFAULTS", "EIBLearner"]
 
@@ -94,8 +94,7 @@ class EIBLearner(LearnedMethod):
         self.ablation = self.check_choice("ablation", ABLATIONS)
         self.baseline = self.check_choice("baseline", BASELINES)
         self.inference = self.check_choice("inference", INFERENCE)
-        if int(self.cfg["gnn_layers"]) < 1:
-            raise ValueError(f"{self.name}: gnn_layers must be >= 1, got {self.cfg['gnn_layers']}")
+        self.check_range("gnn_layers", 1.0)
         self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
         cfg = self.cfg
         self.meta = {
@@ -189,12 +188,6 @@ class EIBLearner(LearnedMethod):
             "alpha": out["alpha"].detach().cpu().numpy(),
             "logp": torch.stack(logps) if logps else None,
         }
-
-    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
-        nodes = list(range(self.ctx.n_agents))
-        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
 
     # -- learning --------------------------------------------------------------------------------
     def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:

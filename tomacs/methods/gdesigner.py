@@ -27,7 +27,7 @@ import numpy as np
 
 from tomacs.agents.roles import role_profile
 from tomacs.graphs import Edge, chain, complete_dag, constrain, dag_by_priority, empty, star
-from tomacs.methods.base import History, MethodContext
+from tomacs.methods.base import MethodContext
 from tomacs.methods.learned import (
     LearnedMethod,
     bernoulli_matrix_log_prob,
@@ -35,7 +35,7 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
-from tomacs.types import Question, RoundGraph
+from tomacs.types import Question
 
 __all__ = ["ANCHORS", "GDesigner", "agent_text", "anchor_adjacency", "anchor_loss", "kl_normal", "query_text"]
 
@@ -218,12 +218,6 @@ class GDesigner(LearnedMethod):
                 out["logits"], chosen.astype(np.float32), torch.as_tensor(self.candidates, device=self.device)
             )
         return state
-
-    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
-        nodes = list(range(self.ctx.n_agents))
-        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
 
     # -- learning --------------------------------------------------------------------------------
     def regularisers(self, out: dict[str, Any]) -> dict[str, Any]:

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from tomacs.embed import DEFAULT_EMBEDDER, Embedder, embedder_dim, get_embedder
-from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.base import History, Method, MethodContext
 from tomacs.seeding import stable_seed
-from tomacs.types import Question
+from tomacs.types import Question, RoundGraph
 
 __all__ = [
     "BASELINES",
@@ -206,6 +206,19 @@ class LearnedMethod(Method):
         if self._embedder is None:
             self._embedder = get_embedder(self.embedder_name, str(self.device))
         return self._embedder
+
+    # -- episode ---------------------------------------------------------------------------------
+    def check_round(self, t: int) -> None:
+        if not 2 <= t <= self.ctx.rounds:
+            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+
+    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
+        """Every agent, and the graph `begin` decided for each query (state["edges"]), in every round
+        t = 2..T: EIB-Learner, CARD and G-Designer design one graph per query; TodyComm and
+        AgentPrune decide each round and override this."""
+        self.check_round(t)
+        nodes = list(range(self.ctx.n_agents))
+        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
 
     # -- per-question randomness -------------------------------------------------------------------
     def question_seeds(self, questions: list[Question], train: bool) -> list[int]:

@@ -280,8 +280,7 @@ class TodyComm(LearnedMethod):
 
     def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
         """Round t in 2..T: credits, participation, credit-ranked DAG (Alg. 1, 2, 4)."""
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        self.check_round(t)
         credits, actions = self._step(state, t, history)
         ctx = self.ctx
         graphs, edges_t = [], []
