@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from tomacs.methods.agentprune import AgentPrune, magnitude_prune, nuclear_norm
+from tomacs.methods.agentprune import AgentPrune, magnitude_prune
 from tomacs.methods.base import MethodContext
+from tomacs.methods.learned import nuclear_norm
 from tomacs.types import Question
 
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian"]

@@ -10,9 +10,9 @@ import torch
 
 from tomacs.agents.roles import role_profile
 from tomacs.graphs import has_cycle
-from tomacs.methods.agentprune import bernoulli_matrix_log_prob
 from tomacs.methods.base import MethodContext
 from tomacs.methods.gdesigner import GDesigner, agent_text, anchor_adjacency, anchor_loss, kl_normal
+from tomacs.methods.learned import bernoulli_matrix_log_prob
 from tomacs.types import Question
 
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian"]
