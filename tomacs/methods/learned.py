@@ -3,11 +3,14 @@ metadata, per-question randomness, the REINFORCE loss with its baselines, and lo
 
 Why one base: TodyComm, AgentPrune, G-Designer, EIB-Learner and CARD differ in how they score
 edges or agents, not in how they are configured, seeded, checkpointed or fed to the one trainer;
-keeping that plumbing here keeps each paper's file about its paper, and the next method is one
-file: a subclass with `name`, `DEFAULTS`, a `build_net` and its `begin`/`act`/`loss`.
+keeping that plumbing here keeps each paper's file about its paper. The next method is one file:
+a subclass with `name`, `DEFAULTS` (validated with `check_choice`/`check_range`), `self.meta` and
+`self.net = self.seeded(SomeNet, ...)` in `__init__` (the network a top-level class in
+`tomacs.methods.nets`), then `begin` (graphs from `tomacs.graphs`' samplers, per-question
+`question_rngs`), `act` if its graph changes by round, and `loss` via `reinforce_loss`. Register
+it in `tomacs.methods.registry`; tests/test_method_contract.py then checks it.
 
-torch is imported lazily (inside functions): this module is imported only by learned methods,
-but its helpers are cheap to import for tests of the pure parts.
+torch is imported lazily (inside functions), so importing this module stays cheap.
 """
 
 from __future__ import annotations
