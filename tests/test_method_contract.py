@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import torch
 from test_graphs import replay_log_lik
+from test_todycomm import _one_thread  # noqa: F401 (autouse fixture: one torch thread)
 
 from tomacs.config import compose, to_container
 from tomacs.embed import HashingEmbedder
@@ -40,15 +41,6 @@ BUDGET_EXEMPT = {"receiver"}
 MASK = np.ones((N, N), dtype=int)
 MASK[0, 1] = MASK[3, 2] = 0  # two forbidden pairs every method must avoid
 EMB = HashingEmbedder(dim=64)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny tensors: intra-op threads only add contention on a busy 2-core box."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _ctx(seed: int = 0, budget: int | None = 1, mask: np.ndarray | None = MASK) -> MethodContext:
