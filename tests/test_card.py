@@ -1,18 +1,17 @@
-"""CARD (Eq. 7-13, Alg. 1) against hand computations, runtime re-decoding, and end-to-end runs."""
+"""CARD (Eq. 7-13, Alg. 1) against hand computations, runtime re-decoding, and a run with conditions."""
 
 from __future__ import annotations
 
-import io
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from test_graphs import replay_log_lik
 
 from tomacs.config import compose
-from tomacs.graphs import constrain, creates_cycle, has_cycle
+from tomacs.graphs import has_cycle
 from tomacs.methods.base import MethodContext
 from tomacs.methods.card import CARD, DEFAULTS, condition_text, edge_costs, normalise_conditions
 from tomacs.run import run_job
@@ -42,37 +41,6 @@ def _questions(k: int) -> list[Question]:
     ]
 
 
-def replay_log_lik(
-    probs: np.ndarray, edges: list[tuple[int, int]], mask=None, in_b=None, out_b=None
-) -> float:
-    """Independent log-likelihood (copy of test_eib's) of a graph under the sequential rule: visit
-    pairs by decreasing probability, skip the ones mask/budget/cycle exclude given the edges kept so
-    far, and score the rest as kept iff they are in the graph. (The graph alone determines every
-    decision.)"""
-    n = probs.shape[0]
-    kept = set(edges)
-    order = sorted(((i, j) for i in range(n) for j in range(n) if i != j), key=lambda e: (-probs[e], e))
-    have: list[tuple[int, int]] = []
-    total = 0.0
-    for i, j in order:
-        if mask is not None and mask[i, j] == 0:
-            continue
-        if out_b is not None and sum(a == i for a, _ in have) >= out_b:
-            continue
-        if in_b is not None and sum(b == j for _, b in have) >= in_b:
-            continue
-        if creates_cycle(have, i, j):
-            continue
-        p = min(max(probs[i, j], 1e-6), 1 - 1e-6)
-        if (i, j) in kept:
-            total += math.log(p)
-            have.append((i, j))
-        else:
-            total += math.log(1 - p)
-    assert set(have) == kept, "the graph holds an edge the sequential rule could not have kept"
-    return total
-
-
 def _params(m: CARD) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in m.net.state_dict().items()}
 
@@ -98,16 +66,12 @@ def test_edge_costs_by_hand() -> None:
     assert edge_costs(conds, "receiver", mask)[0, 1] == 0.0
 
 
-def test_sampled_graphs_are_dags_with_exact_log_prob_and_regulariser() -> None:
+def test_eq12_cost_regulariser_by_hand() -> None:
     conds = [{"cost": 3.0}, {}, {}, {"cost": 0.5}, {}, {}]
     m = _method(conditions=conds, ctx_kw={"in_budget": 2})
     state = m.begin(_questions(5), True, np.random.default_rng(0))
     cost = edge_costs(normalise_conditions(conds, 6), "receiver")
-    for k, edges in enumerate(state["edges"]):
-        assert not has_cycle(list(range(6)), edges)
-        assert constrain(edges, None, 2, None) == edges
-        lp = float(state["logp"][k].detach())
-        assert lp == pytest.approx(replay_log_lik(state["probs"][k], edges, None, 2, None), abs=1e-4)
+    for k in range(5):
         # Eq. 12 by hand: sum over i != j of Cost_ij * p_ij
         assert float(state["reg"][k].detach()) == pytest.approx(
             float((cost * state["probs"][k]).sum()), rel=1e-5
@@ -198,37 +162,6 @@ def test_every_parameter_gets_a_gradient() -> None:
         assert p.grad is not None and float(p.grad.abs().sum()) > 0, name
 
 
-def test_state_dict_round_trip_gives_identical_graphs() -> None:
-    a = _method(threshold=0.45)
-    state = a.begin(_questions(4), True, None)
-    opt = torch.optim.Adam(a.parameters(), lr=0.01)
-    a.loss(state, [], [1.0, 0.0, 1.0, 0.0]).backward()
-    opt.step()
-    buf = io.BytesIO()
-    torch.save(a.state_dict(), buf)
-    b = _method(threshold=0.45)
-    with torch.no_grad():
-        for prm in b.parameters():
-            prm.add_(0.3 * torch.randn_like(prm))
-    qs = _questions(6)
-    assert not np.allclose(a.decode(qs)[0], b.decode(qs)[0])
-    buf.seek(0)
-    b.load_state_dict(torch.load(buf, weights_only=False))
-    np.testing.assert_allclose(a.decode(qs)[0], b.decode(qs)[0])
-    assert a.begin(qs, False, None)["edges"] == b.begin(qs, False, None)["edges"]
-    assert a.begin(qs, True, None)["edges"] == b.begin(qs, True, None)["edges"]  # visit counts restored
-    with pytest.raises(ValueError, match="does not fit"):
-        _method(out_dim=4).load_state_dict(a.state_dict())
-
-
-def test_to_device() -> None:
-    m = _method().to("cpu")
-    assert m.decode(_questions(1))[0].shape == (1, 6, 6)
-    if not torch.cuda.is_available():
-        with pytest.raises(RuntimeError, match="CUDA"):
-            m.to("cuda")
-
-
 COMMON = [
     "method=card",
     "method.embedder=hashing",
@@ -246,15 +179,6 @@ def test_yaml_matches_code_defaults() -> None:
     keys = {k: v for k, v in cfg.method.items() if k not in ("name", "lr")}
     assert keys == DEFAULTS
     assert cfg.method.lr is None
-
-
-def test_end_to_end_train_and_evaluate(tmp_path: Path) -> None:
-    res = run_job(compose(COMMON), "train", tmp_path)
-    assert res["method"] == "card"
-    assert res["train"]["iterations"] == 2
-    assert res["test_questions"] == 4
-    assert 0.0 <= res["metrics"]["acc"] <= 1.0
-    assert (tmp_path / "checkpoint.pt").is_file()
 
 
 def test_end_to_end_with_conditions(tmp_path: Path) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
 
 from tomacs.graphs import (
     adjacency,
@@ -14,14 +17,17 @@ from tomacs.graphs import (
     constrain,
     creates_cycle,
     credit_ranked_dag,
+    dag_by_priority,
     empty,
     find_cycle,
     has_cycle,
     layered,
     random_dag,
+    sequential_dag,
     star,
     topological_levels,
 )
+from tomacs.methods.learned import decisions_log_prob
 
 
 # -- topological levels ------------------------------------------------------------------------
@@ -320,3 +326,76 @@ def test_random_dag_seeded_and_frequency() -> None:
     assert random_dag(order, 0.0, np.random.default_rng(0)) == []
     with pytest.raises(ValueError):
         random_dag(order, 1.5, np.random.default_rng(0))
+
+
+# -- the samplers of the learned methods (EIB-Learner, CARD; AgentPrune, G-Designer) ------------
+def replay_log_lik(
+    probs: np.ndarray, edges: list[tuple[int, int]], mask=None, in_b=None, out_b=None
+) -> float:
+    """Independent log-likelihood of a graph under the sequential rule: visit pairs by decreasing
+    probability, skip the ones mask/budget/cycle exclude given the edges kept so far, and score the
+    rest as kept iff they are in the graph. (The graph alone determines every decision.)"""
+    n = probs.shape[0]
+    kept = set(edges)
+    order = sorted(((i, j) for i in range(n) for j in range(n) if i != j), key=lambda e: (-probs[e], e))
+    have: list[tuple[int, int]] = []
+    total = 0.0
+    for i, j in order:
+        if mask is not None and mask[i, j] == 0:
+            continue
+        if out_b is not None and sum(a == i for a, _ in have) >= out_b:
+            continue
+        if in_b is not None and sum(b == j for _, b in have) >= in_b:
+            continue
+        if creates_cycle(have, i, j):
+            continue
+        p = min(max(probs[i, j], 1e-6), 1 - 1e-6)
+        if (i, j) in kept:
+            total += math.log(p)
+            have.append((i, j))
+        else:
+            total += math.log(1 - p)
+    assert set(have) == kept, "the graph holds an edge the sequential rule could not have kept"
+    return total
+
+
+def test_sequential_dag_hand_example() -> None:
+    p = np.array([[0.0, 0.9, 0.2], [0.8, 0.0, 0.6], [0.3, 0.1, 0.0]])
+    u = np.full((3, 3), 0.5)
+    u[1, 2], u[2, 0], u[2, 1] = 0.7, 0.1, 0.05
+    # order: (0,1).9 keep | (1,0).8 cycle-skip | (1,2).6 u=.7 reject | (2,0).3 keep | (0,2).2 cycle-skip
+    # | (2,1).1 u=.05 keep
+    edges, dec = sequential_dag(p, uniforms=u)
+    assert edges == [(0, 1), (2, 0), (2, 1)]
+    assert dec == [(0, 1, 1), (1, 2, 0), (2, 0, 1), (2, 1, 1)]
+    lp = decisions_log_prob(torch.tensor(p), dec)
+    assert float(lp) == pytest.approx(math.log(0.9) + math.log(0.4) + math.log(0.3) + math.log(0.1))
+    # threshold 0.5: (0,1) keep | (1,0) cycle | (1,2) keep | (2,0) cycle | (0,2) .2 reject | (2,1) cycle
+    edges_t, dec_t = sequential_dag(p, threshold=0.5)
+    assert edges_t == [(0, 1), (1, 2)]
+    assert dec_t == [(0, 1, 1), (1, 2, 1), (0, 2, 0)]
+    with pytest.raises(ValueError, match="exactly one"):
+        sequential_dag(p)
+
+
+def test_sequential_dag_is_a_constrained_dag() -> None:
+    rng = np.random.default_rng(1)
+    for trial in range(200):
+        n = int(rng.integers(2, 8))
+        p = rng.random((n, n))
+        mask = (rng.random((n, n)) < 0.7).astype(int) if trial % 2 else None
+        in_b = int(rng.integers(1, 3)) if trial % 3 == 0 else None
+        out_b = int(rng.integers(1, 3)) if trial % 5 == 0 else None
+        edges, dec = sequential_dag(p, mask, in_b, out_b, uniforms=rng.random((n, n)))
+        assert not has_cycle(list(range(n)), edges)
+        assert constrain(edges, mask, in_b, out_b) == edges
+        assert [(i, j) for i, j, k in dec if k] == edges
+        assert replay_log_lik(p, edges, mask, in_b, out_b) == pytest.approx(
+            float(decisions_log_prob(torch.tensor(p), dec)), abs=1e-9
+        )
+
+
+def test_dag_by_priority_drops_the_least_probable_cycle_edge() -> None:
+    chosen = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=bool)  # 0 -> 1 -> 2 -> 0
+    probs = np.array([[0, 0.9, 0], [0, 0, 0.6], [0.7, 0, 0]])
+    assert dag_by_priority(chosen, probs) == [(0, 1), (2, 0)]  # 1 -> 2 (0.6) would close the cycle

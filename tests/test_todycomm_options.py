@@ -12,11 +12,8 @@ import torch
 from test_todycomm import ANSWERS, _episode, _method, _one_thread  # noqa: F401 (autouse fixture)
 
 from tomacs.methods.base import MethodContext
-from tomacs.methods.todycomm import (
-    TodyComm,
-    _build_running_norm,
-    inference_participation,
-)
+from tomacs.methods.nets import RunningNorm
+from tomacs.methods.todycomm import TodyComm, inference_participation
 
 
 # -- the running normaliser ---------------------------------------------------------------------------
@@ -25,7 +22,7 @@ def test_running_norm_statistics_match_numpy_over_all_training_rows() -> None:
     batches = [rng.normal(3.0, 2.0, size=(k, 4)) for k in (5, 1, 17)]
     for b in batches:
         b[:, 2] = 7.0  # a constant dimension
-    norm = _build_running_norm(4, clip=5.0)
+    norm = RunningNorm(4, clip=5.0)
     for b in batches:
         norm.update(torch.as_tensor(b, dtype=torch.float32))
     rows = np.concatenate(batches)
@@ -48,7 +45,7 @@ def test_running_norm_statistics_match_numpy_over_all_training_rows() -> None:
 
 
 def test_running_norm_is_identity_before_any_statistics() -> None:
-    norm = _build_running_norm(3, clip=5.0)
+    norm = RunningNorm(3, clip=5.0)
     norm.train(False)
     x = torch.tensor([[1.0, 2.0, 3.0]])
     assert torch.equal(norm(x), x)

@@ -423,7 +423,10 @@ def resolve_embedder(
     Two keys choose it: the top-level ``embedder`` (wins; null = not chosen) and the method's own
     ``method.embedder`` (its default). Before this, config.yaml could read ``method.embedder:
     minilm`` for a run that embedded with hashing. A checkpoint that records its embedder
-    (``from_checkpoint``) decides when the user chose none, and must match when they did."""
+    (``from_checkpoint``) decides when the user chose none, and must match when they did. The default
+    (``tomacs.embed.DEFAULT_EMBEDDER``) is applied here and nowhere else: methods read the result."""
+    from tomacs.embed import DEFAULT_EMBEDDER
+
     chosen = cfg.get("embedder") or None
     if from_checkpoint:
         if chosen and chosen != from_checkpoint:
@@ -434,10 +437,10 @@ def resolve_embedder(
         chosen = from_checkpoint
     method = cfg.get("method")
     if isinstance(method, DictConfig) and "embedder" in method:
-        chosen = chosen or method.get("embedder") or "minilm"
+        chosen = chosen or method.get("embedder") or DEFAULT_EMBEDDER
         method.embedder = chosen
     if chosen:
         cfg.embedder = chosen
     crs = cfg.get("crs")
     if isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid":
-        crs.embedder = crs.get("embedder") or chosen or "minilm"
+        crs.embedder = crs.get("embedder") or chosen or DEFAULT_EMBEDDER

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tomacs.embed_cache import EmbeddingCache
 
 __all__ = [
+    "DEFAULT_EMBEDDER",
     "EMBEDDER_DIMS",
     "Embedder",
     "HashingEmbedder",
@@ -42,6 +43,8 @@ __all__ = [
 MINILM_DIM = 384
 HASHING_DIM = 64
 EMBEDDER_DIMS: dict[str, int] = {"minilm": MINILM_DIM, "hashing": HASHING_DIM}
+# The one default: a run that names no embedder gets this one (tomacs.config.resolve_embedder).
+DEFAULT_EMBEDDER = "minilm"
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 

@@ -32,6 +32,7 @@ __all__ = [
     "constrain_round",
     "creates_cycle",
     "credit_ranked_dag",
+    "dag_by_priority",
     "empty",
     "find_cycle",
     "has_cycle",
@@ -39,6 +40,7 @@ __all__ = [
     "random_dag",
     "random_pairs",
     "reachable_filter",
+    "sequential_dag",
     "star",
     "topological_levels",
 ]
@@ -403,3 +405,78 @@ def random_dag(order: Sequence[int], p: float, rng: np.random.Generator) -> list
 def empty() -> list[Edge]:
     """No communication: agents only revise on their own previous output."""
     return []
+
+
+# -- samplers of the learned methods: an edge-probability matrix -> a DAG ------------------------
+def sequential_dag(
+    probs: np.ndarray,
+    mask: np.ndarray | None = None,
+    in_budget: int | None = None,
+    out_budget: int | None = None,
+    uniforms: np.ndarray | None = None,
+    threshold: float | None = None,
+) -> tuple[list[Edge], list[tuple[int, int, int]]]:
+    """A constrained DAG decided pair by pair (EIB-Learner, CARD), with an exact log-likelihood.
+
+    Ordered pairs (i, j), i != j, are visited by decreasing probability (ties: smaller i, then
+    smaller j). A pair is skipped (never drawn, absent from the log-probability) when the mask
+    forbids it, a node's in/out budget is used up, or i -> j would close a cycle; otherwise it is
+    kept iff uniforms[i, j] < probs[i, j] (a Bernoulli draw) or, without uniforms, iff
+    probs[i, j] > threshold. Returns (edges in the order they were kept, decisions) where
+    decisions lists (i, j, kept) for every pair that was actually decided.
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    n = p.shape[0]
+    if p.shape != (n, n):
+        raise ValueError(f"probs must be square, got shape {p.shape}")
+    if (uniforms is None) == (threshold is None):
+        raise ValueError("give exactly one of uniforms (sampling) or threshold (deterministic)")
+    m = None if mask is None else np.asarray(mask)
+    pairs = sorted(((i, j) for i in range(n) for j in range(n) if i != j), key=lambda e: (-p[e], e[0], e[1]))
+    succ: dict[int, list[int]] = {}
+    d_in: dict[int, int] = {}
+    d_out: dict[int, int] = {}
+    edges: list[Edge] = []
+    decisions: list[tuple[int, int, int]] = []
+    for i, j in pairs:
+        if m is not None and m[i, j] == 0:
+            continue
+        if out_budget is not None and d_out.get(i, 0) >= out_budget:
+            continue
+        if in_budget is not None and d_in.get(j, 0) >= in_budget:
+            continue
+        if creates_cycle(succ, i, j):
+            continue
+        keep = bool(uniforms[i, j] < p[i, j]) if uniforms is not None else bool(p[i, j] > threshold)
+        decisions.append((i, j, int(keep)))
+        if keep:
+            edges.append((i, j))
+            succ.setdefault(i, []).append(j)
+            d_out[i] = d_out.get(i, 0) + 1
+            d_in[j] = d_in.get(j, 0) + 1
+    # A no-op by construction; kept so every method's graph passes the same constraint code.
+    return constrain(edges, m, in_budget, out_budget), decisions
+
+
+def dag_by_priority(chosen: np.ndarray, probs: np.ndarray, edges: list[Edge] | None = None) -> list[Edge]:
+    """Add the chosen edges in descending probability (ties: row-major index), skipping cycle closers.
+
+    Why (AgentPrune, G-Designer): a sampled graph is generally cyclic; greedy insertion by
+    probability is deterministic given the sample and keeps the edges the policy is most sure of.
+    `edges` continues an existing DAG. The run's mask and budgets are applied afterwards.
+    """
+    n = chosen.shape[0]
+    out = list(edges or [])
+    succ: dict[int, list[int]] = {i: [] for i in range(n)}
+    for i, j in out:
+        succ[i].append(j)
+    present = set(out)
+    idx = [(i, j) for i in range(n) for j in range(n) if i != j and chosen[i, j]]
+    idx.sort(key=lambda e: (-float(probs[e]), e[0], e[1]))
+    for i, j in idx:
+        if (i, j) in present or creates_cycle(succ, i, j):
+            continue
+        out.append((i, j))
+        succ[i].append(j)
+        present.add((i, j))
+    return out

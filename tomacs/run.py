@@ -181,10 +181,9 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         method.to(ctx.device)
     embedder = None
     if method.needs_embeddings:
-        from tomacs.embed import get_embedder
+        from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
 
-        emb_name = cfg.get("embedder") or method_params.get("embedder") or "minilm"
-        embedder = get_embedder(emb_name, ctx.device)
+        embedder = get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
     backbone = build_backbone(cfg, bench)
     crs = None
     if decision == "crs":
@@ -196,10 +195,10 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
             raise ConfigError(str(e)) from None
         crs_emb = None
         if crs_cfg.aggregation == "centroid":
-            from tomacs.embed import get_embedder
+            from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
 
             crs_emb = embedder or get_embedder(
-                crs_cfg.embedder or cfg.get("embedder") or "minilm", ctx.device
+                crs_cfg.embedder or cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device
             )
         crs = CrsDecider(
             crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb

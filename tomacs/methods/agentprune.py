@@ -23,7 +23,8 @@ Mapping onto this executor (documented in docs/deviations.md):
     descending probability order, skipping any that would close a cycle (`dag_by_priority`).
     Temporal edges read a finished round and are kept as sampled. The run's mask and degree
     budgets then apply to both, spatial first (`constrain_round`). The log-probability stays the
-    one of the full Bernoulli sample: the kept graph is a deterministic function of it.
+    one of the full Bernoulli sample: the kept graph is a deterministic function of it
+    (`tomacs.graphs.dag_by_priority`, shared with G-Designer).
 """
 
 from __future__ import annotations
@@ -33,18 +34,18 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.graphs import Edge, constrain_round, creates_cycle
-from tomacs.methods.base import History, Method, MethodContext
-from tomacs.seeding import stable_seed
+from tomacs.graphs import Edge, constrain_round, dag_by_priority
+from tomacs.methods.base import History, MethodContext
+from tomacs.methods.learned import (
+    LearnedMethod,
+    bernoulli_matrix_log_prob,
+    nuclear_norm,
+    reinforce_loss,
+    torch_module,
+)
 from tomacs.types import Question, RoundGraph
 
-__all__ = [
-    "AgentPrune",
-    "bernoulli_matrix_log_prob",
-    "dag_by_priority",
-    "magnitude_prune",
-    "nuclear_norm",
-]
+__all__ = ["AgentPrune", "magnitude_prune"]
 
 BASELINES = ("none", "batch_mean")
 DEFAULTS: dict[str, Any] = {
@@ -58,62 +59,12 @@ DEFAULTS: dict[str, Any] = {
     "l1_weight": 0.01,
     "threshold": 0.5,
     "baseline": "batch_mean",
-    "embedder": "minilm",
+    "embedder": None,  # unused (AgentPrune reads no text); accepted so method.embedder works uniformly
 }
-_IGNORED = {"name", "lr", "_target_"}
-
-
-def _torch() -> Any:
-    import torch
-
-    return torch
+_torch = torch_module
 
 
 # -- pure helpers (unit-tested by hand) ---------------------------------------------------------
-def bernoulli_matrix_log_prob(logits: Any, sample: Any, mask: Any) -> Any:
-    """sum over candidate edges of log Bernoulli(sample | sigmoid(logit)); the last two axes are N x N.
-
-    Written with logsigmoid so that probabilities rounding to 0 or 1 still give finite values, and
-    as a masked sum over the full matrix so the result stays attached to every logit (a fully
-    pruned matrix gives 0 with zero gradient, not a detached constant).
-    """
-    torch = _torch()
-    a = torch.as_tensor(sample, dtype=logits.dtype, device=logits.device)
-    m = torch.as_tensor(mask, dtype=logits.dtype, device=logits.device)
-    ls = torch.nn.functional.logsigmoid
-    return (m * (a * ls(logits) + (1.0 - a) * ls(-logits))).sum(dim=(-2, -1))
-
-
-def nuclear_norm(p: Any) -> Any:
-    """Sum of singular values of the last two axes: the convex surrogate of rank (low-rank prior)."""
-    torch = _torch()
-    return torch.linalg.svdvals(p).sum(-1)
-
-
-def dag_by_priority(chosen: np.ndarray, probs: np.ndarray, edges: list[Edge] | None = None) -> list[Edge]:
-    """Add the chosen edges in descending probability (ties: row-major index), skipping cycle closers.
-
-    A sampled graph is generally cyclic; greedy insertion by probability is deterministic given the
-    sample and keeps the edges the policy is most sure of. `edges` continues an existing DAG (the
-    temporal edges are inserted after the spatial ones).
-    """
-    n = chosen.shape[0]
-    out = list(edges or [])
-    succ: dict[int, list[int]] = {i: [] for i in range(n)}
-    for i, j in out:
-        succ[i].append(j)
-    present = set(out)
-    idx = [(i, j) for i in range(n) for j in range(n) if i != j and chosen[i, j]]
-    idx.sort(key=lambda e: (-float(probs[e]), e[0], e[1]))
-    for i, j in idx:
-        if (i, j) in present or creates_cycle(succ, i, j):
-            continue
-        out.append((i, j))
-        succ[i].append(j)
-        present.add((i, j))
-    return out
-
-
 def magnitude_prune(logits: np.ndarray, mask: np.ndarray, rate: float, max_pruned: int | None = None) -> int:
     """Mask out round(rate * remaining) (at least 1) unpruned edges with the smallest logits, in place.
 
@@ -137,68 +88,38 @@ def magnitude_prune(logits: np.ndarray, mask: np.ndarray, rate: float, max_prune
 
 
 # -- the method ----------------------------------------------------------------------------------
-class AgentPrune(Method):
+class AgentPrune(LearnedMethod):
     """Learned spatial/temporal edge logits with magnitude pruning. Keys: conf/method/agentprune.yaml."""
 
     name = "agentprune"
-    trainable = True
-    needs_embeddings = False
+    DEFAULTS = DEFAULTS
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
-        unknown = set(params) - set(DEFAULTS) - _IGNORED
-        if unknown:
-            raise ValueError(f"unknown agentprune parameters {sorted(unknown)}; valid: {sorted(DEFAULTS)}")
-        cfg = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
-        super().__init__(ctx, **cfg)
-        if not 0.0 < float(cfg["init_prob"]) < 1.0:
-            raise ValueError(f"init_prob must be in (0, 1), got {cfg['init_prob']}")
-        if not 0.0 <= float(cfg["prune_rate"]) <= 1.0:
-            raise ValueError(f"prune_rate must be in [0, 1], got {cfg['prune_rate']}")
-        if int(cfg["prune_interval"]) < 1:
-            raise ValueError(f"prune_interval must be >= 1, got {cfg['prune_interval']}")
-        if cfg["baseline"] not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {cfg['baseline']!r}")
-        mpf = cfg["max_prune_fraction"]
-        if mpf is not None and not 0.0 <= float(mpf) <= 1.0:
-            raise ValueError(f"max_prune_fraction must be in [0, 1] or null, got {mpf}")
-        n = ctx.n_agents
-        if ctx.mask is not None and np.asarray(ctx.mask).shape != (n, n):
-            raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {n}")
-        self.prune_rate = float(cfg["prune_rate"])
-        self.prune_interval = int(cfg["prune_interval"])
-        self.max_prune_fraction = None if mpf is None else float(mpf)
+        super().__init__(ctx, **params)
+        init_prob = self.check_range("init_prob", 0.0, 1.0, open_low=True)
+        self.prune_rate = self.check_range("prune_rate", 0.0, 1.0, open_high=False)
+        self.prune_interval = int(self.check_range("prune_interval", 1.0))
+        mpf = self.check_range("max_prune_fraction", 0.0, 1.0, open_high=False, allow_none=True)
+        self.max_prune_fraction = None if self.cfg["max_prune_fraction"] is None else mpf
+        self.baseline = self.check_choice("baseline", BASELINES)
+        cfg = self.cfg
         self.lowrank_weight = float(cfg["lowrank_weight"])
         self.l1_weight = float(cfg["l1_weight"])
         self.threshold = float(cfg["threshold"])
         self.temporal = bool(cfg["temporal"])
         self.temporal_from = int(cfg["temporal_from_round"])
-        self.baseline = str(cfg["baseline"])
+        n = ctx.n_agents
         # Candidate edges: off-diagonal pairs the run's mask allows (a forbidden edge is never learned).
         cand = 1.0 - np.eye(n)
         if ctx.mask is not None:
             cand = cand * (np.asarray(ctx.mask) != 0)
         self.candidates = cand.astype(np.float32)
-        torch = _torch()
-        logit0 = math.log(float(cfg["init_prob"]) / (1.0 - float(cfg["init_prob"])))
+        logit0 = math.log(init_prob / (1.0 - init_prob))
+        self.meta = {"n_agents": n, "temporal": self.temporal}
+        from tomacs.methods.nets import EdgeLogits
 
-        class EdgeLogits(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.spatial = torch.nn.Parameter(torch.full((n, n), logit0))
-                self.temporal = torch.nn.Parameter(torch.full((n, n), logit0))
-                self.register_buffer("spatial_mask", torch.as_tensor(cand, dtype=torch.float32).clone())
-                self.register_buffer("temporal_mask", torch.as_tensor(cand, dtype=torch.float32).clone())
-
-        self.device = torch.device("cpu")
-        self.net = EdgeLogits()
-        self.visits: dict[str, int] = {}  # training visits per question id: fresh, batch-free draws
+        self.net = self.seeded(EdgeLogits, n, logit0, cand).to(self.device)
         self.pruned_log: list[dict[str, int]] = []
-
-    def to(self, device: str) -> AgentPrune:
-        torch = _torch()
-        self.device = torch.device(device)
-        self.net.to(self.device)
-        return self
 
     # -- probabilities ------------------------------------------------------------------------
     def _kinds(self) -> list[str]:
@@ -240,19 +161,11 @@ class AgentPrune(Method):
     # -- episode ---------------------------------------------------------------------------------
     def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
         """One generator per question keyed by (seed, question id, training visit): batch-independent."""
-        rngs = []
-        for q in questions:
-            if train:
-                v = self.visits.get(q.id, 0)
-                self.visits[q.id] = v + 1
-                rngs.append(np.random.default_rng(stable_seed(self.ctx.seed, self.name, "train", q.id, v)))
-            else:
-                rngs.append(np.random.default_rng(stable_seed(self.ctx.seed, self.name, "eval", q.id)))
+        rngs = self.question_rngs(questions, bool(train))
         return {"questions": questions, "train": bool(train), "rngs": rngs, "logp": {}, "edges": {}}
 
     def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        self.check_round(t)
         nodes = list(range(self.ctx.n_agents))
         if not state["train"]:
             edges, temporal = self.inference_graph(t)
@@ -301,19 +214,13 @@ class AgentPrune(Method):
 
     def loss(self, state: dict[str, Any], episodes: list[Any], utilities: list[float]) -> Any:
         """-mean_q (u_q - b) sum_t log P(G_q^t) + regulariser (REINFORCE on utility)."""
-        if not state["train"]:
-            raise RuntimeError("AgentPrune.loss needs a batch begun with train=True (log-probs are sampled)")
+        u = self.utilities(state, utilities)
         missing = [t for t in range(2, self.ctx.rounds + 1) if t not in state["logp"]]
         if missing:
             raise RuntimeError(f"no log-probs for rounds {missing}: call act for rounds 2..T first")
-        torch = _torch()
-        u = np.asarray(utilities, dtype=np.float64)
-        if u.shape != (len(state["questions"]),):
-            raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
-        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
         total = sum(state["logp"][t] for t in range(2, self.ctx.rounds + 1))
-        adv = torch.as_tensor(u - b, dtype=total.dtype, device=total.device)
-        return -(total * adv).mean() + self.regulariser()
+        # u - b is formed in float64 before the cast to the log-probs' dtype (as before issue 16)
+        return reinforce_loss(total, u - self.baseline_value(u)) + self.regulariser()
 
     def parameters(self) -> list[Any]:
         ps = [self.net.spatial]
@@ -343,21 +250,8 @@ class AgentPrune(Method):
         if (iteration + 1) % self.prune_interval == 0:
             self.pruned_log.append({"iteration": int(iteration), **self.prune()})
 
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-            "visits": dict(self.visits),
-            "pruned_log": list(self.pruned_log),
-            "meta": {"n_agents": self.ctx.n_agents, "temporal": self.temporal},
-        }
+    def extra_state(self) -> dict[str, Any]:
+        return {"pruned_log": list(self.pruned_log)}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        meta = state.get("meta", {})
-        if meta.get("n_agents", self.ctx.n_agents) != self.ctx.n_agents:
-            raise ValueError(f"checkpoint is for {meta['n_agents']} agents, this run has {self.ctx.n_agents}")
-        self.net.load_state_dict(state["net"])
-        self.visits = dict(state.get("visits", {}))
+    def load_extra_state(self, state: dict[str, Any]) -> None:
         self.pruned_log = list(state.get("pruned_log", []))
-
-    def train_mode(self, train: bool) -> None:
-        self.net.train(train)

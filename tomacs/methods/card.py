@@ -19,7 +19,7 @@ Paper map (shared/papers/card.txt):
   * Eq. 13           runtime adaptation: `set_conditions` (or a run's `conditions=`) changes X_c and
     the next `begin`/`decode` re-decodes the graph with the same parameters.
 
-The DAG is made by `tomacs.methods.eib.sequential_dag`: pairs by decreasing S_ij (ties by index),
+The DAG is made by `tomacs.graphs.sequential_dag`: pairs by decreasing S_ij (ties by index),
 skipping pairs the mask, a budget or the cycle rule excludes; the rest are kept iff S_ij > tau
 (inference) or by their Bernoulli draw (training). Log-probabilities are exact for that process.
 The decision is the base class's (TodyComm's fairness rule for baselines).
@@ -32,10 +32,16 @@ from typing import Any
 import numpy as np
 
 from tomacs.agents.roles import role_profile
-from tomacs.methods.base import History, MethodContext
-from tomacs.methods.eib import decisions_log_prob, question_text, reinforce_loss, sequential_dag
-from tomacs.methods.learned import LearnedGraphMethod, torch_module
-from tomacs.types import Episode, Question, RoundGraph
+from tomacs.graphs import sequential_dag
+from tomacs.methods.base import MethodContext
+from tomacs.methods.learned import (
+    LearnedMethod,
+    decisions_log_prob,
+    question_text,
+    reinforce_loss,
+    torch_module,
+)
+from tomacs.types import Episode, Question
 
 __all__ = ["CARD", "DEFAULTS", "condition_text", "edge_costs", "normalise_conditions"]
 
@@ -43,7 +49,7 @@ BASELINES = ("none", "batch_mean")
 EDGE_COSTS = ("receiver", "sender", "mean")
 CONDITION_KEYS = ("capability", "cost", "backbone")
 DEFAULTS: dict[str, Any] = {
-    "embedder": "minilm",
+    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "gnn_layers": 2,
     "hidden_size": 32,
     "out_dim": 16,
@@ -107,44 +113,7 @@ def edge_costs(conditions: list[dict[str, Any]], mode: str, mask: np.ndarray | N
     return m
 
 
-def _build_net(p_dim: int, c_dim: int, hidden: int, out_dim: int, layers: int, dec_hidden: int) -> Any:
-    torch = _torch()
-    from torch_geometric.nn import SAGEConv
-
-    nn = torch.nn
-
-    class Encoder(nn.Module):
-        """phi of Eq. 7/8: SAGEConv layers (own term + neighbour mean), ReLU between them."""
-
-        def __init__(self, in_dim: int) -> None:
-            super().__init__()
-            dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
-            self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:], strict=False))
-
-        def forward(self, x: Any, edge_index: Any) -> Any:
-            for k, conv in enumerate(self.convs):
-                x = conv(x, edge_index)
-                if k < len(self.convs) - 1:
-                    x = torch.relu(x)
-            return x
-
-    class CARDNet(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.profile = Encoder(p_dim)
-            self.condition = Encoder(c_dim)
-            self.decoder = nn.Sequential(
-                nn.Linear(6 * out_dim, dec_hidden), nn.ReLU(), nn.Linear(dec_hidden, 1)
-            )
-            # Zero output bias: S starts near 0.5, so at tau = 0.5 an untrained model decodes about half
-            # the pairs (the median of its own Bernoulli(S) training samples) instead of a graph that
-            # the random sign of one bias makes empty or complete.
-            nn.init.zeros_(self.decoder[-1].bias)
-
-    return CARDNet()
-
-
-class CARD(LearnedGraphMethod):
+class CARD(LearnedMethod):
     """CARD baseline. Config keys: see conf/method/card.yaml and DEFAULTS."""
 
     name = "card"
@@ -157,8 +126,7 @@ class CARD(LearnedGraphMethod):
         self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
         self.beta = self.check_range("beta", 0.0)
         cfg = self.cfg
-        if int(cfg["gnn_layers"]) < 1:
-            raise ValueError(f"{self.name}: gnn_layers must be >= 1, got {cfg['gnn_layers']}")
+        self.check_range("gnn_layers", 1.0)
         self.numeric = bool(cfg["condition_numeric"])
         self.c_dim = self.emb_dim + (2 if self.numeric else 0)
         self.meta = {
@@ -173,8 +141,10 @@ class CARD(LearnedGraphMethod):
         # conditions live in ctx.extra so `begin` always reads the current ones (Eq. 13)
         ctx.extra["conditions"] = normalise_conditions(ctx.extra.get("conditions"), ctx.n_agents)
         torch = _torch()
-        self.net = self.seeded_net(
-            _build_net,
+        from tomacs.methods.nets import CARDNet
+
+        self.net = self.seeded(
+            CARDNet,
             self.emb_dim,
             self.c_dim,
             self.meta["hidden_size"],
@@ -189,9 +159,8 @@ class CARD(LearnedGraphMethod):
         self.to(ctx.device)
 
     # -- plumbing --------------------------------------------------------------------------------
-    def to(self, device: str) -> CARD:
-        self._anchor = self._anchor.to(self.device_for(device))
-        return self
+    def moved(self, device: Any) -> None:
+        self._anchor = self._anchor.to(device)
 
     @property
     def conditions(self) -> list[dict[str, Any]]:
@@ -269,7 +238,7 @@ class CARD(LearnedGraphMethod):
             s = self.forward(questions, conds)
         s_np = s.detach().cpu().numpy().astype(np.float64)
         edges, logps = [], []
-        rngs = self._question_rngs(questions, bool(train)) if train else None
+        rngs = self.question_rngs(questions, bool(train)) if train else None
         for k in range(len(questions)):
             if rngs is not None:
                 u = rngs[k].random(s_np[k].shape)
@@ -296,15 +265,8 @@ class CARD(LearnedGraphMethod):
             state["reg"] = (s * cost).sum(dim=(1, 2))  # Eq. 12 per question
         return state
 
-    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
-        nodes = list(range(self.ctx.n_agents))
-        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
-
     # -- learning --------------------------------------------------------------------------------
     def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
         """Eq. 11: REINFORCE for -u plus beta * Eq. 12, averaged over the batch."""
         u = self.utilities(state, utilities)
-        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
-        return reinforce_loss(state["logp"], u, b) + self.beta * state["reg"].mean()
+        return reinforce_loss(state["logp"], u, self.baseline_value(u)) + self.beta * state["reg"].mean()

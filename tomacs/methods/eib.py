@@ -19,7 +19,7 @@ Paper map (shared/papers/eib-learner.txt):
     Eq. 11 alone, so none is added.
   * Table 2          ablations: no_dense, no_sparse, no_fusion (direct addition, clipped at 1).
 
-DAG rule (`sequential_dag`, shared with CARD): ordered pairs (i, j), i != j, are visited by
+DAG rule (`tomacs.graphs.sequential_dag`, shared with CARD): ordered pairs (i, j), i != j, are visited by
 decreasing edge probability (ties: smaller i, then smaller j). A pair is skipped, i.e. never
 drawn and absent from the log-probability, when the run's mask forbids it, a node's in/out budget
 is used up, or i -> j would close a cycle; otherwise its Bernoulli draw (or threshold test) decides
@@ -39,25 +39,24 @@ from typing import Any
 import numpy as np
 
 from tomacs.agents.roles import role_profile
-from tomacs.graphs import Edge, constrain, creates_cycle
-from tomacs.methods.base import History, MethodContext
-from tomacs.methods.learned import LearnedGraphMethod, torch_module
-from tomacs.types import Episode, Question, RoundGraph
+from tomacs.graphs import Edge, sequential_dag
+from tomacs.methods.base import MethodContext
+from tomacs.methods.learned import (
+    LearnedMethod,
+    decisions_log_prob,
+    question_text,
+    reinforce_loss,
+    torch_module,
+)
+from tomacs.types import Episode, Question
 
-__all__ = [
-    "DEFAULTS",
-    "EIBLearner",
-    "decisions_log_prob",
-    "question_text",
-    "reinforce_loss",
-    "sequential_dag",
-]
+__all__ = ["DEFAULTS", "EIBLearner"]
 
 ABLATIONS = ("none", "no_dense", "no_sparse", "no_fusion")
 BASELINES = ("none", "batch_mean")
 INFERENCE = ("sample", "threshold")
 DEFAULTS: dict[str, Any] = {
-    "embedder": "minilm",
+    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "gnn_layers": 3,
     "hidden_size": 32,
     "out_dim": 16,
@@ -67,86 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "baseline": "none",
     "ablation": "none",
 }
-_EPS = 1e-6
 _torch = torch_module
-
-
-# -- pure functions shared with CARD (unit-tested against hand computations) -----------------------
-def sequential_dag(
-    probs: np.ndarray,
-    mask: np.ndarray | None = None,
-    in_budget: int | None = None,
-    out_budget: int | None = None,
-    uniforms: np.ndarray | None = None,
-    threshold: float | None = None,
-) -> tuple[list[Edge], list[tuple[int, int, int]]]:
-    """Build a constrained DAG from an N x N edge-probability matrix (see the module docstring).
-
-    With `uniforms` the pair (i, j) is kept iff uniforms[i, j] < probs[i, j] (a Bernoulli draw);
-    otherwise iff probs[i, j] > threshold. Returns (edges in the order they were kept, decisions)
-    where decisions lists (i, j, kept) for every pair that was actually decided; pairs skipped by
-    the mask, a budget or the cycle rule are not decided and carry no probability.
-    """
-    p = np.asarray(probs, dtype=np.float64)
-    n = p.shape[0]
-    if p.shape != (n, n):
-        raise ValueError(f"probs must be square, got shape {p.shape}")
-    if (uniforms is None) == (threshold is None):
-        raise ValueError("give exactly one of uniforms (sampling) or threshold (deterministic)")
-    m = None if mask is None else np.asarray(mask)
-    pairs = sorted(((i, j) for i in range(n) for j in range(n) if i != j), key=lambda e: (-p[e], e[0], e[1]))
-    succ: dict[int, list[int]] = {}
-    d_in: dict[int, int] = {}
-    d_out: dict[int, int] = {}
-    edges: list[Edge] = []
-    decisions: list[tuple[int, int, int]] = []
-    for i, j in pairs:
-        if m is not None and m[i, j] == 0:
-            continue
-        if out_budget is not None and d_out.get(i, 0) >= out_budget:
-            continue
-        if in_budget is not None and d_in.get(j, 0) >= in_budget:
-            continue
-        if creates_cycle(succ, i, j):
-            continue
-        keep = bool(uniforms[i, j] < p[i, j]) if uniforms is not None else bool(p[i, j] > threshold)
-        decisions.append((i, j, int(keep)))
-        if keep:
-            edges.append((i, j))
-            succ.setdefault(i, []).append(j)
-            d_out[i] = d_out.get(i, 0) + 1
-            d_in[j] = d_in.get(j, 0) + 1
-    # A no-op by construction; kept so every method's graph passes the same constraint code.
-    return constrain(edges, m, in_budget, out_budget), decisions
-
-
-def decisions_log_prob(probs: Any, decisions: list[tuple[int, int, int]]) -> Any:
-    """log P(G) = sum over decided pairs of kept*log p_ij + (1-kept)*log(1-p_ij), as a torch scalar.
-
-    Probabilities are clamped to [1e-6, 1-1e-6] so a saturated sigmoid cannot give -inf.
-    """
-    torch = _torch()
-    if not decisions:
-        return probs.sum() * 0.0  # keeps the graph (and device) of probs
-    idx = torch.as_tensor([(i, j) for i, j, _ in decisions], device=probs.device)
-    kept = torch.as_tensor([k for _, _, k in decisions], dtype=probs.dtype, device=probs.device)
-    p = probs[idx[:, 0], idx[:, 1]].clamp(_EPS, 1.0 - _EPS)
-    return (kept * torch.log(p) + (1.0 - kept) * torch.log1p(-p)).sum()
-
-
-def reinforce_loss(log_probs: Any, utilities: Any, baseline: float = 0.0) -> Any:
-    """Eq. 11 as a loss to minimise: -mean_q [ log P(G_q) * (u_q - b) ]."""
-    torch = _torch()
-    u = torch.as_tensor(utilities, dtype=log_probs.dtype, device=log_probs.device)
-    return -((log_probs * (u - baseline)).mean())
-
-
-def question_text(q: Question) -> str:
-    """The query as the agents see it (text plus labelled options), the input of the NodeEncoder."""
-    if not q.options:
-        return q.text
-    opts = " ".join(f"{lab}) {o}" for lab, o in zip(q.labels, q.options, strict=True))
-    return f"{q.text} {opts}"
 
 
 def _undirected_index(pairs: list[Edge]) -> list[list[int]]:
@@ -162,41 +82,8 @@ def _batched_edge_index(base: Any, n_nodes: int, batch: int) -> Any:
     return torch.cat([base + k * n_nodes for k in range(batch)], dim=1)
 
 
-def _build_net(in_dim: int, q_dim: int, hidden: int, out_dim: int, layers: int, gate_hidden: int) -> Any:
-    torch = _torch()
-    from torch_geometric.nn import SAGEConv
-
-    nn = torch.nn
-
-    class GNN(nn.Module):
-        """Eq. 8: `layers` message-passing layers m_i <- W_1 m_i + W_2 mean_{j in N(i)} m_j (SAGEConv),
-        ReLU between them, linear last layer (the latent Z). The separate self term is Eq. 8's
-        MP(m_i, {m_j}); a GCN would average every node to the same vector on the complete view."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
-            self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:], strict=False))
-
-        def forward(self, x: Any, edge_index: Any) -> Any:
-            for k, conv in enumerate(self.convs):
-                x = conv(x, edge_index)
-                if k < len(self.convs) - 1:
-                    x = torch.relu(x)
-            return x
-
-    class EIBNet(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.sparse = GNN()
-            self.dense = GNN()
-            self.gate = nn.Sequential(nn.Linear(q_dim, gate_hidden), nn.ReLU(), nn.Linear(gate_hidden, 2))
-
-    return EIBNet()
-
-
 # -- the method ------------------------------------------------------------------------------------
-class EIBLearner(LearnedGraphMethod):
+class EIBLearner(LearnedMethod):
     """EIB-Learner baseline. Config keys: see conf/method/eib.yaml and DEFAULTS."""
 
     name = "eib"
@@ -207,8 +94,7 @@ class EIBLearner(LearnedGraphMethod):
         self.ablation = self.check_choice("ablation", ABLATIONS)
         self.baseline = self.check_choice("baseline", BASELINES)
         self.inference = self.check_choice("inference", INFERENCE)
-        if int(self.cfg["gnn_layers"]) < 1:
-            raise ValueError(f"{self.name}: gnn_layers must be >= 1, got {self.cfg['gnn_layers']}")
+        self.check_range("gnn_layers", 1.0)
         self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
         cfg = self.cfg
         self.meta = {
@@ -220,8 +106,10 @@ class EIBLearner(LearnedGraphMethod):
             "n_agents": ctx.n_agents,
         }
         torch = _torch()
-        self.net = self.seeded_net(
-            _build_net,
+        from tomacs.methods.nets import EIBNet
+
+        self.net = self.seeded(
+            EIBNet,
             2 * self.emb_dim,
             self.emb_dim,
             self.meta["hidden_size"],
@@ -239,11 +127,9 @@ class EIBLearner(LearnedGraphMethod):
         self.to(ctx.device)
 
     # -- plumbing --------------------------------------------------------------------------------
-    def to(self, device: str) -> EIBLearner:
-        dev = self.device_for(device)
-        self._sparse_ei = self._sparse_ei.to(dev)
-        self._dense_ei = self._dense_ei.to(dev)
-        return self
+    def moved(self, device: Any) -> None:
+        self._sparse_ei = self._sparse_ei.to(device)
+        self._dense_ei = self._dense_ei.to(device)
 
     # -- forward (Eq. 7-10) ------------------------------------------------------------------------
     def forward(self, questions: list[Question]) -> dict[str, Any]:
@@ -280,7 +166,7 @@ class EIBLearner(LearnedGraphMethod):
             out = self.forward(questions)
         probs = out["probs"]
         p_np = probs.detach().cpu().numpy().astype(np.float64)
-        rngs = self._question_rngs(questions, bool(train))
+        rngs = self.question_rngs(questions, bool(train))
         edges, logps = [], []
         for k, r in enumerate(rngs):
             uniforms = r.random(p_np[k].shape)
@@ -303,15 +189,8 @@ class EIBLearner(LearnedGraphMethod):
             "logp": torch.stack(logps) if logps else None,
         }
 
-    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
-        nodes = list(range(self.ctx.n_agents))
-        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
-
     # -- learning --------------------------------------------------------------------------------
     def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
         """Eq. 11 over the batch (one sampled graph per query, M = 1)."""
         u = self.utilities(state, utilities)
-        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
-        return reinforce_loss(state["logp"], u, b)
+        return reinforce_loss(state["logp"], u, self.baseline_value(u))

@@ -15,7 +15,8 @@ Paper map (the paper's version; the authors' code drops the variational encoder 
 
 One graph is drawn per query (it depends on the query embedding) and used in every round t = 2..T.
 The sampled graph is made a DAG by keeping edges in descending probability order and skipping any
-that would close a cycle (`dag_by_priority`), then the run's mask and budgets apply (`constrain`).
+that would close a cycle (`tomacs.graphs.dag_by_priority`), then the run's mask and budgets apply
+(`constrain`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from typing import Any
 import numpy as np
 
 from tomacs.agents.roles import role_profile
-from tomacs.embed import embedder_dim, get_embedder
-from tomacs.graphs import Edge, chain, complete_dag, constrain, empty, star
-from tomacs.methods.agentprune import bernoulli_matrix_log_prob, dag_by_priority, nuclear_norm
-from tomacs.methods.base import History, Method, MethodContext
-from tomacs.seeding import stable_seed
-from tomacs.types import Question, RoundGraph
+from tomacs.graphs import Edge, chain, complete_dag, constrain, dag_by_priority, empty, star
+from tomacs.methods.base import MethodContext
+from tomacs.methods.learned import (
+    LearnedMethod,
+    bernoulli_matrix_log_prob,
+    nuclear_norm,
+    reinforce_loss,
+    torch_module,
+)
+from tomacs.types import Question
 
 __all__ = ["ANCHORS", "GDesigner", "agent_text", "anchor_adjacency", "anchor_loss", "kl_normal", "query_text"]
 
@@ -48,15 +53,9 @@ DEFAULTS: dict[str, Any] = {
     "baseline": "batch_mean",
     "inference": "sample",
     "threshold": 0.5,
-    "embedder": "minilm",
+    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
 }
-_IGNORED = {"name", "lr", "_target_"}
-
-
-def _torch() -> Any:
-    import torch
-
-    return torch
+_torch = torch_module
 
 
 # -- pure helpers (unit-tested by hand) ---------------------------------------------------------
@@ -97,71 +96,25 @@ def query_text(q: Question) -> str:
     return q.text
 
 
-def _build_net(in_dim: int, hidden: int, latent: int, dec_hidden: int) -> Any:
-    torch = _torch()
-    from torch_geometric.nn import GCNConv
-
-    nn = torch.nn
-
-    class VGAEDesigner(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.gcn1 = GCNConv(in_dim, hidden)
-            self.gcn_mu = GCNConv(hidden, latent)
-            self.gcn_logsigma = GCNConv(hidden, latent)
-            self.decoder = nn.Sequential(
-                nn.Linear(3 * latent, dec_hidden), nn.ReLU(), nn.Linear(dec_hidden, 1)
-            )
-
-        def encode(self, x: Any, edge_index: Any) -> tuple[Any, Any]:
-            h = torch.relu(self.gcn1(x, edge_index))
-            return self.gcn_mu(h, edge_index), self.gcn_logsigma(h, edge_index)
-
-        def decode(self, h: Any, n: int) -> Any:
-            """h: (Q, N+1, L), task node last -> logits varpi (Q, N, N)."""
-            ha = h[:, :n]
-            ht = h[:, n:].expand(-1, n, -1)
-            q, _, d = ha.shape
-            hi = ha.unsqueeze(2).expand(q, n, n, d)
-            hj = ha.unsqueeze(1).expand(q, n, n, d)
-            htask = ht.unsqueeze(2).expand(q, n, n, d)
-            return self.decoder(torch.cat([hi, hj, htask], dim=-1)).squeeze(-1)
-
-    return VGAEDesigner()
-
-
 # -- the method ----------------------------------------------------------------------------------
-class GDesigner(Method):
+class GDesigner(LearnedMethod):
     """VGAE over agents + task node decodes one DAG per query. Keys: conf/method/gdesigner.yaml."""
 
     name = "gdesigner"
-    trainable = True
-    needs_embeddings = False
+    DEFAULTS = DEFAULTS
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
-        unknown = set(params) - set(DEFAULTS) - _IGNORED
-        if unknown:
-            raise ValueError(f"unknown gdesigner parameters {sorted(unknown)}; valid: {sorted(DEFAULTS)}")
-        cfg = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
-        super().__init__(ctx, **cfg)
-        if cfg["baseline"] not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {cfg['baseline']!r}")
-        if cfg["inference"] not in INFERENCE:
-            raise ValueError(f"inference must be one of {INFERENCE}, got {cfg['inference']!r}")
+        super().__init__(ctx, **params)
+        self.baseline = self.check_choice("baseline", BASELINES)
+        self.inference = self.check_choice("inference", INFERENCE)
+        cfg = self.cfg
         n = ctx.n_agents
-        if ctx.mask is not None and np.asarray(ctx.mask).shape != (n, n):
-            raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {n}")
         self.anchor_kind = str(cfg["anchor"])
         self.anchor = anchor_adjacency(self.anchor_kind, n)
         self.anchor_weight = float(cfg["anchor_weight"])
         self.sparse_weight = float(cfg["sparse_weight"])
         self.kl_weight = float(cfg["kl_weight"])
-        self.baseline = str(cfg["baseline"])
-        self.inference = str(cfg["inference"])
         self.threshold = float(cfg["threshold"])
-        # the run's top-level `embedder` (ctx.extra) wins over the method's own default
-        self.embedder_name = str(ctx.extra.get("embedder") or cfg["embedder"])
-        self.emb_dim = embedder_dim(self.embedder_name)
         self.hidden = int(cfg["hidden_size"])
         self.latent = int(cfg["latent_size"])
         self.dec_hidden = int(cfg["decoder_hidden"])
@@ -174,26 +127,23 @@ class GDesigner(Method):
         pairs = [(int(i), int(j)) for i, j in zip(*np.nonzero(self.anchor), strict=True)]
         pairs += [(i, task) for i in range(n)] + [(task, i) for i in range(n)]
         self._edge_pairs = pairs
-        torch = _torch()
-        self.device = torch.device("cpu")
-        with torch.random.fork_rng(devices=[]):  # seeded initial weights without touching global RNG
-            torch.manual_seed(int(ctx.seed))
-            self.net = _build_net(self.emb_dim, self.hidden, self.latent, self.dec_hidden)
-        self._embedder: Any = None
-        self._agent_x: np.ndarray | None = None
-        self.visits: dict[str, int] = {}
+        self.meta = {
+            "n_agents": n,
+            "emb_dim": self.emb_dim,
+            "hidden_size": self.hidden,
+            "latent_size": self.latent,
+            "decoder_hidden": self.dec_hidden,
+            "anchor": self.anchor_kind,
+        }
+        from tomacs.methods.nets import VGAEDesigner
 
-    def to(self, device: str) -> GDesigner:
-        torch = _torch()
-        self.device = torch.device(device)
-        self.net.to(self.device)
-        return self
+        self.net = self.seeded(VGAEDesigner, self.emb_dim, self.hidden, self.latent, self.dec_hidden)
+        self.net = self.net.to(self.device)
+        self._agent_x: np.ndarray | None = None
 
     # -- features ----------------------------------------------------------------------------------
     def _embed(self, texts: list[str]) -> np.ndarray:
-        if self._embedder is None:  # built lazily: constructing a run must not load MiniLM
-            self._embedder = get_embedder(self.embedder_name, str(self.ctx.device))
-        return np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        return np.asarray(self.embedder.embed(texts), dtype=np.float32)
 
     def agent_features(self) -> np.ndarray:
         """X_agent (N x D), computed once: profiles do not change during a run."""
@@ -239,14 +189,7 @@ class GDesigner(Method):
         """Design every query's graph now: one draw per query from its own (seed, id, visit) generator."""
         torch = _torch()
         n = self.ctx.n_agents
-        seeds = []
-        for q in questions:
-            if train:
-                v = self.visits.get(q.id, 0)
-                self.visits[q.id] = v + 1
-                seeds.append(stable_seed(self.ctx.seed, self.name, "train", q.id, v))
-            else:
-                seeds.append(stable_seed(self.ctx.seed, self.name, "eval", q.id))
+        seeds = self.question_seeds(questions, bool(train))
         noise = None
         if train:
             gens = [torch.Generator().manual_seed(s) for s in seeds]
@@ -276,12 +219,6 @@ class GDesigner(Method):
             )
         return state
 
-    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
-        nodes = list(range(self.ctx.n_agents))
-        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
-
     # -- learning --------------------------------------------------------------------------------
     def regularisers(self, out: dict[str, Any]) -> dict[str, Any]:
         """Per-batch means of the anchor, sparsity (nuclear norm) and KL terms, unweighted."""
@@ -297,48 +234,12 @@ class GDesigner(Method):
 
     def loss(self, state: dict[str, Any], episodes: list[Any], utilities: list[float]) -> Any:
         """L = L_utility (Eq. 17) + anchor_weight * anchor + sparse_weight * ||P||_* + kl_weight * KL."""
-        if not state["train"]:
-            raise RuntimeError("GDesigner.loss needs a batch begun with train=True (graphs are sampled)")
-        torch = _torch()
-        u = np.asarray(utilities, dtype=np.float64)
-        if u.shape != (len(state["questions"]),):
-            raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
-        b = float(u.mean()) if self.baseline == "batch_mean" else 0.0
-        logp = state["logp"]
-        adv = torch.as_tensor(u - b, dtype=logp.dtype, device=logp.device)
+        u = self.utilities(state, utilities)
         reg = self.regularisers(state["out"])
+        # u - b is formed in float64 before the cast to the log-probs' dtype (as before issue 16)
         return (
-            -(logp * adv).mean()
+            reinforce_loss(state["logp"], u - self.baseline_value(u))
             + self.anchor_weight * reg["anchor"]
             + self.sparse_weight * reg["sparse"]
             + self.kl_weight * reg["kl"]
         )
-
-    def parameters(self) -> list[Any]:
-        return list(self.net.parameters())
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-            "visits": dict(self.visits),
-            "meta": {
-                "n_agents": self.ctx.n_agents,
-                "emb_dim": self.emb_dim,
-                "hidden_size": self.hidden,
-                "latent_size": self.latent,
-                "decoder_hidden": self.dec_hidden,
-                "anchor": self.anchor_kind,
-            },
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        meta = state.get("meta", {})
-        mine = self.state_dict()["meta"]
-        diff = {k: (meta.get(k), v) for k, v in mine.items() if k in meta and meta[k] != v}
-        if diff:
-            raise ValueError(f"checkpoint does not fit this GDesigner (checkpoint, current): {diff}")
-        self.net.load_state_dict(state["net"])
-        self.visits = dict(state.get("visits", {}))
-
-    def train_mode(self, train: bool) -> None:
-        self.net.train(train)

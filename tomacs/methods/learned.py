@@ -1,9 +1,16 @@
-"""What the GNN topology learners (EIB-Learner, CARD) share: config parsing, lazy embedder,
-per-question seeding, parameters/checkpoints, and the REINFORCE bookkeeping.
+"""What every learned topology method shares: config checks, seeded init, device, checkpoints with
+metadata, per-question randomness, the REINFORCE loss with its baselines, and log-prob helpers.
 
-Why one base: these methods differ in how they score edges, not in how they are configured,
-seeded, checkpointed or fed to the one trainer; keeping that plumbing in one place keeps their
-files about their papers.
+Why one base: TodyComm, AgentPrune, G-Designer, EIB-Learner and CARD differ in how they score
+edges or agents, not in how they are configured, seeded, checkpointed or fed to the one trainer;
+keeping that plumbing here keeps each paper's file about its paper. The next method is one file:
+a subclass with `name`, `DEFAULTS` (validated with `check_choice`/`check_range`), `self.meta` and
+`self.net = self.seeded(SomeNet, ...)` in `__init__` (the network a top-level class in
+`tomacs.methods.nets`), then `begin` (graphs from `tomacs.graphs`' samplers, per-question
+`question_rngs`), `act` if its graph changes by round, and `loss` via `reinforce_loss`. Register
+it in `tomacs.methods.registry`; tests/test_method_contract.py then checks it.
+
+torch is imported lazily (inside functions), so importing this module stays cheap.
 """
 
 from __future__ import annotations
@@ -13,12 +20,27 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.embed import Embedder, embedder_dim, get_embedder
-from tomacs.methods.base import Method, MethodContext
+from tomacs.embed import DEFAULT_EMBEDDER, Embedder, embedder_dim, get_embedder
+from tomacs.methods.base import History, Method, MethodContext
 from tomacs.seeding import stable_seed
-from tomacs.types import Question
+from tomacs.types import Question, RoundGraph
+
+__all__ = [
+    "BASELINES",
+    "IGNORED",
+    "LearnedMethod",
+    "bernoulli_log_prob",
+    "bernoulli_matrix_log_prob",
+    "decisions_log_prob",
+    "nuclear_norm",
+    "question_text",
+    "reinforce_loss",
+    "torch_module",
+]
 
 IGNORED = {"name", "lr", "_target_"}  # read by the run/trainer, not by the method
+BASELINES = ("none", "batch_mean", "moving_avg")
+_EPS = 1e-6
 
 
 def torch_module() -> Any:
@@ -27,12 +49,77 @@ def torch_module() -> Any:
     return torch
 
 
-class LearnedGraphMethod(Method):
-    """Subclasses set `name`, `DEFAULTS`, build `self.net` and keep `self.meta` (architecture
-    facts a checkpoint must match)."""
+# -- log-probabilities and the policy-gradient loss (unit-tested against hand computations) --------
+def _bernoulli_terms(logits: Any, actions: Any) -> Any:
+    """a*logsigmoid(z) + (1-a)*logsigmoid(-z) elementwise: a*log c + (1-a)*log(1-c) with
+    c = sigmoid(z), finite even when c rounds to 0 or 1 in float32."""
+    torch = torch_module()
+    a = torch.as_tensor(actions, dtype=logits.dtype, device=logits.device)
+    ls = torch.nn.functional.logsigmoid
+    return a * ls(logits) + (1.0 - a) * ls(-logits)
+
+
+def bernoulli_log_prob(logits: Any, actions: Any) -> Any:
+    """sum_i log pi(a_i) with pi = Bernoulli(sigmoid(logit)), summed over the last axis."""
+    return _bernoulli_terms(logits, actions).sum(-1)
+
+
+def bernoulli_matrix_log_prob(logits: Any, sample: Any, mask: Any) -> Any:
+    """sum over candidate edges of log Bernoulli(sample | sigmoid(logit)); the last two axes are N x N.
+
+    A masked sum over the full matrix, so the result stays attached to every logit (a fully pruned
+    matrix gives 0 with zero gradient, not a detached constant).
+    """
+    torch = torch_module()
+    m = torch.as_tensor(mask, dtype=logits.dtype, device=logits.device)
+    return (m * _bernoulli_terms(logits, sample)).sum(dim=(-2, -1))
+
+
+def decisions_log_prob(probs: Any, decisions: list[tuple[int, int, int]]) -> Any:
+    """log P(G) = sum over decided pairs of kept*log p_ij + (1-kept)*log(1-p_ij), as a torch scalar
+    (`decisions` from `tomacs.graphs.sequential_dag`).
+
+    Probabilities are clamped to [1e-6, 1-1e-6] so a saturated sigmoid cannot give -inf.
+    """
+    torch = torch_module()
+    if not decisions:
+        return probs.sum() * 0.0  # keeps the graph (and device) of probs
+    idx = torch.as_tensor([(i, j) for i, j, _ in decisions], device=probs.device)
+    kept = torch.as_tensor([k for _, _, k in decisions], dtype=probs.dtype, device=probs.device)
+    p = probs[idx[:, 0], idx[:, 1]].clamp(_EPS, 1.0 - _EPS)
+    return (kept * torch.log(p) + (1.0 - kept) * torch.log1p(-p)).sum()
+
+
+def reinforce_loss(log_probs: Any, utilities: Any, baseline: float = 0.0) -> Any:
+    """REINFORCE as a loss to minimise: -mean_q [ log P_q * (u_q - b) ] (TodyComm Eq. 7, EIB Eq. 11,
+    G-Designer Eq. 17, AgentPrune, CARD's -u term)."""
+    torch = torch_module()
+    u = torch.as_tensor(utilities, dtype=log_probs.dtype, device=log_probs.device)
+    return -((log_probs * (u - baseline)).mean())
+
+
+def nuclear_norm(p: Any) -> Any:
+    """Sum of singular values of the last two axes: the convex surrogate of rank (low-rank prior of
+    AgentPrune and G-Designer)."""
+    torch = torch_module()
+    return torch.linalg.svdvals(p).sum(-1)
+
+
+def question_text(q: Question) -> str:
+    """The query as the agents see it (text plus labelled options), the query node's text input."""
+    if not q.options:
+        return q.text
+    opts = " ".join(f"{lab}) {o}" for lab, o in zip(q.labels, q.options, strict=True))
+    return f"{q.text} {opts}"
+
+
+# -- the base class ------------------------------------------------------------------------------------
+class LearnedMethod(Method):
+    """Subclasses set `name` and `DEFAULTS`, build `self.net` with `seeded(...)` and keep `self.meta`
+    (architecture facts a checkpoint must match)."""
 
     trainable = True
-    needs_embeddings = False  # they embed role profiles and queries themselves, not agent analyses
+    needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
     DEFAULTS: Mapping[str, Any] = {}
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
@@ -45,43 +132,76 @@ class LearnedGraphMethod(Method):
         self.cfg = cfg
         if ctx.mask is not None and np.asarray(ctx.mask).shape != (ctx.n_agents, ctx.n_agents):
             raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {ctx.n_agents}")
-        # the run's top-level `embedder` (ctx.extra) wins over the method's own default
-        self.embedder_name = str(ctx.extra.get("embedder") or cfg["embedder"])
+        # the run resolves the embedder once (tomacs.config.resolve_embedder) and hands it in ctx.extra;
+        # a method built by hand may name one, else the one default
+        self.embedder_name = str(ctx.extra.get("embedder") or cfg.get("embedder") or DEFAULT_EMBEDDER)
         self.emb_dim = embedder_dim(self.embedder_name)
         self.meta: dict[str, Any] = {}
         self.net: Any = None
         self._embedder: Embedder | None = None
-        self._visits: dict[str, int] = {}
-        self.device = torch_module().device(ctx.device)
+        self.visits: dict[str, int] = {}  # training visits per question id: fresh, batch-free draws
+        self.baseline = "none"
+        self._ma: float | None = None  # moving-average reward baseline
+        self.device = self._checked_device(ctx.device)
 
+    # -- config checks (one-line errors naming the key) ---------------------------------------------
     def check_choice(self, key: str, valid: tuple[str, ...]) -> str:
         if self.cfg[key] not in valid:
             raise ValueError(f"{self.name}: {key} must be one of {valid}, got {self.cfg[key]!r}")
         return str(self.cfg[key])
 
-    def check_range(self, key: str, low: float, high: float | None = None, open_low: bool = False) -> float:
-        v = float(self.cfg[key])
-        too_low = v <= low if open_low else v < low
-        if too_low or (high is not None and v >= high):
-            bound = f"in ({low:g}, {high:g})" if high is not None else f">{'' if open_low else '='} {low:g}"
-            raise ValueError(f"{self.name}: {key} must be {bound}, got {self.cfg[key]}")
+    def check_range(
+        self,
+        key: str,
+        low: float | None,
+        high: float | None = None,
+        open_low: bool = False,
+        open_high: bool = True,
+        allow_none: bool = False,
+    ) -> float:
+        raw = self.cfg[key]
+        if raw is None and allow_none:
+            return float("nan")
+        v = float(raw)
+        bad = low is not None and (v <= low if open_low else v < low)
+        bad = bad or (high is not None and (v >= high if open_high else v > high))
+        if bad:
+            lo = "" if low is None else f"{'(' if open_low else '['}{low:g}, "
+            hi = "" if high is None else f"{high:g}{')' if open_high else ']'}"
+            if high is None:
+                bound = f">{'' if open_low else '='} {low:g}"
+            elif low is None:
+                bound = f"<{'' if open_high else '='} {high:g}"
+            else:
+                bound = f"in {lo}{hi}"
+            tail = " or null" if allow_none else ""
+            raise ValueError(f"{self.name}: {key} must be {bound}{tail}, got {raw}")
         return v
 
-    def seeded_net(self, build: Any, *args: Any) -> Any:
+    # -- network, device ---------------------------------------------------------------------------
+    def seeded(self, build: Any, *args: Any) -> Any:
         """Build the network with initial weights seeded by ctx.seed, without touching global RNG."""
         torch = torch_module()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(self.ctx.seed))
             return build(*args)
 
-    def device_for(self, device: str) -> Any:
+    def _checked_device(self, device: str) -> Any:
         torch = torch_module()
         dev = torch.device(device)
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"{self.name} was asked for device {device!r} but torch sees no CUDA GPU")
-        self.device = dev
-        self.net = self.net.to(dev)
         return dev
+
+    def to(self, device: str) -> LearnedMethod:
+        """Move the network (and whatever `moved` moves) to `device`."""
+        self.device = self._checked_device(device)
+        self.net = self.net.to(self.device)
+        self.moved(self.device)
+        return self
+
+    def moved(self, device: Any) -> None:
+        """Hook: move tensors the method keeps outside its network (edge indices)."""
 
     @property
     def embedder(self) -> Embedder:
@@ -90,22 +210,40 @@ class LearnedGraphMethod(Method):
             self._embedder = get_embedder(self.embedder_name, str(self.device))
         return self._embedder
 
-    def _question_rngs(self, questions: list[Question], train: bool) -> list[np.random.Generator]:
-        """One generator per question keyed by (seed, method, question id, and in training how often
-        that question was trained on): batching never changes a graph, and each epoch resamples."""
-        rngs = []
+    # -- episode ---------------------------------------------------------------------------------
+    def check_round(self, t: int) -> None:
+        if not 2 <= t <= self.ctx.rounds:
+            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+
+    def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
+        """Every agent, and the graph `begin` decided for each query (state["edges"]), in every round
+        t = 2..T: EIB-Learner, CARD and G-Designer design one graph per query; TodyComm and
+        AgentPrune decide each round and override this."""
+        self.check_round(t)
+        nodes = list(range(self.ctx.n_agents))
+        return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in state["edges"]]
+
+    # -- per-question randomness -------------------------------------------------------------------
+    def question_seeds(self, questions: list[Question], train: bool) -> list[int]:
+        """One seed per question keyed by (seed, method, question id, and in training how often that
+        question was trained on): batching never changes a graph, and each epoch resamples."""
+        seeds = []
         for q in questions:
             if train:
-                k = self._visits.get(q.id, 0)
-                self._visits[q.id] = k + 1
-                seed = stable_seed(self.ctx.seed, self.name, "train", q.id, k)
+                k = self.visits.get(q.id, 0)
+                self.visits[q.id] = k + 1
+                seeds.append(stable_seed(self.ctx.seed, self.name, "train", q.id, k))
             else:
-                seed = stable_seed(self.ctx.seed, self.name, "eval", q.id)
-            rngs.append(np.random.default_rng(seed))
-        return rngs
+                seeds.append(stable_seed(self.ctx.seed, self.name, "eval", q.id))
+        return seeds
 
+    def question_rngs(self, questions: list[Question], train: bool) -> list[np.random.Generator]:
+        return [np.random.default_rng(s) for s in self.question_seeds(questions, train)]
+
+    # -- learning ----------------------------------------------------------------------------------
     def utilities(self, state: dict[str, Any], utilities: list[float]) -> np.ndarray:
-        if not state["train"] or state["logp"] is None:
+        """The batch's utilities, checked against a training batch's questions."""
+        if not state["train"] or state.get("logp") is None:
             raise RuntimeError(
                 f"{self.name}.loss needs a batch begun with train=True (log-probs are sampled)"
             )
@@ -114,23 +252,55 @@ class LearnedGraphMethod(Method):
             raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
         return u
 
+    def baseline_value(self, u: np.ndarray) -> float:
+        """The reward baseline b of `self.baseline`: none (0, the papers'), batch_mean, or moving_avg
+        (the previous batches' exponential average, the batch mean on the first batch)."""
+        if self.baseline == "none":
+            return 0.0
+        batch = float(u.mean())
+        if self.baseline == "batch_mean":
+            return batch
+        m = float(self.cfg.get("baseline_momentum", 0.9))
+        b = batch if self._ma is None else self._ma
+        self._ma = batch if self._ma is None else m * self._ma + (1.0 - m) * batch
+        return b
+
     def parameters(self) -> list[Any]:
         return list(self.net.parameters())
+
+    def train_mode(self, train: bool) -> None:
+        self.net.train(train)
+
+    # -- checkpoints -------------------------------------------------------------------------------
+    def extra_state(self) -> dict[str, Any]:
+        """Hook: what a subclass saves besides the network, visits, baseline and meta."""
+        return {}
+
+    def load_extra_state(self, state: dict[str, Any]) -> None:
+        """Hook: read back `extra_state`."""
+
+    def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """Hook: fill in what an older checkpoint's meta lacks (its value before the option existed)."""
+        return meta
 
     def state_dict(self) -> dict[str, Any]:
         return {
             "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-            "visits": dict(self._visits),
+            "visits": dict(self.visits),
+            "baseline_ma": self._ma,
+            **self.extra_state(),
             "meta": dict(self.meta),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        meta = state.get("meta", {})
+        meta = self.checkpoint_meta(dict(state.get("meta", {})))
         diff = {k: (meta.get(k), v) for k, v in self.meta.items() if k in meta and meta[k] != v}
         if diff:
-            raise ValueError(f"checkpoint does not fit this {self.name} (checkpoint, current): {diff}")
+            raise ValueError(
+                f"checkpoint does not fit this {self.name} (checkpoint, current): {diff}; "
+                "set method.<key> (or agents) to the checkpoint's value"
+            )
         self.net.load_state_dict(state["net"])
-        self._visits = dict(state.get("visits", {}))
-
-    def train_mode(self, train: bool) -> None:
-        self.net.train(train)
+        self.visits = dict(state.get("visits", {}))
+        self._ma = state.get("baseline_ma")
+        self.load_extra_state(state)

@@ -53,8 +53,9 @@ import numpy as np
 
 from tomacs.embed import embedder_dim
 from tomacs.graphs import credit_ranked_dag
-from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.base import History, MethodContext
 from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim
+from tomacs.methods.learned import LearnedMethod, bernoulli_log_prob, reinforce_loss, torch_module
 from tomacs.types import AdversaryPlan, DecisionGraph, Episode, Question, RoundGraph
 
 __all__ = [
@@ -82,7 +83,7 @@ DEFAULTS: dict[str, Any] = {
     "baseline_momentum": 0.9,
     "features": "full",
     "ablation": "none",
-    "embedder": "minilm",
+    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "emb_dim": None,
     "decision_tau": 1.0,
     "normalize": "running",
@@ -90,112 +91,12 @@ DEFAULTS: dict[str, Any] = {
     "isolated": "answer",
     "tie_tol": 0.0,
 }
-_IGNORED = {"name", "lr", "_target_"}  # read by the run/trainer, not by the method
-
-
-def _torch() -> Any:
-    import torch
-
-    return torch
-
-
-def _build_running_norm(dim: int, clip: float, min_std: float = 1e-6) -> Any:
-    """Per-feature standardisation with statistics accumulated over training inputs only.
-
-    Why: f_i^t concatenates blocks on very different scales (unit-norm embeddings whose per-dim std
-    is ~0.05, one-hot answers, distances up to ~1.4, flags), so at the paper's lr the GRU barely
-    moves in 24 Adam steps (issue 12: credits stayed at 0.46-0.52). Statistics are a pooled
-    mean/variance (Chan et al.'s parallel update, float64) over every (question, agent, round)
-    row of the training batches (`update`, called by TodyComm only for batches begun with
-    train=True); evaluation uses them frozen, so a test batch never changes how the next one is
-    scored, whatever mode the module is in. A dimension whose training std is below `min_std` (constant in
-    training, e.g. letter slots a benchmark never uses) maps to 0: it carried no signal the policy
-    could have learned a weight for. Outputs are clipped to +-clip so an unseen value at test time
-    cannot saturate the GRU. The buffers live in the module's state_dict (saved with checkpoints).
-    """
-    torch = _torch()
-    nn = torch.nn
-
-    class RunningNorm(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.clip = float(clip)
-            self.min_std = float(min_std)
-            self.register_buffer("count", torch.zeros((), dtype=torch.float64))
-            self.register_buffer("mean", torch.zeros(dim, dtype=torch.float64))
-            self.register_buffer("m2", torch.zeros(dim, dtype=torch.float64))
-
-        def update(self, x: Any) -> None:
-            x = x.detach().to(torch.float64).reshape(-1, dim)
-            nb = float(x.shape[0])
-            if nb == 0:
-                return
-            mb = x.mean(0)
-            m2b = ((x - mb) ** 2).sum(0)
-            na = float(self.count)
-            tot = na + nb
-            delta = mb - self.mean
-            self.mean += delta * (nb / tot)
-            self.m2 += m2b + delta**2 * (na * nb / tot)
-            self.count += nb
-
-        def forward(self, x: Any) -> Any:
-            if float(self.count) < 2:
-                return x
-            std = (self.m2 / self.count).sqrt()
-            live = std > self.min_std
-            z = (x.to(torch.float64) - self.mean) / torch.where(live, std, torch.ones_like(std))
-            z = torch.where(live, z, torch.zeros_like(z)).clamp(-self.clip, self.clip)
-            return z.to(x.dtype)
-
-    return RunningNorm()
-
-
-def _build_net(in_dim: int, hidden: int, mlp_hidden: int, normalize: str = "none", clip: float = 5.0) -> Any:
-    """GRU cell + MLP of Alg. 1; returns logits (credit = sigmoid(logit)) so log-probs stay finite.
-
-    `normalize` sits in front of the GRU: "none" is the paper's literal form (raw f_i^t),
-    "running" the per-feature standardiser above, "layernorm" a LayerNorm over the feature vector.
-    """
-    torch = _torch()
-    nn = torch.nn
-    if normalize not in NORMALIZERS:
-        raise ValueError(f"normalize must be one of {NORMALIZERS}, got {normalize!r}")
-
-    class CreditNet(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            if normalize == "running":
-                self.norm = _build_running_norm(in_dim, clip)
-            elif normalize == "layernorm":
-                self.norm = nn.LayerNorm(in_dim)
-            else:
-                self.norm = nn.Identity()
-            self.gru = nn.GRUCell(in_dim, hidden)
-            self.mlp = nn.Sequential(nn.Linear(hidden, mlp_hidden), nn.ReLU(), nn.Linear(mlp_hidden, 1))
-
-        def forward(self, f: Any, h: Any, update_stats: bool = False) -> tuple[Any, Any]:
-            if update_stats and hasattr(self.norm, "update"):
-                self.norm.update(f)
-            h_new = self.gru(self.norm(f), h)
-            return self.mlp(h_new).squeeze(-1), h_new
-
-    return CreditNet()
+_torch = torch_module
 
 
 # -- Alg. 2 and Eq. 7 as pure functions (unit-tested against hand computations) -------------------
-def bernoulli_log_prob(logits: Any, actions: Any) -> Any:
-    """sum_i log pi(a_i) with pi = Bernoulli(sigmoid(logit)), summed over the last axis.
-
-    Computed as a*logsigmoid(z) + (1-a)*logsigmoid(-z), which equals a*log c + (1-a)*log(1-c)
-    but stays finite when c rounds to 0 or 1 in float32.
-    """
-    torch = _torch()
-    a = torch.as_tensor(actions, dtype=logits.dtype, device=logits.device)
-    ls = torch.nn.functional.logsigmoid
-    return (a * ls(logits) + (1.0 - a) * ls(-logits)).sum(-1)
-
-
+# The log-prob of Alg. 2 is `bernoulli_log_prob` and Eq. 7's loss `reinforce_loss` (the learned base,
+# shared with every REINFORCE method); what is TodyComm's own follows.
 def sample_participation(
     credits: np.ndarray, epsilon: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -248,74 +149,44 @@ def discounted_log_prob(logp_comm: list[Any], logp_dec: Any, gamma: float, round
     return total
 
 
-def reinforce_loss(total_log_prob: Any, utilities: Any, baseline: float = 0.0) -> Any:
-    """Eq. 7 as a loss to minimise: -mean_q [ total_log_prob_q * (u_q - b) ]."""
-    torch = _torch()
-    u = torch.as_tensor(utilities, dtype=total_log_prob.dtype, device=total_log_prob.device)
-    return -((total_log_prob * (u - baseline)).mean())
-
-
 # -- the method ------------------------------------------------------------------------------------
-class TodyComm(Method):
+class TodyComm(LearnedMethod):
     """TodyComm (the main method). Config keys: see conf/method/todycomm.yaml and DEFAULTS."""
 
     name = "todycomm"
-    trainable = True
-    needs_embeddings = True
+    needs_embeddings = True  # its node features f_i^t read the agents' analyses (Eq. 4)
+    DEFAULTS = DEFAULTS
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
-        unknown = set(params) - set(DEFAULTS) - _IGNORED
-        if unknown:
-            raise ValueError(f"unknown todycomm parameters {sorted(unknown)}; valid: {sorted(DEFAULTS)}")
-        cfg = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
-        super().__init__(ctx, **cfg)
-        if cfg["features"] not in FEATURE_SETS:
-            raise ValueError(f"features must be one of {FEATURE_SETS}, got {cfg['features']!r}")
-        if cfg["ablation"] not in ABLATIONS:
-            raise ValueError(f"ablation must be one of {ABLATIONS}, got {cfg['ablation']!r}")
-        if cfg["baseline"] not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {cfg['baseline']!r}")
-        if not 0.0 <= float(cfg["epsilon"]) <= 1.0:
-            raise ValueError(f"epsilon must be in [0, 1], got {cfg['epsilon']}")
-        if not 0.0 < float(cfg["gamma"]) <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {cfg['gamma']}")
-        if float(cfg["decision_tau"]) <= 0:
-            raise ValueError(f"decision_tau must be > 0, got {cfg['decision_tau']}")
-        if cfg["normalize"] not in NORMALIZERS:
-            raise ValueError(f"normalize must be one of {NORMALIZERS}, got {cfg['normalize']!r}")
-        if cfg["isolated"] not in ISOLATED:
-            raise ValueError(f"isolated must be one of {ISOLATED}, got {cfg['isolated']!r}")
-        if float(cfg["tie_tol"]) < 0:
-            raise ValueError(f"tie_tol must be >= 0, got {cfg['tie_tol']}")
-        if float(cfg["norm_clip"]) <= 0:
-            raise ValueError(f"norm_clip must be > 0, got {cfg['norm_clip']}")
-        self.epsilon = float(cfg["epsilon"])
-        self.gamma = float(cfg["gamma"])
-        self.baseline = str(cfg["baseline"])
-        self.momentum = float(cfg["baseline_momentum"])
-        self.features = str(cfg["features"])
-        self.ablation = str(cfg["ablation"])
-        self.tau = float(cfg["decision_tau"])
-        self.normalize = str(cfg["normalize"])
-        self.isolated = str(cfg["isolated"])
-        self.tie_tol = float(cfg["tie_tol"])
-        # The executor's embedder decides the embedding size; the run may announce it in ctx.extra.
-        emb = ctx.extra.get("embed_dim") or cfg["emb_dim"] or embedder_dim(str(cfg["embedder"]))
-        self.emb_dim = int(emb)
+        super().__init__(ctx, **params)
+        self.features = self.check_choice("features", FEATURE_SETS)
+        self.ablation = self.check_choice("ablation", ABLATIONS)
+        self.baseline = self.check_choice("baseline", BASELINES)
+        self.normalize = self.check_choice("normalize", NORMALIZERS)
+        self.isolated = self.check_choice("isolated", ISOLATED)
+        self.epsilon = self.check_range("epsilon", 0.0, 1.0, open_high=False)
+        self.gamma = self.check_range("gamma", 0.0, 1.0, open_low=True, open_high=False)
+        self.tau = self.check_range("decision_tau", 0.0, open_low=True)
+        self.tie_tol = self.check_range("tie_tol", 0.0)
+        clip = self.check_range("norm_clip", 0.0, open_low=True)
+        cfg = self.cfg
+        # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
+        self.emb_dim = int(ctx.extra.get("embed_dim") or cfg["emb_dim"] or embedder_dim(self.embedder_name))
         self.in_dim = feature_dim(self.emb_dim, self.features)
         self.hidden = int(cfg["hidden_size"])
         self.mlp_hidden = int(cfg["mlp_hidden"])
-        torch = _torch()
-        self.device = torch.device(ctx.device)
-        if self.device.type == "cuda" and not torch.cuda.is_available():
-            raise RuntimeError(f"TodyComm was asked for device {ctx.device!r} but torch sees no CUDA GPU")
-        with torch.random.fork_rng(devices=[]):  # seeded initial weights without touching global RNG
-            torch.manual_seed(int(ctx.seed))
-            net = _build_net(
-                self.in_dim, self.hidden, self.mlp_hidden, self.normalize, float(cfg["norm_clip"])
-            )
+        self.meta = {
+            "in_dim": self.in_dim,
+            "emb_dim": self.emb_dim,
+            "hidden_size": self.hidden,
+            "mlp_hidden": self.mlp_hidden,
+            "features": self.features,
+            "normalize": self.normalize,
+        }
+        from tomacs.methods.nets import CreditNet
+
+        net = self.seeded(CreditNet, self.in_dim, self.hidden, self.mlp_hidden, self.normalize, clip)
         self.net = net.to(self.device)
-        self._ma: float | None = None  # moving-average reward baseline
         self.trace: list[tuple[int, np.ndarray]] | None = None  # (t, features) when analysed
 
     # -- episode ---------------------------------------------------------------------------------
@@ -409,8 +280,7 @@ class TodyComm(Method):
 
     def act(self, state: dict[str, Any], t: int, history: History) -> list[RoundGraph]:
         """Round t in 2..T: credits, participation, credit-ranked DAG (Alg. 1, 2, 4)."""
-        if not 2 <= t <= self.ctx.rounds:
-            raise ValueError(f"act is for rounds 2..{self.ctx.rounds}, got t={t}")
+        self.check_round(t)
         credits, actions = self._step(state, t, history)
         ctx = self.ctx
         graphs, edges_t = [], []
@@ -462,63 +332,20 @@ class TodyComm(Method):
         return out
 
     # -- learning --------------------------------------------------------------------------------
-    def _baseline(self, u: np.ndarray) -> float:
-        if self.baseline == "none":
-            return 0.0
-        batch = float(u.mean())
-        if self.baseline == "batch_mean":
-            return batch
-        b = batch if self._ma is None else self._ma
-        self._ma = batch if self._ma is None else self.momentum * self._ma + (1.0 - self.momentum) * batch
-        return b
-
     def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
         """Eq. 7 over the batch (see `reinforce_loss`); None for the no_credits ablation."""
         if self.ablation == "no_credits":
             return None
-        if not state["train"]:
-            raise RuntimeError("TodyComm.loss needs a batch begun with train=True (log-probs are sampled)")
+        u = self.utilities(state, utilities)
         T = self.ctx.rounds
         missing = [t for t in range(2, T + 2) if t not in state["logp"]]
         if missing:
             raise RuntimeError(f"no log-probs for rounds {missing}: call act for 2..T and decide first")
-        u = np.asarray(utilities, dtype=np.float64)
-        if u.shape != (len(state["questions"]),):
-            raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
         comm = [state["logp"][t] for t in range(2, T + 1)]
         total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
-        return reinforce_loss(total, u, self._baseline(u))
+        return reinforce_loss(total, u, self.baseline_value(u))
 
-    def parameters(self) -> list[Any]:
-        return list(self.net.parameters())
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-            "baseline_ma": self._ma,
-            "meta": {
-                "in_dim": self.in_dim,
-                "emb_dim": self.emb_dim,
-                "hidden_size": self.hidden,
-                "mlp_hidden": self.mlp_hidden,
-                "features": self.features,
-                "normalize": self.normalize,
-            },
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        meta = dict(state.get("meta", {}))
-        if "meta" in state and "normalize" not in meta:
+    def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+        if meta and "normalize" not in meta:
             meta["normalize"] = "none"  # checkpoints from before the option had raw inputs
-        mine = self.state_dict()["meta"]
-        diff = {k: (meta.get(k), v) for k, v in mine.items() if k in meta and meta[k] != v}
-        if diff:
-            raise ValueError(
-                f"checkpoint does not fit this TodyComm (checkpoint, current): {diff}; "
-                "set method.<key> to the checkpoint's value"
-            )
-        self.net.load_state_dict(state["net"])
-        self._ma = state.get("baseline_ma")
-
-    def train_mode(self, train: bool) -> None:
-        self.net.train(train)
+        return meta
