@@ -51,6 +51,7 @@ from omegaconf import DictConfig
 from rich.table import Table
 
 from tomacs.backbones import sim_text
+from tomacs.batches import walk
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.executor import Executor, ForceFn
@@ -160,11 +161,9 @@ def run_episodes(
     crs = executor.crs
     saved = crs.state.to_dict() if crs is not None else None
     method.train_mode(False)
-    eps: list[Episode] = []
-    qs = list(questions)
-    for b in range(0, len(qs), batch_size):
-        e, _ = executor.run_batch(qs[b : b + batch_size], method, False, PHASE, on_call, force=force)
-        eps.extend(e)
+    eps = walk(
+        executor, method, questions, batch_size, train=False, phase=PHASE, on_call=on_call, force=force
+    )
     if crs is not None and saved is not None:
         crs.state.load(saved)
     return eps
@@ -291,8 +290,10 @@ def run_propagation(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does) and measure them."""
+    from tomacs.build import backbone_label, build
+    from tomacs.checkpoint import load_checkpoint
     from tomacs.config import to_container
-    from tomacs.run import backbone_label, build, git_rev
+    from tomacs.jobfiles import git_rev
 
     t0 = time.perf_counter()
     if checkpoint is not None:
@@ -300,8 +301,6 @@ def run_propagation(
     comps = build(cfg, need_train=False)
     ckpt = checkpoint or (Path(cfg.checkpoint) if cfg.get("checkpoint") else None)
     if ckpt is not None:
-        from tomacs.training import load_checkpoint
-
         load_checkpoint(comps.method, ckpt)
     res = measure_propagation(
         comps.executor,
