@@ -21,6 +21,8 @@ from tomacs.checkpoint import UNTRAINED
 from tomacs.config import ConfigError, flat
 from tomacs.types import Episode
 
+EPISODES, CONFIG, RESULTS = "episodes.jsonl", "config.yaml", "results.json"
+
 
 def git_rev() -> str | None:
     """The code's revision, recorded with every result so a number can be traced to its code."""
@@ -42,6 +44,14 @@ class EpisodeLog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+
+    @classmethod
+    def of(cls, out_dir: Path) -> EpisodeLog:
+        return cls(out_dir / EPISODES)
+
+    def discard(self) -> None:
+        """Drop episodes of an earlier policy (a resumed training changed it)."""
+        self.path.unlink(missing_ok=True)
 
     def repair(self) -> None:
         """Cut a torn tail left by a kill, so appended episodes start on a fresh line."""
@@ -158,8 +168,8 @@ _RESUME_FREE = (
 def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
     """Refuse to resume into a directory whose episodes came from a different config: mixing them
     would report numbers of two experiments as one."""
-    old_path = out_dir / "config.yaml"
-    if not old_path.is_file() or not any((out_dir / f).exists() for f in ("episodes.jsonl", "checkpoint.pt")):
+    old_path = out_dir / CONFIG
+    if not old_path.is_file() or not any((out_dir / f).exists() for f in (EPISODES, "checkpoint.pt")):
         return
     old = flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
     new = flat(resolved)
@@ -182,12 +192,12 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
 
 def write_config(out_dir: Path, resolved: dict[str, Any]) -> None:
     """config.yaml: the settled config a resume is checked against (`check_resumable`)."""
-    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+    (out_dir / CONFIG).write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
 
 
 def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict[str, Any] | None:
     """The results of this exact job if it already finished in out_dir (a re-run sweep skips it)."""
-    path = out_dir / "results.json"
+    path = out_dir / RESULTS
     if not path.is_file():
         return None
     try:

@@ -21,7 +21,9 @@ from tomacs.build import Components, backbone_label, build
 from tomacs.checkpoint import UNTRAINED, check_checkpoint, load_checkpoint, settle_embedder
 from tomacs.config import to_container
 from tomacs.credibility.stream import stream_metrics
+from tomacs.embed import embedding_summary
 from tomacs.jobfiles import (
+    RESULTS,
     EpisodeLog,
     check_distinct,
     check_resumable,
@@ -40,7 +42,7 @@ from tomacs.training import train, warm_up
 
 def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
     """Evaluate on the test questions, resuming from episodes.jsonl when present."""
-    log = EpisodeLog(out_dir / "episodes.jsonl")
+    log = EpisodeLog.of(out_dir)
     log.repair()
     check_distinct([q.id for q in comps.test_qs], f"the test questions of benchmark '{comps.bench.name}'")
     check_distinct([r["question"]["id"] for r in log.load()], str(log.path))
@@ -146,7 +148,7 @@ def _locked_job(
     try:
         results = _run(comps, cfg, mode, out_dir, progress, resolved, t0, job)
     finally:
-        comps.tracker.finish(results, out_dir / "episodes.jsonl", failed=results is None)
+        comps.tracker.finish(results, EpisodeLog.of(out_dir).path, failed=results is None)
     return results
 
 
@@ -164,10 +166,8 @@ def _run(
     train_info: dict[str, Any] = {}
     if mode == "train" and comps.method.trainable:
         train_info = train(comps, out_dir, progress)
-        stale = out_dir / "episodes.jsonl"
-        if train_info["epochs_run"] > train_info["resumed_from_epoch"] and stale.exists():
-            # evaluation episodes of an earlier policy: the resumed training changed it
-            stale.unlink()
+        if train_info["epochs_run"] > train_info["resumed_from_epoch"]:
+            EpisodeLog.of(out_dir).discard()  # evaluated by the policy before this training
     if mode == "train" and not comps.method.trainable and comps.executor.crs is not None and comps.train_qs:
         train_info = warm_up(comps, out_dir, progress)
     metrics = evaluate(comps, out_dir, progress)
@@ -176,8 +176,6 @@ def _run(
     untrained = comps.method.trainable and (
         cfg.get("checkpoint") == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
     )
-    from tomacs.embed import embedding_summary
-
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
@@ -204,5 +202,5 @@ def _run(
         "test_questions": len(comps.test_qs),
         "config": resolved,
     }
-    write_json(out_dir / "results.json", results)
+    write_json(out_dir / RESULTS, results)
     return results
