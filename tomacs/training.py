@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,14 +80,60 @@ def _append(path: Path, rec: dict[str, Any]) -> None:
         f.write(json.dumps(rec) + "\n")
 
 
+@dataclass
+class Standing:
+    """Where training stands after an epoch. Every checkpoint carries it, so a killed run goes on
+    from its last finished epoch with the same best checkpoint and early-stopping count."""
+
+    epoch: int = 0  # the next epoch to run
+    iteration: int = 0
+    best_val: float = -1.0  # the best validation score so far (Acc; ADAcc breaks ties)
+    since_best: int = 0  # epochs since that score
+    best_acc: float | None = None  # validation Acc of the best checkpoint
+
+    @classmethod
+    def of(cls, ckpt: dict[str, Any]) -> Standing:
+        return cls(
+            ckpt.get("epoch", -1) + 1,
+            ckpt.get("iteration", 0),
+            ckpt.get("best_val", -1.0),
+            ckpt.get("since_best", 0),
+            ckpt.get("best_val_acc"),
+        )
+
+    def judge(self, epoch: int, val_acc: float | None, val_adacc: float | None) -> bool:
+        """Count a finished epoch; True when its policy is the best so far. Validation Acc picks
+        the checkpoint (the reward); ADAcc only breaks ties, which are common on a few dozen
+        questions. No validation: keep the last epoch."""
+        tie = val_adacc if val_adacc is not None and val_adacc == val_adacc else 0.0
+        score = val_acc + 1e-3 * tie if val_acc is not None else -float(epoch)
+        is_best = val_acc is None or score > self.best_val
+        if is_best and val_acc is not None:
+            self.best_val, self.best_acc = score, val_acc
+        self.since_best = 0 if is_best else self.since_best + 1
+        self.epoch = epoch + 1
+        return is_best
+
+    def checkpoint_fields(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch - 1,
+            "iteration": self.iteration,
+            "best_val": self.best_val,
+            "best_val_acc": self.best_acc,
+            "since_best": self.since_best,
+        }
+
+
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """Train the method epoch by epoch (checkpoint.pt after each, best.pt by validation), resuming
+    from out_dir's checkpoint (or cfg.checkpoint); the method ends holding best.pt's weights."""
     cfg = comps.cfg
     method = comps.method
     lr = float(cfg.method.get("lr") or cfg.train.lr)
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
     ckpt_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
     log_path = out_dir / "train_log.jsonl"
-    start_epoch, iteration, best_val, since_best, best_acc = 0, 0, -1.0, 0, None
+    at = Standing()
     resume_from = (
         Path(cfg.checkpoint) if cfg.get("checkpoint") else (ckpt_path if ckpt_path.exists() else None)
     )
@@ -94,13 +141,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         ck = load_checkpoint(method, resume_from, optimizer)
         if comps.executor.crs is not None and ck.get("credibility"):
             comps.executor.crs.state.load(ck["credibility"])
-        start_epoch, iteration, best_val, since_best = (
-            ck.get("epoch", -1) + 1,
-            ck.get("iteration", 0),
-            ck.get("best_val", -1.0),
-            ck.get("since_best", 0),
-        )
-        best_acc = ck.get("best_val_acc")
+        at = Standing.of(ck)
+    start_epoch = at.epoch
     trim_log(log_path, start_epoch)
     epochs = int(cfg.train.epochs)
     patience = cfg.train.get("patience")
@@ -109,45 +151,29 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     t0 = time.perf_counter()
     prog = progress or Progress(enabled=False)
 
-    def out_of_patience(since: int) -> bool:
+    def out_of_patience() -> bool:
         """Early stopping: validation has not improved for `patience` epochs."""
-        return patience is not None and bool(comps.val_qs) and since >= int(patience)
+        return patience is not None and bool(comps.val_qs) and at.since_best >= int(patience)
 
-    stopped_early = out_of_patience(since_best)  # a resumed run that had already stopped stays stopped
-    epochs_done = start_epoch
+    stopped_early = out_of_patience()  # a resumed run that had already stopped stays stopped
     for epoch in range(start_epoch, epochs):
         if stopped_early:
             break
         title = f"train epoch {epoch + 1}/{epochs}"
-        iteration = train_epoch(comps, optimizer, epoch, iteration, log_path, prog, title, t0)
-        val_acc, val_adacc = validate(comps, epoch, iteration, log_path, prog, f"{title} validating")
-        # validation Acc picks the checkpoint (the reward); ADAcc only breaks ties, which are common
-        # on a few dozen questions. No validation: keep the last epoch.
-        tie = val_adacc if val_adacc is not None and val_adacc == val_adacc else 0.0
-        score = val_acc + 1e-3 * tie if val_acc is not None else -float(epoch)
-        is_best = val_acc is None or score > best_val
-        if is_best and val_acc is not None:
-            best_val, best_acc = score, val_acc
-        since_best = 0 if is_best else since_best + 1
-        stopped_early = out_of_patience(since_best)
+        at.iteration = train_epoch(comps, optimizer, epoch, at.iteration, log_path, prog, title, t0)
+        val_acc, val_adacc = validate(comps, epoch, at.iteration, log_path, prog, f"{title} validating")
+        is_best = at.judge(epoch, val_acc, val_adacc)
+        stopped_early = out_of_patience()
         if val_acc is not None:
             prog.log(
                 f"{title} validation | Acc {pct(val_acc)} | ADAcc {pct(val_adacc)}"
-                f" | {'new best' if is_best else f'no improvement for {since_best}'}"
+                f" | {'new best' if is_best else f'no improvement for {at.since_best}'}"
                 + (f" | stopping early (patience {patience})" if stopped_early else "")
             )
-        extra = {
-            "epoch": epoch,
-            "iteration": iteration,
-            "best_val": best_val,
-            "best_val_acc": best_acc,
-            "since_best": since_best,
-            "embedder": cfg.get("embedder"),
-        }
+        extra = {**at.checkpoint_fields(), "embedder": cfg.get("embedder")}
         if comps.executor.crs is not None:  # credibility is part of the run's learned state
             extra["credibility"] = comps.executor.crs.state.to_dict()
         save_checkpoint(ckpt_path, method, optimizer, extra)
-        epochs_done = epoch + 1
         if is_best:
             save_checkpoint(best_path, method, optimizer, extra)
     if best_path.exists():
@@ -155,10 +181,10 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     method.train_mode(False)
     return {
         "epochs": epochs,
-        "epochs_run": epochs_done,
+        "epochs_run": at.epoch,
         "stopped_early": bool(stopped_early),
-        "iterations": iteration,
-        "best_val_acc": best_acc,
+        "iterations": at.iteration,
+        "best_val_acc": at.best_acc,
         "train_wall_s": round(time.perf_counter() - t0, 3),
         "resumed_from_epoch": start_epoch,
     }
