@@ -45,6 +45,7 @@ def resolve_device(name: str, needed: bool) -> str:
 
 
 def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
+    """The simulator (profiled for the benchmark unless backbone.profile says otherwise) or an LLM."""
     name = cfg.backbone.name
     if name == "sim":
         from tomacs.backbones.sim import SimBackbone
@@ -57,11 +58,15 @@ def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
 
 
 def backbone_label(cfg: DictConfig, backbone: Any) -> str:
+    """The backbone as results name it: every simulator result is labelled `sim`."""
     return "sim" if cfg.backbone.name == "sim" else str(getattr(backbone, "name", cfg.backbone.name))
 
 
 @dataclass
 class Components:
+    """What one job is made of: built once by `build`, then read by training, evaluation and the
+    analyses, so each of them sees the same method, executor and question splits."""
+
     cfg: DictConfig
     bench: BenchmarkAdapter
     backbone: Any
@@ -128,6 +133,8 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
 
 
 def build(cfg: DictConfig, need_train: bool) -> Components:
+    """Validate and settle the config, then build every part of the job; `need_train` loads the
+    training and validation splits too."""
     validate(cfg)
     settle_embedder(cfg)  # idempotent; run_job settles it before config.yaml is written
     from tomacs.embed import configure as configure_embeddings
