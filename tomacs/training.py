@@ -245,6 +245,7 @@ def train_epoch(
             )
 
         bs = int(cfg.train.batch_size)
+        # the epoch is the sample index of this pass (the executor reads it from the phase today)
         walk(comps.executor, method, qs, bs, train=True, phase=f"train{epoch}", on_call=task, on_batch=step)
     return iteration
 
