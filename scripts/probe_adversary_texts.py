@@ -34,8 +34,9 @@ def episodes_texts(
     benchmark: str, attack: str, suffix: bool, questions: int, seed: int
 ) -> tuple[list[str], np.ndarray, list[str], int]:
     """Texts, labels (1 = adversarial), question ids and the earliest onset, from one evaluation run."""
+    from tomacs.batches import walk
+    from tomacs.build import build
     from tomacs.config import compose
-    from tomacs.run import batches, build
 
     cfg = compose(
         [
@@ -54,17 +55,15 @@ def episodes_texts(
     texts: list[str] = []
     labels: list[int] = []
     groups: list[str] = []
-    for batch in batches(comps.test_qs, 32):
-        eps, _ = comps.executor.run_batch(batch, comps.method, train=False, phase="test")
-        for ep in eps:
-            for t, outs in enumerate(ep.rounds, start=1):
-                if t < first:
-                    continue
-                for o in outs:
-                    if o.participated:
-                        texts.append(o.text)
-                        labels.append(int(o.behaviour == "adversarial"))
-                        groups.append(ep.question.id)
+    for ep in walk(comps.executor, comps.method, comps.test_qs, 32, train=False, phase="test"):
+        for t, outs in enumerate(ep.rounds, start=1):
+            if t < first:
+                continue
+            for o in outs:
+                if o.participated:
+                    texts.append(o.text)
+                    labels.append(int(o.behaviour == "adversarial"))
+                    groups.append(ep.question.id)
     return texts, np.asarray(labels), groups, first
 
 

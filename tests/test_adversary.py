@@ -65,6 +65,32 @@ def test_invalid_settings_raise_clear_errors() -> None:
         AdversarySchedule(6, 4, count=2, onset_rounds=(0, 3))
 
 
+def test_protected_and_fixed_agents_are_checked_at_construction() -> None:
+    """The receiver protocol and persistent adversaries are validated where the schedule is built,
+    not in the first episode's draw (issue 16: run.build used to set them after construction)."""
+    s = AdversarySchedule(6, 4, count=5, protected=[5])
+    assert s.protected == (5,)
+    with pytest.raises(ValueError, match="only 5 unprotected agents"):
+        AdversarySchedule(6, 4, count=6, protected=(5,))
+    with pytest.raises(ValueError, match=r"protected agents \[6\] must lie in 0..5"):
+        AdversarySchedule(6, 4, count=1, protected=(6,))
+    with pytest.raises(ValueError, match="include protected agents"):
+        AdversarySchedule(6, 4, count=2, protected=(5,), fixed_agents=(0, 5))
+
+
+def test_persistent_adversaries_drawn_once_from_the_seed_among_unprotected() -> None:
+    from tomacs.build import adversary_schedule
+    from tomacs.config import compose
+
+    cfg = compose(["agents=7", "attack=receiver", "attack.count=3", "attack.persistent=true", "seed=3"])
+    s = adversary_schedule(cfg)
+    assert s.protected == (6,) and s.fixed_agents is not None and len(s.fixed_agents) == 3
+    assert 6 not in s.fixed_agents and s.fixed_agents == adversary_schedule(cfg).fixed_agents
+    plan = s.plan(MC, candidate_wrong_answers(MC), np.random.default_rng(0))
+    assert plan.adversaries == s.fixed_agents
+    assert adversary_schedule(compose(["attack=eq50"])).fixed_agents is None
+
+
 def test_none_gives_empty_plan_without_touching_rng() -> None:
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state

@@ -13,8 +13,8 @@ from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.prompts import PERSUASIVE_SUFFIX, add_persuasive_suffix
 from tomacs.agents.roles import ROLES
 from tomacs.backbones import sim_text as st
+from tomacs.build import build
 from tomacs.config import ConfigError, compose, to_container
-from tomacs.run import build
 from tomacs.types import Episode, Question
 
 MC = Question(

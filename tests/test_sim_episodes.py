@@ -68,8 +68,8 @@ def test_decision_modes_and_graphs_differ_where_they_should() -> None:
 def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict:
     from tomacs.analysis.propagation import run_episodes
     from tomacs.backbones.sim import SimBackbone
+    from tomacs.build import build
     from tomacs.config import compose
-    from tomacs.run import build
     from tomacs.sim_diagnose import round_stats
 
     cfg = compose(

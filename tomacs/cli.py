@@ -315,8 +315,8 @@ def analyze_propagation(
     from pathlib import Path
 
     from tomacs.analysis.propagation import DEGREES, MODES, propagation_table, run_propagation
+    from tomacs.jobfiles import write_json
     from tomacs.progress import Progress
-    from tomacs.run import write_json
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
@@ -417,7 +417,7 @@ def diagnose(
 
     from tomacs.diagnose import diagnose as run_diagnosis
     from tomacs.diagnose import format_report
-    from tomacs.run import write_json
+    from tomacs.jobfiles import write_json
 
     if size is not None and size < 1:
         _fail("--size must be >= 1")

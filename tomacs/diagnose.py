@@ -208,8 +208,8 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
     """Re-run a trained run's checkpoint on its test questions and compute every statistic above."""
     from omegaconf import OmegaConf
 
+    from tomacs.checkpoint import load_checkpoint
     from tomacs.run import build
-    from tomacs.training import load_checkpoint
 
     run_dir = Path(run_dir)
     cfg_path = run_dir / "config.yaml"

@@ -15,6 +15,7 @@ from rich.text import Text
 from tomacs.backbones.llm import BackboneError
 from tomacs.config import ConfigError, register_schema
 from tomacs.paths import conf_dir
+from tomacs.progress import Progress, pct
 
 register_schema()
 
@@ -37,12 +38,12 @@ def summary_table(results: dict) -> Table:
     t.add_column("metric")
     t.add_column("value", justify="right")
     rows = [
-        ("Acc %", _pct(m.get("acc"))),
+        ("Acc %", pct(m.get("acc"), 2)),
         ("Token (per agent-round)", f"{m.get('token', 0):.1f}"),
         ("  prompt / completion", f"{m.get('token_prompt', 0):.1f} / {m.get('token_completion', 0):.1f}"),
-        ("ADAcc %", _pct(m.get("adacc"))),
-        ("balanced ADAcc %", _pct(m.get("adacc_balanced"))),
-        ("all-reliable detector %", _pct(m.get("adacc_baseline"))),
+        ("ADAcc %", pct(m.get("adacc"), 2)),
+        ("balanced ADAcc %", pct(m.get("adacc_balanced"), 2)),
+        ("all-reliable detector %", pct(m.get("adacc_baseline"), 2)),
         ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
@@ -57,10 +58,10 @@ def summary_table(results: dict) -> Table:
 def _unparsed(m: dict) -> str:
     """Count and rate of agent answers the parser could not read (they score as wrong, never vote)."""
     n, outputs = m.get("unparsed_answers", 0), m.get("agent_outputs", 0)
-    out = f"{n:.0f} of {outputs:.0f} ({_pct(m.get('unparsed_rate'))} %)"
+    out = f"{n:.0f} of {outputs:.0f} ({pct(m.get('unparsed_rate'), 2)} %)"
     decision = m.get("unparsed_rate_decision")
     if decision is not None and decision == decision:  # NaN: no LLM decision agent in this run
-        out += f"; decision agent {_pct(decision)} %"
+        out += f"; decision agent {pct(decision, 2)} %"
     return out
 
 
@@ -69,7 +70,7 @@ def _unparsed_by_agent(m: dict) -> str:
     parts, i = [], 0
     while f"unparsed_rate_agent{i}" in m:
         x = m[f"unparsed_rate_agent{i}"]
-        parts.append("-" if x is None or x != x else f"{100 * x:.1f}")
+        parts.append(pct(x))
         i += 1
     return " ".join(parts) or "-"
 
@@ -91,13 +92,8 @@ def _calls(m: dict, stats: dict) -> str:
     return calls
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None or x != x else f"{100 * x:.2f}"
-
-
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def hydra_entry(cfg: DictConfig) -> float:
-    from tomacs.progress import Progress
     from tomacs.run import run_job
 
     hc = HydraConfig.get()

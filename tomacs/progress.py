@@ -32,8 +32,9 @@ def _hms(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+def pct(x: float | None, digits: int = 1) -> str:
+    """A rate as the percent a line of output shows; "-" when there is none (None or NaN)."""
+    return "-" if x is None or x != x else f"{100 * x:.{digits}f}"
 
 
 class Running:
@@ -93,7 +94,7 @@ class Task:
             if value is None:
                 continue
             if key in ("acc", "adacc"):
-                parts.append(f"{'Acc' if key == 'acc' else 'ADAcc'} {_pct(value)}")
+                parts.append(f"{'Acc' if key == 'acc' else 'ADAcc'} {pct(value)}")
             elif isinstance(value, float):
                 parts.append(f"{key} {value + 0.0:.4g}")  # + 0.0: no "-0"
             else:

@@ -475,9 +475,10 @@ def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
     from tomacs.backbones.sim import SimBackbone
+    from tomacs.build import build
     from tomacs.config import ConfigError
+    from tomacs.jobfiles import git_rev
     from tomacs.report.paper import lookup
-    from tomacs.run import build, git_rev
 
     if str(cfg.backbone.name) != "sim":
         raise ConfigError(f"--diagnose needs backbone=sim (got {cfg.backbone.name})")

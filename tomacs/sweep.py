@@ -13,6 +13,8 @@ from omegaconf import DictConfig
 from rich.console import Console
 from rich.table import Table
 
+from tomacs.progress import pct
+
 console = Console(stderr=True)
 
 
@@ -20,11 +22,9 @@ def job_line(results: dict[str, Any], name: str, num: int | None) -> str:
     m = results["metrics"]
     acc, adacc = m.get("acc"), m.get("adacc")
     tag = "skipped (finished before)" if results.get("skipped") else f"{results.get('wall_s', 0):.1f} s"
-    from tomacs.hydra_app import _pct as pct  # job_line is only called from there
-
     return (
-        f"[job {num if num is not None else '?'}] {name or results['method']} | Acc {pct(acc)} | "
-        f"ADAcc {pct(adacc)} | Token {m.get('token', 0):.0f} | {tag}"
+        f"[job {num if num is not None else '?'}] {name or results['method']} | Acc {pct(acc, 2)} | "
+        f"ADAcc {pct(adacc, 2)} | Token {m.get('token', 0):.0f} | {tag}"
     )
 
 

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from tomacs.batches import Batch, walk
+from tomacs.build import Components
+from tomacs.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.embed import encode_totals
 from tomacs.metrics import summarize
-from tomacs.progress import Progress, Running
+from tomacs.progress import Progress, Running, pct
 from tomacs.seeding import stable_seed
-
-if TYPE_CHECKING:
-    from tomacs.run import Components
 
 
 def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
@@ -33,99 +34,6 @@ def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
     if name == "adamw":
         return torch.optim.AdamW(params, lr=lr)
     raise ValueError(f"unknown optimizer '{name}'; valid: adam, adamw, sgd")
-
-
-def save_checkpoint(path: Path, method: Any, optimizer: Any, extra: dict[str, Any]) -> None:
-    """``method_name`` and ``embedder`` travel with the weights, so loading can say which method
-    and which embedder a checkpoint needs instead of failing on tensor shapes."""
-    import torch
-
-    tmp = path.with_suffix(".tmp")
-    torch.save(
-        {
-            "method": method.state_dict(),
-            "optimizer": optimizer.state_dict() if optimizer else None,
-            "method_name": getattr(method, "name", None),
-            **extra,
-        },
-        tmp,
-    )
-    tmp.replace(path)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
-def read_checkpoint(path: Path) -> dict[str, Any]:
-    """The checkpoint's dict; a missing, unreadable or foreign file fails in one line naming it."""
-    import torch
-
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as exc:  # noqa: BLE001 - pickle/zip/torch errors come in many types
-        raise ValueError(
-            f"checkpoint {path} cannot be read ({_first_line(exc)}); pass the best.pt or checkpoint.pt "
-            "of a `tomacs train` run"
-        ) from None
-    if not isinstance(ckpt, dict) or not isinstance(ckpt.get("method"), dict):
-        raise ValueError(
-            f"checkpoint {path} is not a tomacs checkpoint (no method state); pass the best.pt or "
-            "checkpoint.pt of a `tomacs train` run"
-        )
-    return ckpt
-
-
-def _embedder_hint(saved: dict[str, Any], method: Any) -> str:
-    """Checkpoints written before the embedder was recorded still carry the embedding size."""
-    from tomacs.embed import EMBEDDER_DIMS
-
-    theirs = (saved.get("meta") or {}).get("emb_dim")
-    mine = (method.state_dict().get("meta") or {}).get("emb_dim") if hasattr(method, "state_dict") else None
-    names = [k for k, d in EMBEDDER_DIMS.items() if d == theirs]
-    if theirs is None or theirs == mine or not names:
-        return ""
-    emb = names[0]
-    return f"was trained with embedder={emb} ({theirs}-dim embeddings, this run: {mine}); add embedder={emb}"
-
-
-def load_checkpoint(method: Any, path: Path, optimizer: Any | None = None) -> dict[str, Any]:
-    ckpt = read_checkpoint(path)
-    name = getattr(method, "name", "?")
-    saved = ckpt["method"]
-    theirs = ckpt.get("method_name")
-    mine_net = set((method.state_dict() or {}).get("net") or {})
-    their_net = set(saved.get("net") or {}) if isinstance(saved.get("net"), dict) else set()
-    if theirs is None and mine_net and their_net and not mine_net & their_net:
-        theirs = "another method"  # written before checkpoints named their method
-    if theirs is not None and theirs != name:
-        fix = f"add method={theirs}" if theirs != "another method" else f"pass a checkpoint of a {name} run"
-        raise ValueError(f"checkpoint {path} was written by {theirs}, not method={name}; {fix}")
-    if ckpt.get("embedder") and getattr(method, "embedder_name", ckpt["embedder"]) != ckpt["embedder"]:
-        raise ValueError(
-            f"checkpoint {path} was trained with embedder={ckpt['embedder']}; add embedder={ckpt['embedder']}"
-        )
-    try:
-        method.load_state_dict(saved)
-    except (ValueError, RuntimeError, KeyError, TypeError, AttributeError) as exc:
-        why = _embedder_hint(saved, method) or f"does not fit this {name}: {_first_line(exc)}"
-        raise ValueError(f"checkpoint {path} {why}") from None
-    if optimizer is not None and ckpt.get("optimizer"):
-        optimizer.load_state_dict(ckpt["optimizer"])
-    return ckpt
-
-
-def settle_embedder(cfg: Any) -> None:
-    """Resolve the run's embedder once (tomacs.config.resolve_embedder), taking a checkpoint's
-    recorded embedder into account, before anything is built or written."""
-    from tomacs.config import resolve_embedder
-
-    path = cfg.get("checkpoint")
-    saved = read_checkpoint(Path(path)).get("embedder") if path and Path(path).is_file() else None
-    resolve_embedder(cfg, saved, path)
 
 
 def utility(episode: Any) -> float:
@@ -167,19 +75,65 @@ def trim_log(path: Path, start_epoch: int) -> None:
     path.write_text("".join(x + "\n" for x in keep))
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None or x != x else f"{100 * x:.1f}"
+def _append(path: Path, rec: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+@dataclass
+class Standing:
+    """Where training stands after an epoch. Every checkpoint carries it, so a killed run goes on
+    from its last finished epoch with the same best checkpoint and early-stopping count."""
+
+    epoch: int = 0  # the next epoch to run
+    iteration: int = 0
+    best_val: float = -1.0  # the best validation score so far (Acc; ADAcc breaks ties)
+    since_best: int = 0  # epochs since that score
+    best_acc: float | None = None  # validation Acc of the best checkpoint
+
+    @classmethod
+    def of(cls, ckpt: dict[str, Any]) -> Standing:
+        return cls(
+            ckpt.get("epoch", -1) + 1,
+            ckpt.get("iteration", 0),
+            ckpt.get("best_val", -1.0),
+            ckpt.get("since_best", 0),
+            ckpt.get("best_val_acc"),
+        )
+
+    def judge(self, epoch: int, val_acc: float | None, val_adacc: float | None) -> bool:
+        """Count a finished epoch; True when its policy is the best so far. Validation Acc picks
+        the checkpoint (the reward); ADAcc only breaks ties, which are common on a few dozen
+        questions. No validation: keep the last epoch."""
+        tie = val_adacc if val_adacc is not None and val_adacc == val_adacc else 0.0
+        score = val_acc + 1e-3 * tie if val_acc is not None else -float(epoch)
+        is_best = val_acc is None or score > self.best_val
+        if is_best and val_acc is not None:
+            self.best_val, self.best_acc = score, val_acc
+        self.since_best = 0 if is_best else self.since_best + 1
+        self.epoch = epoch + 1
+        return is_best
+
+    def checkpoint_fields(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch - 1,
+            "iteration": self.iteration,
+            "best_val": self.best_val,
+            "best_val_acc": self.best_acc,
+            "since_best": self.since_best,
+        }
 
 
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """Train the method epoch by epoch (checkpoint.pt after each, best.pt by validation), resuming
+    from out_dir's checkpoint (or cfg.checkpoint); the method ends holding best.pt's weights."""
     cfg = comps.cfg
     method = comps.method
-    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     lr = float(cfg.method.get("lr") or cfg.train.lr)
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
     ckpt_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
     log_path = out_dir / "train_log.jsonl"
-    start_epoch, iteration, best_val, since_best, best_acc = 0, 0, -1.0, 0, None
+    at = Standing()
     resume_from = (
         Path(cfg.checkpoint) if cfg.get("checkpoint") else (ckpt_path if ckpt_path.exists() else None)
     )
@@ -187,129 +141,39 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         ck = load_checkpoint(method, resume_from, optimizer)
         if comps.executor.crs is not None and ck.get("credibility"):
             comps.executor.crs.state.load(ck["credibility"])
-        start_epoch, iteration, best_val, since_best = (
-            ck.get("epoch", -1) + 1,
-            ck.get("iteration", 0),
-            ck.get("best_val", -1.0),
-            ck.get("since_best", 0),
-        )
-        best_acc = ck.get("best_val_acc")
+        at = Standing.of(ck)
+    start_epoch = at.epoch
     trim_log(log_path, start_epoch)
     epochs = int(cfg.train.epochs)
     patience = cfg.train.get("patience")
-    bs = int(cfg.train.batch_size)
-    train_qs = list(comps.train_qs)
-    if not train_qs:
+    if not comps.train_qs:
         raise ValueError("train.size is 0 or the benchmark has no training split; nothing to train on")
     t0 = time.perf_counter()
     prog = progress or Progress(enabled=False)
-    n_iters = -(-len(train_qs) // bs)
 
-    def out_of_patience(since: int) -> bool:
+    def out_of_patience() -> bool:
         """Early stopping: validation has not improved for `patience` epochs."""
-        return patience is not None and bool(comps.val_qs) and since >= int(patience)
+        return patience is not None and bool(comps.val_qs) and at.since_best >= int(patience)
 
-    stopped_early = out_of_patience(since_best)  # a resumed run that had already stopped stays stopped
-    epochs_done = start_epoch
+    stopped_early = out_of_patience()  # a resumed run that had already stopped stays stopped
     for epoch in range(start_epoch, epochs):
         if stopped_early:
             break
-        method.train_mode(True)
-        order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(train_qs))
-        qs = [train_qs[i] for i in order]
-        running = Running(n, rounds)
-        with prog.task(f"train epoch {epoch + 1}/{epochs}", total=len(qs), unit="questions") as task:
-            for b in range(0, len(qs), bs):
-                batch = qs[b : b + bs]
-                enc0, enc_s0 = encode_totals()
-                episodes, state = comps.executor.run_batch(
-                    batch, method, train=True, phase=f"train{epoch}", on_call=task
-                )
-                utils = [utility(e) for e in episodes]
-                loss = method.loss(state, episodes, utils)
-                loss_value = None
-                if loss is not None and getattr(loss, "requires_grad", False):
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-                    loss_value = float(loss.detach().cpu())
-                method.on_iteration_end(iteration)
-                m = summarize(episodes, n, rounds)
-                enc1, enc_s1 = encode_totals()
-                rec = {
-                    "iteration": iteration,
-                    "epoch": epoch,
-                    "loss": loss_value,
-                    "train_acc": m["acc"],
-                    "train_adacc": m["adacc"],
-                    "train_token": m["token"],
-                    "credit_gap": credit_gap(episodes, n, rounds),
-                    "wall_s": round(time.perf_counter() - t0, 3),
-                    "encoded": enc1 - enc0,  # MiniLM texts this iteration (0 with the hashing embedder)
-                    "encode_s": round(enc_s1 - enc_s0, 3),
-                }
-                with log_path.open("a") as f:
-                    f.write(json.dumps(rec) + "\n")
-                if comps.tracker is not None:
-                    comps.tracker.log(rec, step=iteration)
-                iteration += 1
-                task.step(
-                    len(batch), iter=f"{b // bs + 1}/{n_iters}", loss=loss_value, **running.add(episodes)
-                )
-        val_acc = val_adacc = None
-        if comps.val_qs:
-            method.train_mode(False)
-            eps: list[Any] = []
-            val_running = Running(n, rounds)
-            title = f"train epoch {epoch + 1}/{epochs} validating"
-            with prog.task(title, total=len(comps.val_qs), unit="questions") as vtask:
-                for b in range(0, len(comps.val_qs), bs):
-                    e, _ = comps.executor.run_batch(
-                        comps.val_qs[b : b + bs], method, train=False, phase="val", on_call=vtask
-                    )
-                    eps.extend(e)
-                    vtask.step(len(e), **val_running.add(e))
-            vm = summarize(eps, n, rounds)
-            val_acc, val_adacc = vm["acc"], vm["adacc"]
-            vrec = {
-                "epoch": epoch,
-                "iteration": iteration,
-                "val_acc": vm["acc"],
-                "val_adacc": vm["adacc"],
-                "val_token": vm["token"],
-                "val_credit_gap": credit_gap(eps, n, rounds),
-            }
-            with log_path.open("a") as f:
-                f.write(json.dumps(vrec) + "\n")
-            if comps.tracker is not None:
-                comps.tracker.log(vrec, step=max(iteration - 1, 0))
-        # validation Acc picks the checkpoint (the reward); ADAcc only breaks ties, which are common
-        # on a few dozen questions. No validation: keep the last epoch.
-        tie = val_adacc if val_adacc is not None and val_adacc == val_adacc else 0.0
-        score = val_acc + 1e-3 * tie if val_acc is not None else -float(epoch)
-        is_best = val_acc is None or score > best_val
-        if is_best and val_acc is not None:
-            best_val, best_acc = score, val_acc
-        since_best = 0 if is_best else since_best + 1
-        stopped_early = out_of_patience(since_best)
+        title = f"train epoch {epoch + 1}/{epochs}"
+        at.iteration = train_epoch(comps, optimizer, epoch, at.iteration, log_path, prog, title, t0)
+        val_acc, val_adacc = validate(comps, epoch, at.iteration, log_path, prog, f"{title} validating")
+        is_best = at.judge(epoch, val_acc, val_adacc)
+        stopped_early = out_of_patience()
         if val_acc is not None:
             prog.log(
-                f"train epoch {epoch + 1}/{epochs} validation | Acc {_pct(val_acc)} | ADAcc {_pct(val_adacc)}"
-                f" | {'new best' if is_best else f'no improvement for {since_best}'}"
+                f"{title} validation | Acc {pct(val_acc)} | ADAcc {pct(val_adacc)}"
+                f" | {'new best' if is_best else f'no improvement for {at.since_best}'}"
                 + (f" | stopping early (patience {patience})" if stopped_early else "")
             )
-        extra = {
-            "epoch": epoch,
-            "iteration": iteration,
-            "best_val": best_val,
-            "best_val_acc": best_acc,
-            "since_best": since_best,
-            "embedder": cfg.get("embedder"),
-        }
+        extra = {**at.checkpoint_fields(), "embedder": cfg.get("embedder")}
         if comps.executor.crs is not None:  # credibility is part of the run's learned state
             extra["credibility"] = comps.executor.crs.state.to_dict()
         save_checkpoint(ckpt_path, method, optimizer, extra)
-        epochs_done = epoch + 1
         if is_best:
             save_checkpoint(best_path, method, optimizer, extra)
     if best_path.exists():
@@ -317,10 +181,146 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     method.train_mode(False)
     return {
         "epochs": epochs,
-        "epochs_run": epochs_done,
+        "epochs_run": at.epoch,
         "stopped_early": bool(stopped_early),
-        "iterations": iteration,
-        "best_val_acc": best_acc,
+        "iterations": at.iteration,
+        "best_val_acc": at.best_acc,
         "train_wall_s": round(time.perf_counter() - t0, 3),
         "resumed_from_epoch": start_epoch,
+    }
+
+
+def train_epoch(
+    comps: Components,
+    optimizer: Any,
+    epoch: int,
+    iteration: int,
+    log_path: Path,
+    prog: Progress,
+    title: str,
+    t0: float,
+) -> int:
+    """One pass over the training questions in the epoch's seeded order, a REINFORCE step per
+    batch, each logged to train_log.jsonl; returns the iteration count after the epoch."""
+    cfg, method = comps.cfg, comps.method
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    method.train_mode(True)
+    order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(comps.train_qs))
+    qs = [comps.train_qs[i] for i in order]
+    running = Running(n, rounds)
+    with prog.task(title, total=len(qs), unit="questions") as task:
+        encoded = encode_totals()
+
+        def step(b: Batch) -> None:
+            nonlocal iteration, encoded
+            loss = method.loss(b.state, b.episodes, [utility(e) for e in b.episodes])
+            loss_value = None
+            if loss is not None and getattr(loss, "requires_grad", False):
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                loss_value = float(loss.detach().cpu())
+            method.on_iteration_end(iteration)
+            m = summarize(b.episodes, n, rounds)
+            now = encode_totals()
+            rec = {
+                "iteration": iteration,
+                "epoch": epoch,
+                "loss": loss_value,
+                "train_acc": m["acc"],
+                "train_adacc": m["adacc"],
+                "train_token": m["token"],
+                "credit_gap": credit_gap(b.episodes, n, rounds),
+                "wall_s": round(time.perf_counter() - t0, 3),
+                "encoded": now[0] - encoded[0],  # MiniLM texts this iteration (0 with the hashing embedder)
+                "encode_s": round(now[1] - encoded[1], 3),
+            }
+            encoded = now
+            _append(log_path, rec)
+            if comps.tracker is not None:
+                comps.tracker.log(rec, step=iteration)
+            iteration += 1
+            task.step(
+                len(b.questions), iter=f"{b.number}/{b.total}", loss=loss_value, **running.add(b.episodes)
+            )
+
+        bs = int(cfg.train.batch_size)
+        # the epoch is the sample index of this pass (the executor reads it from the phase today)
+        walk(comps.executor, method, qs, bs, train=True, phase=f"train{epoch}", on_call=task, on_batch=step)
+    return iteration
+
+
+def validate(
+    comps: Components, epoch: int, iteration: int, log_path: Path, prog: Progress, title: str
+) -> tuple[float | None, float | None]:
+    """Acc and ADAcc of the greedy policy on the validation questions (None, None without any)."""
+    if not comps.val_qs:
+        return None, None
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    comps.method.train_mode(False)
+    running = Running(n, rounds)
+    with prog.task(title, total=len(comps.val_qs), unit="questions") as task:
+        eps = walk(
+            comps.executor,
+            comps.method,
+            comps.val_qs,
+            int(comps.cfg.train.batch_size),
+            train=False,
+            phase="val",
+            on_call=task,
+            on_batch=lambda b: task.step(len(b.episodes), **running.add(b.episodes)),
+        )
+    vm = summarize(eps, n, rounds)
+    vrec = {
+        "epoch": epoch,
+        "iteration": iteration,
+        "val_acc": vm["acc"],
+        "val_adacc": vm["adacc"],
+        "val_token": vm["token"],
+        "val_credit_gap": credit_gap(eps, n, rounds),
+    }
+    _append(log_path, vrec)
+    if comps.tracker is not None:
+        comps.tracker.log(vrec, step=max(iteration - 1, 0))
+    return vm["acc"], vm["adacc"]
+
+
+def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """`train` for a method with nothing to learn but decision=crs: stream the training questions
+    once so credibility is learned before the test stream (which keeps learning). Deterministic,
+    so a rerun repeats it exactly (and makes no new API calls: the response cache has it all)."""
+    crs = comps.executor.crs
+    if crs is None:
+        raise ValueError("the credibility warm-up needs decision=crs")
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    log_path = out_dir / "train_log.jsonl"
+    log_path.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    qs = comps.train_qs
+    prog = progress or Progress(enabled=False)
+    with prog.task("credibility warm-up", total=len(qs), unit="questions") as task:
+
+        def finished(b: Batch) -> None:
+            m = summarize(b.episodes, n, rounds)
+            task.step(len(b.episodes), acc=m["acc"])
+            rec = {"warmup_batch": b.number - 1, "train_acc": m["acc"], "crs": crs.state.to_dict()}
+            _append(log_path, rec)
+
+        walk(
+            comps.executor,
+            comps.method,
+            qs,
+            int(comps.cfg.train.batch_size),
+            train=False,
+            phase="train0",
+            on_call=task,
+            on_batch=finished,
+        )
+    return {
+        "epochs": 0,
+        "iterations": 0,
+        "credibility_warmup_queries": len(qs),
+        "credibility_after_warmup": crs.state.to_dict(),
+        "train_wall_s": round(time.perf_counter() - t0, 3),
+        "resumed_from_epoch": 0,
     }

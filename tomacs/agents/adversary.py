@@ -88,12 +88,28 @@ class AdversarySchedule:
             if min(self.onset_rounds) < 1:
                 raise ValueError(f"attack {self.name!r}: onset rounds must be >= 1, got {self.onset_rounds}")
         self.count = k
+        self.protected = tuple(sorted({int(a) for a in self.protected}))
+        if any(not 0 <= a < self.n_agents for a in self.protected):
+            raise ValueError(
+                f"attack {self.name!r}: protected agents {list(self.protected)} must lie in "
+                f"0..{self.n_agents - 1}"
+            )
+        if k > self.n_agents - len(self.protected):
+            raise ValueError(
+                f"attack {self.name!r}: {k} adversaries but only {self.n_agents - len(self.protected)} "
+                "unprotected agents; lower attack.count or drop attack.protect_last"
+            )
         if self.fixed_agents is not None:
             fixed = tuple(sorted({int(a) for a in self.fixed_agents}))
             if len(fixed) != k or any(not 0 <= a < self.n_agents for a in fixed):
                 raise ValueError(
                     f"attack {self.name!r}: fixed adversaries {list(fixed)} must be {k} distinct agents "
                     f"in 0..{self.n_agents - 1}"
+                )
+            if set(fixed) & set(self.protected):
+                raise ValueError(
+                    f"attack {self.name!r}: fixed adversaries {list(fixed)} include protected agents "
+                    f"{list(self.protected)}"
                 )
             self.fixed_agents = fixed
 

@@ -51,6 +51,7 @@ from omegaconf import DictConfig
 from rich.table import Table
 
 from tomacs.backbones import sim_text
+from tomacs.batches import walk
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.executor import Executor, ForceFn
@@ -160,14 +161,69 @@ def run_episodes(
     crs = executor.crs
     saved = crs.state.to_dict() if crs is not None else None
     method.train_mode(False)
-    eps: list[Episode] = []
-    qs = list(questions)
-    for b in range(0, len(qs), batch_size):
-        e, _ = executor.run_batch(qs[b : b + batch_size], method, False, PHASE, on_call, force=force)
-        eps.extend(e)
+    eps = walk(
+        executor, method, questions, batch_size, train=False, phase=PHASE, on_call=on_call, force=force
+    )
     if crs is not None and saved is not None:
         crs.state.load(saved)
     return eps
+
+
+def _agent_row(
+    i: int,
+    role: str,
+    modes: Sequence[str],
+    y_orig: list[bool],
+    degs: list[tuple[list[float], list[float]]],
+    cf: dict[str, list[list[bool]]],
+    calls: dict[str, list[int]],
+) -> dict[str, Any]:
+    """Agent i's CAPE (Eq. 5) per mode, over all questions and the paper's set, plain and divided
+    by the square root of its degree (its term of Eq. 6), with the flips behind them."""
+    row: dict[str, Any] = {
+        "agent": i,
+        "role": role,
+        "degree": _mean([d[0][i] for d in degs]),
+        "out_degree": _mean([d[1][i] for d in degs]),
+    }
+    everyone = list(range(len(y_orig)))
+    for m in modes:
+        cape = [int(cf[m][i][k] != y_orig[k]) for k in everyone]
+        paper = [k for k in everyone if y_orig[k] == (m == "wrong")]
+        stats: dict[str, Any] = {
+            "llm_calls": calls[m][i],
+            "acc_cf": _mean([float(x) for x in cf[m][i]]),
+            "flips_to_wrong": sum(1 for k in everyone if y_orig[k] and not cf[m][i][k]),
+            "flips_to_right": sum(1 for k in everyone if not y_orig[k] and cf[m][i][k]),
+            "n_paper": len(paper),
+        }
+        for name, ks in (("all", everyone), ("paper", paper)):
+            stats[f"cape_{name}"] = _mean([cape[k] for k in ks])
+            stats[f"cape_norm_{name}"] = _mean([cape[k] * _inv_sqrt(degs[k][0][i]) for k in ks])
+            stats[f"cape_norm_out_{name}"] = _mean([cape[k] * _inv_sqrt(degs[k][1][i]) for k in ks])
+        row[m] = stats
+    return row
+
+
+def _tcte(
+    mode: str,
+    y_orig: list[bool],
+    degs: list[tuple[list[float], list[float]]],
+    cf: list[list[bool]],
+    n: int,
+) -> dict[str, Any]:
+    """TCTE (Eq. 6) of one mode, by in+out degree and by out-degree, over all questions and the
+    paper's set; `cf[i][k]` is question k's correctness with agent i forced."""
+    everyone = list(range(len(y_orig)))
+    paper = [k for k in everyone if y_orig[k] == (mode == "wrong")]
+    entry: dict[str, Any] = {"n_all": len(everyone), "n_paper": len(paper)}
+    for name, ks in (("all", everyone), ("paper", paper)):
+        for dname, di in (("", 0), ("out_", 1)):
+            per_q = [
+                sum(int(cf[i][k] != y_orig[k]) * _inv_sqrt(degs[k][di][i]) for i in range(n)) / n for k in ks
+            ]
+            entry[f"{dname}{name}"] = _mean(per_q)
+    return entry
 
 
 def measure_propagation(
@@ -217,44 +273,9 @@ def measure_propagation(
                 cf[m].append([bool(e.correct) for e in eps])
                 calls[m].append(c)
 
-    agents: list[dict[str, Any]] = []
-    for i in range(n):
-        row: dict[str, Any] = {
-            "agent": i,
-            "role": executor.cfg.roles[i],
-            "degree": _mean([d[0][i] for d in degs]),
-            "out_degree": _mean([d[1][i] for d in degs]),
-        }
-        for m in modes:
-            cape = [int(cf[m][i][k] != y_orig[k]) for k in range(len(qs))]
-            paper = [k for k in range(len(qs)) if y_orig[k] == (m == "wrong")]
-            everyone = list(range(len(qs)))
-            stats: dict[str, Any] = {
-                "llm_calls": calls[m][i],
-                "acc_cf": _mean([float(x) for x in cf[m][i]]),
-                "flips_to_wrong": sum(1 for k in everyone if y_orig[k] and not cf[m][i][k]),
-                "flips_to_right": sum(1 for k in everyone if not y_orig[k] and cf[m][i][k]),
-                "n_paper": len(paper),
-            }
-            for name, ks in (("all", everyone), ("paper", paper)):
-                stats[f"cape_{name}"] = _mean([cape[k] for k in ks])
-                stats[f"cape_norm_{name}"] = _mean([cape[k] * _inv_sqrt(degs[k][0][i]) for k in ks])
-                stats[f"cape_norm_out_{name}"] = _mean([cape[k] * _inv_sqrt(degs[k][1][i]) for k in ks])
-            row[m] = stats
-        agents.append(row)
-
-    tcte: dict[str, dict[str, Any]] = {}
-    for m in modes:
-        paper = [k for k in range(len(qs)) if y_orig[k] == (m == "wrong")]
-        entry: dict[str, Any] = {"n_all": len(qs), "n_paper": len(paper)}
-        for name, ks in (("all", list(range(len(qs)))), ("paper", paper)):
-            for dname, di in (("", 0), ("out_", 1)):
-                per_q = [
-                    sum(int(cf[m][i][k] != y_orig[k]) * _inv_sqrt(degs[k][di][i]) for i in range(n)) / n
-                    for k in ks
-                ]
-                entry[f"{dname}{name}"] = _mean(per_q)
-        tcte[m] = entry
+    roles = executor.cfg.roles
+    agents = [_agent_row(i, roles[i], modes, y_orig, degs, cf, calls) for i in range(n)]
+    tcte = {m: _tcte(m, y_orig, degs, cf[m], n) for m in modes}
 
     return {
         "from_round": from_round,
@@ -291,8 +312,10 @@ def run_propagation(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does) and measure them."""
+    from tomacs.build import backbone_label, build
+    from tomacs.checkpoint import load_checkpoint
     from tomacs.config import to_container
-    from tomacs.run import backbone_label, build, git_rev
+    from tomacs.jobfiles import git_rev
 
     t0 = time.perf_counter()
     if checkpoint is not None:
@@ -300,8 +323,6 @@ def run_propagation(
     comps = build(cfg, need_train=False)
     ckpt = checkpoint or (Path(cfg.checkpoint) if cfg.get("checkpoint") else None)
     if ckpt is not None:
-        from tomacs.training import load_checkpoint
-
         load_checkpoint(comps.method, ckpt)
     res = measure_propagation(
         comps.executor,

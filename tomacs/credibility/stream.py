@@ -1,17 +1,12 @@
-"""Credibility over the query stream of a run: the warm-up pass and what the stream shows."""
+"""Credibility over the query stream of a run: what the stream shows (the warm-up pass that
+learns it before the test stream is `tomacs.training.warm_up`)."""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from tomacs.metrics import summarize
-from tomacs.progress import Progress
-
-__all__ = ["separation_query", "stream_metrics", "warm_up"]
+__all__ = ["separation_query", "stream_metrics"]
 
 
 def separation_query(
@@ -60,39 +55,3 @@ def stream_metrics(records: list[dict[str, Any]], adversaries: Sequence[int] | N
             sources[r["crs"]["source"]] = sources.get(r["crs"]["source"], 0) + 1
     out["crs_contribution_sources"] = sources
     return out
-
-
-def warm_up(comps: Any, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
-    """`train` for a method with nothing to learn but decision=crs: stream the training questions
-    once so credibility is learned before the test stream (which keeps learning). Deterministic,
-    so a rerun repeats it exactly (and makes no new API calls: the response cache has it all)."""
-    cfg = comps.cfg
-    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
-    qs = list(comps.train_qs)
-    bs = int(cfg.train.batch_size)
-    log_path = out_dir / "train_log.jsonl"
-    log_path.unlink(missing_ok=True)
-    t0 = time.perf_counter()
-    crs = comps.executor.crs
-    with (progress or Progress(enabled=False)).task(
-        "credibility warm-up", total=len(qs), unit="questions"
-    ) as adv:
-        for b in range(0, len(qs), bs):
-            eps, _ = comps.executor.run_batch(
-                qs[b : b + bs], comps.method, train=False, phase="train0", on_call=adv
-            )
-            m = summarize(eps, n, rounds)
-            adv.step(len(eps), acc=m["acc"])
-            with log_path.open("a") as f:
-                f.write(
-                    json.dumps({"warmup_batch": b // bs, "train_acc": m["acc"], "crs": crs.state.to_dict()})
-                    + "\n"
-                )
-    return {
-        "epochs": 0,
-        "iterations": 0,
-        "credibility_warmup_queries": len(qs),
-        "credibility_after_warmup": crs.state.to_dict(),
-        "train_wall_s": round(time.perf_counter() - t0, 3),
-        "resumed_from_epoch": 0,
-    }

@@ -23,7 +23,7 @@ History = list[list[list[AgentOutput]]]
 
 @dataclass
 class MethodContext:
-    """Everything about the run that a method may read; built once per run by `tomacs.run`."""
+    """Everything about the run that a method may read; built once per run by `tomacs.build`."""
 
     n_agents: int
     rounds: int

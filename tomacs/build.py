@@ -1,0 +1,225 @@
+"""Building a job: a composed config -> the benchmark, backbone, method and executor of one run.
+
+Everything is validated and settled here, before a job writes a file, so a bad config fails in one
+line and every later stage (training, evaluation, analyses) reads the same `Components`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from omegaconf import DictConfig
+
+from tomacs.agents.adversary import AdversarySchedule
+from tomacs.agents.roles import assign_roles
+from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
+from tomacs.checkpoint import settle_embedder
+from tomacs.config import ConfigError, to_container, validate
+from tomacs.executor import Executor, ExecutorConfig
+from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.registry import build_method
+from tomacs.seeding import stable_seed
+from tomacs.types import Question
+
+
+def resolve_device(name: str, needed: bool) -> str:
+    """`cuda` without a GPU is an error even for a method without parameters (the user asked for
+    it); `auto` picks what exists. torch is imported only when needed, so static runs stay light."""
+    if not needed and name != "cuda":
+        return "cpu"
+    import torch
+
+    if name == "cpu":
+        return "cpu"
+    has_cuda = torch.cuda.is_available()
+    if name == "cuda":
+        if not has_cuda:
+            raise ConfigError(
+                "device=cuda but no CUDA GPU is visible to torch; use device=cpu or device=auto"
+            )
+        return "cuda"
+    return "cuda" if has_cuda else "cpu"
+
+
+def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
+    """The simulator (profiled for the benchmark unless backbone.profile says otherwise) or an LLM."""
+    name = cfg.backbone.name
+    if name == "sim":
+        from tomacs.backbones.sim import SimBackbone
+
+        profile = cfg.backbone.get("profile") or bench.profile
+        return SimBackbone(profile=profile, seed=int(cfg.seed))
+    from tomacs.backbones.llm import LiteLLMBackbone
+
+    return LiteLLMBackbone.from_config(cfg.backbone)
+
+
+def backbone_label(cfg: DictConfig, backbone: Any) -> str:
+    """The backbone as results name it: every simulator result is labelled `sim`."""
+    return "sim" if cfg.backbone.name == "sim" else str(getattr(backbone, "name", cfg.backbone.name))
+
+
+@dataclass
+class Components:
+    """What one job is made of: built once by `build`, then read by training, evaluation and the
+    analyses, so each of them sees the same method, executor and question splits."""
+
+    cfg: DictConfig
+    bench: BenchmarkAdapter
+    backbone: Any
+    method: Method
+    executor: Executor
+    ctx: MethodContext
+    roles: list[str]
+    train_qs: list[Question] = field(default_factory=list)
+    val_qs: list[Question] = field(default_factory=list)
+    test_qs: list[Question] = field(default_factory=list)
+    tracker: Any = None  # tomacs.tracking tracker of this job (None = local files only)
+
+
+def _split(bench: BenchmarkAdapter, split: str, size: int, seed: int) -> list[Question]:
+    return bench.load(split, size, seed) if size > 0 else []
+
+
+CONDITION_KEYS = {"capability": 1.0, "cost": 1.0, "backbone": None}
+
+
+def agent_conditions(cfg: DictConfig, n: int) -> list[dict[str, Any]]:
+    """Per-agent conditions (CARD): capability (competence multiplier the sim honours), cost (per
+    call, relative), backbone (a label). Missing -> every agent alike."""
+    raw = to_container(cfg).get("conditions")
+    if raw is None:
+        return [dict(CONDITION_KEYS, backbone=str(cfg.backbone.name)) for _ in range(n)]
+    if not isinstance(raw, list) or len(raw) != n:
+        raise ConfigError(f"conditions must list one mapping per agent (agents={n}), got {raw!r}")
+    out = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, dict) or set(c) - set(CONDITION_KEYS):
+            raise ConfigError(f"conditions[{i}] = {c!r}: valid keys are {', '.join(CONDITION_KEYS)}")
+        d = dict(CONDITION_KEYS, backbone=str(cfg.backbone.name))
+        d.update(c)
+        if float(d["capability"]) <= 0 or float(d["cost"]) < 0:
+            raise ConfigError(f"conditions[{i}]: capability must be > 0 and cost >= 0")
+        d["capability"], d["cost"] = float(d["capability"]), float(d["cost"])
+        out.append(d)
+    return out
+
+
+def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
+    """The run's attack, every field given to the schedule's validating constructor. With
+    `attack.persistent` the same agents turn adversarial in every episode: drawn once per run from
+    the seed, among the agents `attack.protect_last` leaves open."""
+    n = int(cfg.agents)
+    attack = cfg.attack
+    schedule = AdversarySchedule(
+        n_agents=n,
+        rounds=int(cfg.rounds),
+        count=attack.get("count"),
+        rate=attack.get("rate"),
+        onset_rounds=tuple(attack.get("onset_rounds") or (3, 4)),
+        name=str(attack.name),
+        suffix=bool(attack.get("suffix", True)),
+        protected=(n - 1,) if attack.get("protect_last") else (),
+    )
+    if not attack.get("persistent") or schedule.k == 0:
+        return schedule
+    rng = np.random.default_rng(stable_seed(int(cfg.seed), "persistent-adversaries"))
+    pool = [a for a in range(n) if a not in schedule.protected]
+    fixed = tuple(sorted(int(a) for a in rng.choice(pool, schedule.k, replace=False)))
+    return dataclasses.replace(schedule, fixed_agents=fixed)
+
+
+def build(cfg: DictConfig, need_train: bool) -> Components:
+    """Validate and settle the config, then build every part of the job; `need_train` loads the
+    training and validation splits too."""
+    validate(cfg)
+    settle_embedder(cfg)  # idempotent; run_job settles it before config.yaml is written
+    from tomacs.embed import configure as configure_embeddings
+
+    emb = cfg.get("embed") or {}
+    configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
+    n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
+    bench_cfg = to_container(cfg.benchmark)
+    bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
+    roles = assign_roles(bench.roles_key, n)
+    schedule = adversary_schedule(cfg)
+    method_params = to_container(cfg.method)
+    method_name = method_params.pop("name")
+    decision = str(to_container(cfg)["decision"])
+    if decision == "auto" and method_name == "crs":
+        decision = "crs"  # the credibility topologies are meant to run with credibility
+    ctx = MethodContext(
+        n_agents=n,
+        rounds=rounds,
+        roles=roles,
+        seed=seed,
+        in_budget=cfg.budget.get("in_degree"),
+        out_budget=cfg.budget.get("out_degree"),
+        decision=decision,
+        n_adversaries=schedule.count,
+        device="cpu",
+    )
+    conditions = agent_conditions(cfg, n)
+    ctx.extra["conditions"] = conditions
+    if cfg.get("embedder"):  # the top-level embedder wins over every method's own choice
+        from tomacs.embed import embedder_dim
+
+        ctx.extra["embedder"] = str(cfg.embedder)
+        ctx.extra["embed_dim"] = embedder_dim(str(cfg.embedder))
+    method = build_method(method_name, ctx, method_params)
+    ctx.device = resolve_device(cfg.device.name, needed=method.trainable)
+    if method.trainable and hasattr(method, "to"):
+        method.to(ctx.device)
+    embedder = None
+    if method.needs_embeddings:
+        from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
+
+        embedder = get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
+    backbone = build_backbone(cfg, bench)
+    crs = None
+    if decision == "crs":
+        from tomacs.credibility.decider import CrsConfig, CrsDecider
+
+        try:
+            crs_cfg = CrsConfig(**to_container(cfg.crs))
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        crs_emb = None
+        if crs_cfg.aggregation == "centroid":
+            from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
+
+            crs_emb = embedder or get_embedder(
+                crs_cfg.embedder or cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device
+            )
+        crs = CrsDecider(
+            crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb
+        )
+    caps = [c["capability"] for c in conditions]
+    executor = Executor(
+        ExecutorConfig(n, rounds, roles, seed, capabilities=None if all(c == 1.0 for c in caps) else caps),
+        backbone,
+        schedule,
+        embedder,
+        crs=crs,
+    )
+    comps = Components(cfg, bench, backbone, method, executor, ctx, roles)
+    load_questions(comps, need_train)
+    return comps
+
+
+def load_questions(comps: Components, need_train: bool) -> None:
+    """The splits a job reads: training and validation only when it trains something (a learned
+    method, or credibility warmed up on the training stream), the test split always."""
+    cfg, bench, seed = comps.cfg, comps.bench, int(comps.cfg.seed)
+    splits = getattr(bench, "splits", {"train": "train", "validation": "validation", "test": "test"})
+    learns = comps.method.trainable
+    if need_train and (learns or comps.executor.crs is not None):
+        comps.train_qs = _split(bench, splits.get("train", "train"), int(cfg.train.size), seed)
+    if need_train and learns:
+        comps.val_qs = _split(bench, splits.get("validation", "validation"), int(cfg.train.val_size), seed)
+    comps.test_qs = _split(bench, splits.get("test", "test"), int(cfg.eval.size), seed)
+    if not comps.test_qs:
+        raise ConfigError(f"benchmark '{bench.name}' gave no test questions; check benchmark.path")

@@ -1,0 +1,218 @@
+"""A job's files in its run directory: what it writes, and what a re-run reads back.
+
+episodes.jsonl grows one line per finished question (a killed evaluation resumes from it),
+config.yaml records the settled config (a resume into another config is refused), results.json
+is written last (a re-run of a finished job is skipped). Every rule about reading those back
+lives here, next to the writing, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from tomacs.checkpoint import UNTRAINED
+from tomacs.config import ConfigError, flat
+from tomacs.types import Episode
+
+EPISODES, CONFIG, RESULTS = "episodes.jsonl", "config.yaml", "results.json"
+
+
+def git_rev() -> str | None:
+    """The code's revision, recorded with every result so a number can be traced to its code."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+        return out.stdout.strip() or None
+    except Exception:
+        return None
+
+
+class EpisodeLog:
+    """Append-only episodes.jsonl; lets a killed evaluation resume where it stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def of(cls, out_dir: Path) -> EpisodeLog:
+        return cls(out_dir / EPISODES)
+
+    def discard(self) -> None:
+        """Drop episodes of an earlier policy (a resumed training changed it)."""
+        self.path.unlink(missing_ok=True)
+
+    def repair(self) -> None:
+        """Cut a torn tail left by a kill, so appended episodes start on a fresh line."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        keep = 0
+        for line in data.splitlines(keepends=True):
+            try:
+                json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                break
+            if not line.endswith(b"\n"):
+                break
+            keep += len(line)
+        if keep != len(data):
+            with self.path.open("r+b") as f:
+                f.truncate(keep)
+
+    def done_ids(self) -> set[str]:
+        if not self.path.exists():
+            return set()
+        ids = set()
+        with self.path.open() as f:
+            for line in f:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    ids.add(json.loads(line)["question"]["id"])
+                except (json.JSONDecodeError, KeyError):
+                    break  # a torn last line from a kill: ignore it and recompute that question
+        return ids
+
+    def load(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        with self.path.open() as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    break
+        return out
+
+    def append(self, episodes: list[Episode]) -> None:
+        with self.path.open("a") as f:
+            for e in episodes:
+                f.write(json.dumps(e.to_dict()) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def check_distinct(ids: list[str], where: str) -> None:
+    """Metrics count questions, so a question present twice would count twice (n_queries, calls,
+    Acc). Duplicates mean two jobs wrote one directory (before it was locked) or a broken split:
+    refuse rather than guess which copy is right."""
+    first: dict[str, int] = {}
+    for i, qid in enumerate(ids, start=1):
+        if qid in first:
+            fix = (
+                f"delete {where} (or the whole run directory) and re-run to recompute it"
+                if where.endswith(".jsonl")
+                else "question ids must be unique; fix the data file"
+            )
+            raise ConfigError(
+                f"{where}: question id {qid!r} appears twice (entries {first[qid]} and {i}); {fix}"
+            )
+        first[qid] = i
+
+
+def records_to_episodes(records: list[dict[str, Any]]) -> list[Episode]:
+    from tomacs.serialize import episode_from_dict
+
+    return [episode_from_dict(r) for r in records]
+
+
+def write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=_json_default))
+    tmp.replace(path)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+# Keys that may change between a run and its resume: how to run, not what is measured. More
+# epochs continue training (stale evaluation episodes are then dropped); a larger eval.size adds
+# questions (finished ones are per-question seeded, so batch size and order do not matter).
+_RESUME_FREE = (
+    "mode",
+    "checkpoint",
+    "concurrency",
+    "train.epochs",
+    "train.patience",
+    "eval.size",
+    "eval.batch_size",
+    "backbone.timeout",
+    "backbone.max_concurrency",
+    "backbone.max_retries",
+    "backbone.backoff_base",
+    "backbone.backoff_max",
+    "backbone.cache",
+    "embed.cache",  # cached vectors are bit-identical to fresh ones
+)
+
+
+def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
+    """Refuse to resume into a directory whose episodes came from a different config: mixing them
+    would report numbers of two experiments as one."""
+    old_path = out_dir / CONFIG
+    if not old_path.is_file() or not any((out_dir / f).exists() for f in (EPISODES, "checkpoint.pt")):
+        return
+    old = flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
+    new = flat(resolved)
+    diff = sorted(
+        k
+        for k in set(old) | set(new)
+        if old.get(k) != new.get(k) and not any(k == f or k.startswith(f + ".") for f in _RESUME_FREE)
+    )
+    ckpts = (old.get("checkpoint"), new.get("checkpoint"))
+    if ckpts[0] != ckpts[1] and UNTRAINED in ckpts:
+        diff.append("checkpoint")  # episodes of the untrained policy must never pass for a trained one's
+    if diff:
+        shown = ", ".join(f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in diff[:4])
+        more = f" (+{len(diff) - 4} more)" if len(diff) > 4 else ""
+        raise ConfigError(
+            f"{out_dir} holds a run with a different config ({shown}{more}); "
+            "use a new hydra.run.dir, or delete that directory to start over"
+        )
+
+
+def write_config(out_dir: Path, resolved: dict[str, Any]) -> None:
+    """config.yaml: the settled config a resume is checked against (`check_resumable`)."""
+    (out_dir / CONFIG).write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
+
+
+def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict[str, Any] | None:
+    """The results of this exact job if it already finished in out_dir (a re-run sweep skips it)."""
+    path = out_dir / RESULTS
+    if not path.is_file():
+        return None
+    try:
+        old = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    same = isinstance(old.get("config"), dict) and _settled(old["config"]) == resolved
+    return old if same and old.get("mode") == mode else None
+
+
+def _settled(config: dict[str, Any]) -> dict[str, Any]:
+    """A saved config with its embedder resolved as today's runs record it (runs from before
+    that recorded `embedder: null`), so that resuming and skipping still recognise them."""
+    from tomacs.config import resolve_embedder
+
+    cfg = OmegaConf.create(config)
+    resolve_embedder(cfg)
+    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
