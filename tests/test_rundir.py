@@ -116,3 +116,21 @@ def test_progress_lines_and_a_bar_whose_total_is_reached(tmp_path: Path) -> None
     assert res["metrics"]["llm_calls"] < 6 * (6 * 4 + 1)
     shown = con.file.getvalue()
     assert "6/6 questions" in shown and "Acc " in shown
+
+
+def test_git_rev_says_when_tracked_files_differ_from_the_commit(tmp_path: Path) -> None:
+    from tomacs.jobfiles import git_rev
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one")
+    clean = git_rev(tmp_path)
+    assert clean and "+" not in clean
+    (tmp_path / "untracked.txt").write_text("outputs live here\n")
+    assert git_rev(tmp_path) == clean  # untracked files are not the code
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert git_rev(tmp_path) == clean + "+dirty"

@@ -24,17 +24,23 @@ from tomacs.types import Episode
 EPISODES, CONFIG, RESULTS = "episodes.jsonl", "config.yaml", "results.json"
 
 
-def git_rev() -> str | None:
-    """The code's revision, recorded with every result so a number can be traced to its code."""
+def git_rev(cwd: Path | None = None) -> str | None:
+    """The code's revision, recorded with every result so a number can be traced to its code.
+
+    `+dirty` marks tracked files changed since that commit: the number then came from code that
+    no revision holds, which a reader of results.json must be told (untracked files do not count;
+    run outputs live there)."""
+    where = cwd or Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=5, cwd=where)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-        return out.stdout.strip() or None
+        rev = git("rev-parse", "--short", "HEAD")
+        if not rev:
+            return None
+        return rev + "+dirty" if git("status", "--porcelain", "--untracked-files=no") else rev
     except Exception:
         return None
 
