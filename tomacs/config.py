@@ -309,6 +309,7 @@ def check_overrides(overrides: list[str], multirun: bool) -> None:
 
 def validate(cfg: DictConfig) -> None:
     """Semantic checks Hydra cannot express; each failure is one line naming the fix."""
+    check_option_types(cfg)  # first: the checks below compare values and need the right types
     if cfg.agents < 2:
         raise ConfigError(f"agents must be >= 2 (got {cfg.agents})")
     if cfg.rounds < 1:
@@ -349,16 +350,14 @@ def validate(cfg: DictConfig) -> None:
     precision = (cfg.get("embed") or {}).get("precision", "auto")
     if precision not in ("auto", "fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
-    check_option_types(cfg)
 
 
 def _kind(value: Any) -> str | None:
     """The type a shipped option value promises; None where any value may replace it."""
     if isinstance(value, bool):
         return "Boolean"
-    if isinstance(value, int):
-        return "Integer"
-    if isinstance(value, float):
+    if isinstance(value, int | float):
+        # an integer in the file is not a promise of integers (backbone.backoff_max: 30 takes 0.05)
         return "Float"
     return None
 
@@ -366,8 +365,6 @@ def _kind(value: Any) -> str | None:
 def _fits(kind: str, value: Any) -> bool:
     if kind == "Boolean":
         return isinstance(value, bool)
-    if kind == "Integer":
-        return isinstance(value, int) and not isinstance(value, bool)
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -394,9 +391,9 @@ def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
             if value is None or _fits(kind, value):
                 continue
             want = _TYPE_NAMES[kind]
-            raise ConfigError(
-                f"bad value '{value}' for '{group}.{key}': expected {want}, e.g. {group}.{key}={default}"
-            )
+            eg = str(default).lower() if isinstance(default, bool) else default
+            dotted = f"{group}.{key}"
+            raise ConfigError(f"bad value '{value}' for '{dotted}': expected {want}, e.g. {dotted}={eg}")
 
 
 def flat(d: Any, prefix: str = "") -> dict[str, Any]:
