@@ -163,3 +163,33 @@ def test_same_seed_same_episodes() -> None:
     e1, _ = ex1.run_batch([Q], m, train=False, phase="eval")
     e2, _ = ex2.run_batch([Q], m, train=False, phase="eval")
     assert e1[0].to_dict() == e2[0].to_dict()
+
+
+def test_adversary_plans_reach_only_a_method_that_declares_it_needs_them() -> None:
+    """The answer key (who is adversarial) is oracle information: a method sees it only when it
+    declares `needs_oracle` (TodyComm's no_credits ablation), and the run records that it did."""
+    from tomacs.config import compose
+    from tomacs.run import build
+
+    for ablation, oracle in (("none", False), ("no_credits", True)):
+        over = [
+            "method=todycomm",
+            f"method.ablation={ablation}",
+            "attack=gt50",
+            "embedder=hashing",
+            "eval.size=2",
+        ]
+        comps = build(compose(over), need_train=False)
+        _, state = comps.executor.run_batch(comps.test_qs[:2], comps.method, train=False, phase="eval")
+        assert comps.method.needs_oracle is oracle
+        assert (state.get("plans") is not None) is oracle
+
+
+def test_results_record_an_oracle_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tomacs.config import compose
+    from tomacs.run import run_job
+
+    over = ["method=todycomm", "attack=gt50", "embedder=hashing", "eval.size=2", "checkpoint=untrained"]
+    plain = run_job(compose(over), "evaluate", tmp_path / "plain")
+    oracle = run_job(compose([*over, "method.ablation=no_credits"]), "evaluate", tmp_path / "oracle")
+    assert plain["oracle"] is False and oracle["oracle"] is True

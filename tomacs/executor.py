@@ -117,7 +117,8 @@ class Executor:
         rng = np.random.default_rng(stable_seed(self.cfg.seed, "method", phase, *[q.id for q in questions]))
         state = method.begin(questions, train, rng)
         if isinstance(state, dict):
-            state["plans"] = plans  # oracle ablations (TodyComm w/o credits) read the ground truth here
+            if method.needs_oracle:  # only a declared oracle ablation (TodyComm w/o credits) sees them
+                state["plans"] = plans
             if self.crs is not None:  # e.g. the CrS-ordered chain reads the scores of the batch start
                 state["credibility"] = self.crs.state.scores.copy()
         history: History = [[] for _ in questions]

@@ -181,6 +181,7 @@ def _run(
         "benchmark": comps.bench.name,
         "method": comps.method.name,
         "untrained": bool(untrained),
+        "oracle": bool(comps.method.needs_oracle),
         "attack": cfg.attack.name,
         "budget": cfg.budget.name,
         "agents": comps.ctx.n_agents,

@@ -52,6 +52,11 @@ class Method:
     name: str = "method"
     trainable: bool = False
     needs_embeddings: bool = False  # the executor embeds analyses only when some method needs them
+    # Oracle information (the episodes' adversary plans: who is adversarial, from when, with which
+    # target) is handed only to a method that declares it, as `state["plans"]` after `begin`, and
+    # results.json records `oracle: true`. Only ablations may need it (TodyComm's no_credits):
+    # a method that reads the answer key is not comparable with one that does not.
+    needs_oracle: bool = False
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         self.ctx = ctx

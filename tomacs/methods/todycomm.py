@@ -161,6 +161,7 @@ class TodyComm(LearnedMethod):
         super().__init__(ctx, **params)
         self.features = self.check_choice("features", FEATURE_SETS)
         self.ablation = self.check_choice("ablation", ABLATIONS)
+        self.needs_oracle = self.ablation == "no_credits"  # Table 5 "w/o credits": ground-truth labels
         self.baseline = self.check_choice("baseline", BASELINES)
         self.normalize = self.check_choice("normalize", NORMALIZERS)
         self.isolated = self.check_choice("isolated", ISOLATED)
