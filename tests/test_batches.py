@@ -52,9 +52,11 @@ def test_walk_hands_each_batch_to_the_hook_before_the_next_runs() -> None:
     assert all(c["train"] is True and c["phase"] == "train3" for c in ex.calls)
 
 
-def test_walk_passes_sample_index_only_when_given() -> None:
+def test_walk_passes_the_sample_index_explicitly() -> None:
     ex = Recorder()
     walk(ex, None, _qs(2), 4, train=False, phase="eval")  # type: ignore[arg-type]
-    assert "sample_index" not in ex.calls[-1]
+    assert ex.calls[-1]["sample_index"] == 0
+    walk(ex, None, _qs(2), 4, train=False, phase="train7")  # type: ignore[arg-type]
+    assert ex.calls[-1]["sample_index"] == 0  # never read from the phase's digits
     walk(ex, None, _qs(2), 4, train=True, phase="train", sample_index=2)  # type: ignore[arg-type]
     assert ex.calls[-1]["sample_index"] == 2

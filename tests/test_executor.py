@@ -193,3 +193,22 @@ def test_results_record_an_oracle_run(tmp_path) -> None:  # type: ignore[no-unty
     plain = run_job(compose(over), "evaluate", tmp_path / "plain")
     oracle = run_job(compose([*over, "method.ablation=no_credits"]), "evaluate", tmp_path / "oracle")
     assert plain["oracle"] is False and oracle["oracle"] is True
+
+
+def test_sample_index_is_an_argument_not_read_from_the_phase() -> None:
+    """Each training epoch draws fresh replies because the trainer passes its epoch as the sample
+    index; a phase that happens to contain digits does not change the draws."""
+    from tomacs.config import compose
+    from tomacs.run import build
+
+    comps = build(compose(["method=complete", "attack=gt50", "eval.size=4"]), need_train=False)
+    qs = comps.test_qs[:4]
+
+    def texts(phase: str, sample_index: int) -> list[str]:
+        eps, _ = comps.executor.run_batch(
+            qs, comps.method, train=False, phase=phase, sample_index=sample_index
+        )
+        return [o.text for ep in eps for r in ep.rounds for o in r]
+
+    assert texts("train3", 0) == texts("train3", 0)
+    assert texts("train3", 0) != texts("train3", 3)

@@ -46,7 +46,7 @@ def walk(
     *,
     train: bool,
     phase: str,
-    sample_index: int | None = None,
+    sample_index: int = 0,
     on_call: Callable[[int], None] | None = None,
     on_batch: Callable[[Batch], None] | None = None,
     force: Mapping[int, ForceFn] | None = None,
@@ -54,13 +54,14 @@ def walk(
     """Run every question once, batch by batch, and return the episodes in question order.
 
     `on_batch` runs after each batch and before the next starts, so a training step there updates
-    the policy that the next batch samples from. `on_call` counts LLM calls (a progress task)."""
+    the policy that the next batch samples from. `on_call` counts LLM calls (a progress task).
+    `sample_index` tells repeated passes over the same questions apart (a training epoch): the
+    backbone draws, and caches, a fresh sample for each index."""
     chunks = split(questions, batch_size)
-    extra: dict[str, Any] = {} if sample_index is None else {"sample_index": sample_index}
     episodes: list[Episode] = []
     for number, qs in enumerate(chunks, start=1):
         eps, state = executor.run_batch(
-            qs, method, train=train, phase=phase, on_call=on_call, force=force, **extra
+            qs, method, train=train, phase=phase, sample_index=sample_index, on_call=on_call, force=force
         )
         episodes.extend(eps)
         if on_batch is not None:

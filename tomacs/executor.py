@@ -91,8 +91,13 @@ class Executor:
         phase: str,
         on_call: Callable[[int], None] | None = None,
         force: Mapping[int, ForceFn] | None = None,
+        sample_index: int = 0,
     ) -> tuple[list[Episode], Any]:
         """Synchronous wrapper; returns the episodes and the method's batch state (for its loss).
+
+        `phase` names the pass (seeds of plans, draws and ties: "train3", "val", "eval");
+        `sample_index` tells repeated samples of the same request apart (the training epoch): it
+        goes into every request, so a backbone and its cache give each epoch fresh replies.
 
         Every batch runs on one event loop per executor, built once: a Ctrl-C then lands in a
         running loop (which cancels the batch cleanly) or between batches, not in the middle of
@@ -100,7 +105,9 @@ class Executor:
         if self._loop is None:
             self._loop = asyncio.Runner()
             weakref.finalize(self, _close_runner, self._loop)
-        return self._loop.run(self.arun_batch(questions, method, train, phase, on_call, force=force))
+        return self._loop.run(
+            self.arun_batch(questions, method, train, phase, on_call, force=force, sample_index=sample_index)
+        )
 
     async def arun_batch(
         self,
@@ -110,6 +117,7 @@ class Executor:
         phase: str,
         on_call: Callable[[int], None] | None = None,
         force: Mapping[int, ForceFn] | None = None,
+        sample_index: int = 0,
     ) -> tuple[list[Episode], Any]:
         n, rounds = self.cfg.n_agents, self.cfg.rounds
         questions = list(questions)
@@ -123,10 +131,6 @@ class Executor:
                 state["credibility"] = self.crs.state.scores.copy()
         history: History = [[] for _ in questions]
         graphs: list[list[RoundGraph | None]] = [[None] for _ in questions]
-        sample_index = 0
-        if phase.startswith("train"):
-            digits = "".join(ch for ch in phase if ch.isdigit())
-            sample_index = int(digits) if digits else 0
 
         # Round 1: every agent answers alone.
         first = RoundGraph(nodes=list(range(n)), edges=[])

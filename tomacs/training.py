@@ -245,8 +245,18 @@ def train_epoch(
             )
 
         bs = int(cfg.train.batch_size)
-        # the epoch is the sample index of this pass (the executor reads it from the phase today)
-        walk(comps.executor, method, qs, bs, train=True, phase=f"train{epoch}", on_call=task, on_batch=step)
+        # the epoch is the sample index of this pass: each epoch draws fresh replies for its questions
+        walk(
+            comps.executor,
+            method,
+            qs,
+            bs,
+            train=True,
+            phase=f"train{epoch}",
+            sample_index=epoch,
+            on_call=task,
+            on_batch=step,
+        )
     return iteration
 
 
