@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.backbones.base import GenerationReply, GenerationRequest
@@ -212,3 +213,41 @@ def test_sample_index_is_an_argument_not_read_from_the_phase() -> None:
 
     assert texts("train3", 0) == texts("train3", 0)
     assert texts("train3", 0) != texts("train3", 3)
+
+
+@pytest.mark.parametrize(
+    ("edges", "temporal", "budget", "mask_off", "says"),
+    [
+        ([(0, 2), (1, 2)], [], 1, None, "gives agent 2 in-degree 2 > budget 1"),
+        ([(0, 1), (0, 2)], [], 1, None, "gives agent 0 out-degree 2 > budget 1"),
+        ([(0, 1)], [(2, 1)], 1, None, "gives agent 1 in-degree 2 > budget 1"),  # temporal counts too
+        ([(0, 1)], [], None, (0, 1), "has edge (0, 1), which the run's edge mask forbids"),
+        ([(0, 1), (1, 2), (2, 0)], [], None, None, "is not a DAG"),
+    ],
+)
+def test_a_graph_breaking_the_runs_constraints_is_an_error_naming_the_method(
+    edges: list, temporal: list, budget: int | None, mask_off: tuple | None, says: str
+) -> None:
+    n, roles = 3, ["A", "B", "C"]
+    mask = None
+    if mask_off is not None:
+        mask = np.ones((n, n), dtype=int)
+        mask[mask_off] = 0
+    cfg = ExecutorConfig(n, 2, roles, seed=1, mask=mask, in_budget=budget, out_budget=budget)
+    sched = AdversarySchedule(n_agents=n, rounds=2, count=0, rate=None, onset_rounds=(2,))
+    ex = Executor(cfg, Scripted(), sched)
+    ctx = MethodContext(n_agents=n, rounds=2, roles=roles, seed=1)
+
+    class Careless(FixedGraph):
+        name = "careless"
+
+        def act(self, state, t, history):  # noqa: ANN001
+            return [
+                RoundGraph(nodes=[0, 1, 2], edges=list(edges), temporal_edges=list(temporal)) for _ in history
+            ]
+
+    with pytest.raises(
+        RuntimeError, match=r"method 'careless' returned a round-2 graph \(question .*\) that "
+    ) as e:
+        ex.run_batch([Q], Careless(ctx, nodes=[0, 1, 2], edges=[]), train=False, phase="eval")
+    assert says in str(e.value)

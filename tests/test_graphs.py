@@ -399,3 +399,18 @@ def test_dag_by_priority_drops_the_least_probable_cycle_edge() -> None:
     chosen = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=bool)  # 0 -> 1 -> 2 -> 0
     probs = np.array([[0, 0.9, 0], [0, 0, 0.6], [0.7, 0, 0]])
     assert dag_by_priority(chosen, probs) == [(0, 1), (2, 0)]  # 1 -> 2 (0.6) would close the cycle
+
+
+def test_graph_violation_accepts_what_constrain_round_builds() -> None:
+    import numpy as np
+
+    from tomacs.graphs import complete_dag, constrain_round, graph_violation
+
+    n = 5
+    mask = np.ones((n, n), dtype=int)
+    mask[0, 3] = 0
+    spatial, temporal = constrain_round(complete_dag(range(n)), [(4, 0), (3, 1)], mask, 1, 1)
+    assert graph_violation(n, range(n), spatial, temporal, mask, 1, 1) is None
+    # a participant list that leaves out an edge's endpoint is caught
+    assert "do not take part" in graph_violation(n, [0, 1], [(0, 2)])
+    assert graph_violation(n, [0, 7], []) == "names agent 7 outside 0..4"

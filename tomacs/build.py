@@ -199,7 +199,16 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         )
     caps = [c["capability"] for c in conditions]
     executor = Executor(
-        ExecutorConfig(n, rounds, roles, seed, capabilities=None if all(c == 1.0 for c in caps) else caps),
+        ExecutorConfig(
+            n,
+            rounds,
+            roles,
+            seed,
+            capabilities=None if all(c == 1.0 for c in caps) else caps,
+            mask=ctx.mask,
+            in_budget=ctx.in_budget,
+            out_budget=ctx.out_budget,
+        ),
         backbone,
         schedule,
         embedder,

@@ -28,7 +28,7 @@ from tomacs.agents.prompts import (
 from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
-from tomacs.graphs import topological_levels
+from tomacs.graphs import graph_violation, topological_levels
 from tomacs.methods.base import History, Method
 from tomacs.seeding import stable_seed
 from tomacs.types import (
@@ -56,6 +56,10 @@ class ExecutorConfig:
     roles: list[str]
     seed: int
     capabilities: list[float | None] | None = None
+    # the run's constraints, checked on every graph a method returns (Table 3's budgets, masks)
+    mask: np.ndarray | None = None
+    in_budget: int | None = None
+    out_budget: int | None = None
 
 
 class Executor:
@@ -150,6 +154,8 @@ class Executor:
                 raise RuntimeError(
                     f"method {method.name} returned {len(round_graphs)} graphs for {len(questions)} questions"
                 )
+            for q, g in zip(questions, round_graphs, strict=True):
+                self._verify(method, t, q, g)
             outs = await asyncio.gather(
                 *[
                     self._run_round(
@@ -196,6 +202,18 @@ class Executor:
             ]
         )
         return list(episodes), state
+
+    def _verify(self, method: Method, t: int, q: Question, graph: RoundGraph) -> None:
+        """Every graph a method returns obeys the run's mask and degree budgets and is a DAG: each
+        method applies them itself, and this is what makes a forgotten one an error, not a
+        silently different experiment (e.g. Table 3's b1 run without its budget)."""
+        c = self.cfg
+        problem = graph_violation(
+            c.n_agents, graph.nodes, graph.edges, graph.temporal_edges, c.mask, c.in_budget, c.out_budget
+        )
+        if problem:
+            where = f"a round-{t} graph (question {q.id})"
+            raise RuntimeError(f"method '{method.name}' returned {where} that {problem}")
 
     # ------------------------------------------------------------------------------------------
     async def _embed(self, method: Method, outputs: list[list[AgentOutput]]) -> None:

@@ -480,3 +480,52 @@ def dag_by_priority(chosen: np.ndarray, probs: np.ndarray, edges: list[Edge] | N
         succ[i].append(j)
         present.add((i, j))
     return out
+
+
+def graph_violation(
+    n: int,
+    nodes: Sequence[int],
+    edges: Sequence[Edge],
+    temporal: Sequence[Edge] = (),
+    mask: np.ndarray | None = None,
+    in_budget: int | None = None,
+    out_budget: int | None = None,
+) -> str | None:
+    """What is wrong with one round's graph under the run's constraints, or None.
+
+    The executor asks this of every graph a method returns, so a method that forgets the mask or a
+    degree budget (Table 3's settings) fails loudly instead of running a different experiment.
+    Spatial edges must form a DAG over the round's participants; both edge kinds obey the mask
+    and share one in/out budget per round, as `constrain_round` builds them."""
+    members = {int(i) for i in nodes}
+    bad = sorted(i for i in members if not 0 <= i < n)
+    if bad:
+        return f"names agent {bad[0]} outside 0..{n - 1}"
+    for i, j in edges:
+        if int(i) == int(j):
+            return f"has a self edge ({i}, {j})"
+        if int(i) not in members or int(j) not in members:
+            return f"has edge ({i}, {j}) between agents that do not take part in the round"
+    cycle = find_cycle(sorted(members), [(int(i), int(j)) for i, j in edges])
+    if cycle:
+        return f"is not a DAG (cycle {' -> '.join(map(str, cycle))})"
+    m = None if mask is None else np.asarray(mask)
+    d_in: dict[int, int] = {}
+    d_out: dict[int, int] = {}
+    for kind, es in (("", edges), ("temporal ", temporal)):
+        for i, j in es:
+            i, j = int(i), int(j)
+            if not (0 <= i < n and 0 <= j < n):
+                return f"has {kind}edge ({i}, {j}) outside 0..{n - 1}"
+            if m is not None and m[i, j] == 0:
+                return f"has {kind}edge ({i}, {j}), which the run's edge mask forbids"
+            d_out[i] = d_out.get(i, 0) + 1
+            d_in[j] = d_in.get(j, 0) + 1
+    for what, degrees, budget in (("in", d_in, in_budget), ("out", d_out, out_budget)):
+        if budget is None:
+            continue
+        over = sorted((a, d) for a, d in degrees.items() if d > budget)
+        if over:
+            agent, d = over[0]
+            return f"gives agent {agent} {what}-degree {d} > budget {budget} (messages of both kinds count)"
+    return None
