@@ -7,7 +7,8 @@ import pytest
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.backbones.base import GenerationReply, GenerationRequest
-from tomacs.executor import Executor, ExecutorConfig, weighted_vote
+from tomacs.decision import weighted_vote
+from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.types import DecisionGraph, Question, RoundGraph
 

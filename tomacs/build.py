@@ -18,6 +18,7 @@ from tomacs.agents.roles import assign_roles
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
 from tomacs.checkpoint import settle_embedder
 from tomacs.config import ConfigError, to_container, validate
+from tomacs.decision import resolve_decision
 from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
@@ -148,9 +149,8 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     schedule = adversary_schedule(cfg)
     method_params = to_container(cfg.method)
     method_name = method_params.pop("name")
-    decision = str(to_container(cfg)["decision"])
-    if decision == "auto" and method_name == "crs":
-        decision = "crs"  # the credibility topologies are meant to run with credibility
+    # once, here: the credibility topologies (method=crs) decide with credibility under `auto`
+    decision, _ = resolve_decision(str(to_container(cfg)["decision"]), method_name, n, schedule.count)
     ctx = MethodContext(
         n_agents=n,
         rounds=rounds,

@@ -17,17 +17,11 @@ from typing import Any
 import numpy as np
 
 from tomacs.agents.adversary import AdversarySchedule
-from tomacs.agents.prompts import (
-    add_persuasive_suffix,
-    adversarial_messages,
-    agent_messages,
-    crs_coordinator_messages,
-    decision_messages,
-    format_message,
-)
+from tomacs.agents.prompts import add_persuasive_suffix, adversarial_messages, agent_messages, format_message
 from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
+from tomacs.decision import Ballot, Concurrent, Pending, ballot_weights, rules
 from tomacs.graphs import graph_violation, topological_levels
 from tomacs.methods.base import History, Method
 from tomacs.seeding import stable_seed
@@ -78,6 +72,9 @@ class Executor:
         self.schedule = schedule
         self.embedder = embedder
         self.crs = crs  # tomacs.credibility.decider.CrsDecider when decision=crs
+        self.rules = rules()  # decision mode -> the rule object that takes the final answer
+        # how a batch's decisions are taken: all at once, or (credibility) in stream order, learning
+        self.decisions: Any = crs if crs is not None else Concurrent()
         self._loop: asyncio.Runner | None = None
 
     # ------------------------------------------------------------------------------------------
@@ -179,29 +176,9 @@ class Executor:
             await self._embed(method, [h[-1] for h in history])
 
         decisions = method.decide(state, history)
-        if self.crs is not None:
-            # credibility is learned across the stream: decide and update one question at a time,
-            # in order, so each decision uses the scores left by the previous question
-            if self.crs.cfg.aggregation == "centroid":
-                todo = [o for h in history for o in h[-1] if o.embedding is None]
-                if todo:
-                    vecs = await self.crs.embed([o.text for o in todo])
-                    for o, v in zip(todo, vecs, strict=True):
-                        o.embedding = [float(x) for x in v]
-            episodes = []
-            for k, q in enumerate(questions):
-                dec = self.crs.decision_graph(decisions[k])
-                ep = await self._decide(q, plans[k], history[k], graphs[k], dec, phase, sample_index, on_call)
-                await self.crs.learn(ep, phase, sample_index)
-                episodes.append(ep)
-            return episodes, state
-        episodes = await asyncio.gather(
-            *[
-                self._decide(q, plans[k], history[k], graphs[k], decisions[k], phase, sample_index, on_call)
-                for k, q in enumerate(questions)
-            ]
-        )
-        return list(episodes), state
+        pending = [Pending(q, plans[k], history[k], graphs[k], decisions[k]) for k, q in enumerate(questions)]
+        episodes = await self.decisions.decide_batch(self, pending, phase, sample_index, on_call)
+        return episodes, state
 
     def _verify(self, method: Method, t: int, q: Question, graph: RoundGraph) -> None:
         """Every graph a method returns obeys the run's mask and degree budgets and is a DAG: each
@@ -424,92 +401,27 @@ class Executor:
             behaviour="honest",
         )
 
-    async def _decide(
+    async def decide_one(
         self,
-        q: Question,
-        plan: AdversaryPlan,
-        history: list[list[AgentOutput]],
-        graphs: list[RoundGraph | None],
-        decision: DecisionGraph,
+        p: Pending,
         phase: str,
         sample_index: int,
         on_call: Callable[[int], None] | None,
+        decision: DecisionGraph | None = None,
     ) -> Episode:
-        final = history[-1]
+        """The final answer of one question by the rule its decision graph names (tomacs.decision);
+        `decision` replaces the method's graph (credibility re-weights the voters)."""
+        q, plan, history, graphs = p.question, p.plan, p.history, p.graphs
+        decision = decision or p.decision
         voters = [v for v in decision.voters if 0 <= v < self.cfg.n_agents] or list(range(self.cfg.n_agents))
         episode = Episode(question=q, plan=plan, rounds=history, graphs=graphs, decision=decision)
+        rule = self.rules.get(decision.mode)
+        if rule is None:
+            raise RuntimeError(f"unknown decision mode '{decision.mode}'; valid: {', '.join(self.rules)}")
+        weights, told = ballot_weights(decision, voters)
         rng = np.random.default_rng(stable_seed(self.cfg.seed, "tie", phase, q.id))
-        # credibility scores as told to a coordinator, and the voters' weights (relative scores)
-        same = voters == decision.voters
-        told = decision.credibility if decision.credibility is not None and same else None
-        weights = decision.weights if decision.weights is not None and same else None
-        if decision.mode == "llm":
-            voter_outputs = [(self.cfg.roles[v], final[v].text) for v in voters]
-            incoming = [
-                Message(
-                    sender=v,
-                    role=self.cfg.roles[v],
-                    text=final[v].text,
-                    answer=final[v].answer,
-                    persuasive=final[v].behaviour == "adversarial",
-                    weight=1.0 if told is None or weights is None else float(weights[k]),
-                )
-                for k, v in enumerate(voters)
-            ]
-            req = GenerationRequest(
-                messages=decision_messages(q, voter_outputs)
-                if told is None
-                else crs_coordinator_messages(q, voter_outputs, told),
-                question=q,
-                kind="decision",
-                agent=-1,
-                role="Decision Maker",
-                round=self.cfg.rounds + 1,
-                behaviour="honest",
-                target=None,
-                previous_answer=None,
-                incoming=incoming,
-                seed_key=f"{self.cfg.seed}/{phase}/{q.id}/decision",
-                sample_index=sample_index,
-            )
-            (rep,) = await self.backbone.generate([req])
-            if on_call is not None:
-                on_call(1)
-            answer = parse_answer(q, rep.text)
-            episode.decision_output = AgentOutput(
-                agent=-1,
-                round=self.cfg.rounds + 1,
-                text=rep.text,
-                answer=answer,
-                participated=True,
-                behaviour="honest",
-                prompt_tokens=rep.prompt_tokens,
-                completion_tokens=rep.completion_tokens,
-                cached=rep.cached,
-            )
-            episode.decision_tokens = (rep.prompt_tokens, rep.completion_tokens)
-            if answer is None:  # an unparseable judge falls back to the plain vote, and says so
-                answer = weighted_vote(
-                    [final[v].answer for v in voters], weights if told is not None else None, rng
-                )
-                episode.extra["decision_fallback"] = "vote"
-        elif decision.mode == "centroid":
-            from tomacs.credibility.aggregate import centroid_choice
-
-            live = [v for v in voters if final[v].answer is not None and final[v].embedding is not None]
-            if live:
-                w = [1.0] * len(live) if weights is None else [float(weights[voters.index(v)]) for v in live]
-                emb = np.asarray([final[v].embedding for v in live], dtype=float)
-                answer = final[live[centroid_choice(emb, w, rng)]].answer
-            else:
-                answer = None
-        else:
-            weights = decision.weights
-            if weights is not None and len(weights) != len(decision.voters):
-                raise RuntimeError("decision weights must match voters")
-            if weights is not None and voters != decision.voters:
-                weights = None
-            answer = weighted_vote([final[v].answer for v in voters], weights, rng)
+        ballot = Ballot(q, history[-1], voters, weights, told, rng, phase, sample_index)
+        answer = await rule.answer(self, ballot, episode, on_call)
         episode.final_answer = answer
         episode.correct = answer is not None and is_correct(q, answer)
         return episode
@@ -524,23 +436,3 @@ def _close_runner(runner: asyncio.Runner) -> None:
         runner.close()
         return
     runner.get_loop().close()
-
-
-def weighted_vote(
-    answers: Sequence[str | None], weights: Sequence[float] | None, rng: np.random.Generator
-) -> str | None:
-    """Weighted plurality over parsed answers; unparsed answers do not vote; ties are broken by a
-    seeded draw, never by list order (list order would favour low agent indices)."""
-    totals: dict[str, float] = {}
-    for k, a in enumerate(answers):
-        if a is None:
-            continue
-        w = 1.0 if weights is None else float(weights[k])
-        totals[a] = totals.get(a, 0.0) + w
-    if not totals:
-        return None
-    best = max(totals.values())
-    tied = sorted(a for a, w in totals.items() if abs(w - best) <= 1e-12 * max(1.0, abs(best)))
-    if len(tied) == 1:
-        return tied[0]
-    return tied[int(rng.integers(len(tied)))]

@@ -188,6 +188,7 @@ def _run(
         "rounds": comps.ctx.rounds,
         "seed": int(cfg.seed),
         "decision": comps.ctx.decision,
+        "decision_mode": comps.method.decision_mode,
         "n_adversaries": comps.ctx.n_adversaries,
         "mode": mode,
         "run_id": run_id(job, resolved),

@@ -17,7 +17,7 @@ reward r_t = +1 (correct) / -1 (wrong) carries the sign in CrS <- CrS (1 + eta C
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,6 +113,32 @@ class CrsDecider:
         scores = [float(self.state.scores[v]) for v in voters]
         mode = "llm" if self.cfg.aggregation == "llm" else self.cfg.aggregation
         return DecisionGraph(voters=voters, weights=self.weights(voters), mode=mode, credibility=scores)  # type: ignore[arg-type]
+
+    async def decide_batch(
+        self,
+        ex: Any,
+        pending: list[Any],
+        phase: str,
+        sample_index: int,
+        on_call: Callable[[int], None] | None,
+    ) -> list[Episode]:
+        """Credibility is learned across the stream: decide and update one question at a time, in
+        order, so each decision uses the scores the previous question left (the executor's
+        `decisions` object under decision=crs; `tomacs.decision.Concurrent` otherwise)."""
+        if self.cfg.aggregation == "centroid":
+            todo = [o for p in pending for o in p.history[-1] if o.embedding is None]
+            if todo:
+                vecs = await self.embed([o.text for o in todo])
+                for o, v in zip(todo, vecs, strict=True):
+                    o.embedding = [float(x) for x in v]
+        episodes = []
+        for p in pending:
+            ep = await ex.decide_one(
+                p, phase, sample_index, on_call, decision=self.decision_graph(p.decision)
+            )
+            await self.learn(ep, phase, sample_index)
+            episodes.append(ep)
+        return episodes
 
     async def embed(self, texts: list[str]) -> np.ndarray:
         assert self.embedder is not None

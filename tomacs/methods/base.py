@@ -38,12 +38,11 @@ class MethodContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def baseline_decision_mode(self) -> str:
-        """TodyComm's fairness rule for baselines: vote below 50% adversaries, LLM judge at/above."""
-        if self.decision == "crs":
-            return "vote"  # the executor's credibility decider re-weights the voters
-        if self.decision != "auto":
-            return self.decision
-        return "llm" if 2 * self.n_adversaries >= self.n_agents and self.n_adversaries > 0 else "vote"
+        """TodyComm's fairness rule for baselines: vote below 50% adversaries, LLM judge at/above
+        (under `crs` the voters vote and credibility re-weights them); see tomacs.decision."""
+        from tomacs.decision import resolve_decision
+
+        return resolve_decision(self.decision, "", self.n_agents, self.n_adversaries)[1]
 
 
 class Method:
@@ -71,10 +70,16 @@ class Method:
         """The communication graph of round t (2..T) for every question of the batch."""
         raise NotImplementedError
 
+    @property
+    def decision_mode(self) -> str:
+        """The rule this method's decision graphs name (recorded in results.json); a baseline
+        follows the run's decision setting through TodyComm's comparison rule."""
+        return self.ctx.baseline_decision_mode()
+
     def decide(self, state: Any, history: History) -> list[DecisionGraph]:
         """The decision graph of every question of the batch."""
         n = self.ctx.n_agents
-        mode = self.ctx.baseline_decision_mode()
+        mode = self.decision_mode
         return [DecisionGraph(voters=list(range(n)), weights=None, mode=mode) for _ in history]
 
     # -- learning ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 from tomacs.graphs import Edge, constrain
 from tomacs.methods.base import History, Method, MethodContext
 from tomacs.seeding import stable_seed
-from tomacs.types import DecisionGraph, Question, RoundGraph
+from tomacs.types import Question, RoundGraph
 
 TOPOLOGIES = ("saa", "sia", "chain")
 
@@ -83,8 +83,3 @@ class CredibilityTopology(Method):
     def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
         nodes = [] if self.topology == "saa" else list(range(self.ctx.n_agents))
         return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in self._edges(state)]
-
-    def decide(self, state: Any, history: History) -> list[DecisionGraph]:
-        n = self.ctx.n_agents
-        mode = "vote" if self.ctx.decision in ("auto", "crs") else self.ctx.decision
-        return [DecisionGraph(voters=list(range(n)), weights=None, mode=mode) for _ in history]  # type: ignore[arg-type]

@@ -311,11 +311,17 @@ class TodyComm(LearnedMethod):
         state["edges"][t] = edges_t
         return graphs
 
+    @property
+    def decision_mode(self) -> str:
+        """§4.2.2: TodyComm decides by its own credit-weighted vote (`decision=llm` asks an LLM
+        decision agent to read its voters instead); the baselines' comparison rule is not its."""
+        return "llm" if self.ctx.decision == "llm" else "vote"
+
     def decide(self, state: dict[str, Any], history: History) -> list[DecisionGraph]:
         """Round T+1 (§4.2.2): participation picks voters, softmax of their credits weights them."""
         t = self.ctx.rounds + 1
         credits, actions = self._step(state, t, history)
-        mode = "llm" if self.ctx.decision == "llm" else "vote"
+        mode = self.decision_mode
         out = []
         for q in range(len(history)):
             voters = [i for i in range(self.ctx.n_agents) if actions[q, i]]
