@@ -170,8 +170,8 @@ def test_same_seed_same_episodes() -> None:
 def test_adversary_plans_reach_only_a_method_that_declares_it_needs_them() -> None:
     """The answer key (who is adversarial) is oracle information: a method sees it only when it
     declares `needs_oracle` (TodyComm's no_credits ablation), and the run records that it did."""
+    from tomacs.build import build
     from tomacs.config import compose
-    from tomacs.run import build
 
     for ablation, oracle in (("none", False), ("no_credits", True)):
         over = [
@@ -200,8 +200,8 @@ def test_results_record_an_oracle_run(tmp_path) -> None:  # type: ignore[no-unty
 def test_sample_index_is_an_argument_not_read_from_the_phase() -> None:
     """Each training epoch draws fresh replies because the trainer passes its epoch as the sample
     index; a phase that happens to contain digits does not change the draws."""
+    from tomacs.build import build
     from tomacs.config import compose
-    from tomacs.run import build
 
     comps = build(compose(["method=complete", "attack=gt50", "eval.size=4"]), need_train=False)
     qs = comps.test_qs[:4]

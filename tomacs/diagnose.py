@@ -208,8 +208,9 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
     """Re-run a trained run's checkpoint on its test questions and compute every statistic above."""
     from omegaconf import OmegaConf
 
+    from tomacs.batches import Batch, walk
+    from tomacs.build import build
     from tomacs.checkpoint import load_checkpoint
-    from tomacs.run import build
 
     run_dir = Path(run_dir)
     cfg_path = run_dir / "config.yaml"
@@ -235,16 +236,23 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
     load_checkpoint(method, Path(ck))
     method.train_mode(False)
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
-    episodes: list[Episode] = []
     feats: list[np.ndarray] = []  # per batch: (Q, N, rounds, F) features of t = 2..T+1
-    bs = int(cfg.eval.batch_size)
-    qs = comps.test_qs
+
+    def collect(_: Batch) -> None:
+        feats.append(np.stack([f for _, f in sorted(method.trace, key=lambda p: p[0])], axis=2))
+        method.trace = []
+
+    method.trace = []  # TodyComm appends (t, features) of every round it steps
     try:
-        for b in range(0, len(qs), bs):
-            method.trace = []  # TodyComm appends (t, features) of every round it steps
-            eps, _ = comps.executor.run_batch(qs[b : b + bs], method, train=False, phase="eval")
-            episodes.extend(eps)
-            feats.append(np.stack([f for _, f in sorted(method.trace, key=lambda p: p[0])], axis=2))
+        episodes = walk(
+            comps.executor,
+            method,
+            comps.test_qs,
+            int(cfg.eval.batch_size),
+            train=False,
+            phase="eval",
+            on_batch=collect,
+        )
     finally:
         method.trace = None
     f_all = np.concatenate(feats, axis=0)  # (Q, N, T, F)
