@@ -11,7 +11,8 @@ never branches on the rule itself, so a new aggregation is a class here, not an 
   unparseable reply falls back to the vote, and the episode says so.
 * `Centroid` — the CrS-weighted embedding centroid (credibility-scoring §4a).
 
-`resolve_decision` is the one place where a run's `decision=auto` becomes a rule.
+`resolve_decision` is the one place where a run's `decision=auto` becomes a rule for the baselines
+(TodyComm decides by its own credit-weighted vote, `TodyComm.decision_mode`).
 """
 
 from __future__ import annotations
@@ -195,7 +196,7 @@ class Concurrent:
         return list(await asyncio.gather(*[ex.decide_one(p, phase, sample_index, on_call) for p in pending]))
 
 
-def rules() -> dict[str, Any]:
+def rules() -> dict[str, Rule]:
     """The rule object of each decision mode a `DecisionGraph` may name."""
     return {"vote": Vote(), "llm": DecisionAgent(), "centroid": Centroid()}
 
