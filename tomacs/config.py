@@ -8,6 +8,7 @@ composed once up front (cheap) and any failure is turned into one line naming th
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -368,13 +369,19 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+@functools.lru_cache(maxsize=64)
+def _option_file(path: str) -> dict[str, Any]:
+    """A shipped option file, read once per process (validate runs for every job of a sweep)."""
+    import yaml
+
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+
+
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
     """Keys inside a group option (method.epsilon, attack.count...) are free-form to Hydra, so
     `method.epsilon=abc` would compose and fail later inside the method with a bare conversion
     error. The shipped option file says what each key holds; hold overrides to it (null there
     means any value, a null override is always allowed)."""
-    import yaml
-
     root = root or conf_dir()
     for group in GROUPS:
         node = cfg.get(group)
@@ -382,7 +389,7 @@ def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
         path = root / group / f"{name}.yaml"
         if not name or not path.is_file():
             continue
-        shipped = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        shipped = _option_file(str(path))
         for key, default in shipped.items():
             kind = _kind(default)
             if kind is None or key not in node:
