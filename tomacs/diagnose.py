@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from tomacs.progress import pct
 from tomacs.types import Episode
 
 __all__ = [
@@ -278,17 +279,13 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
     }
 
 
-def _pct(x: float) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
-
-
 def format_report(d: dict[str, Any]) -> str:
     """Plain-text report of `diagnose`'s result (what the CLI prints)."""
     m = d["metrics"]
     out = [
         f"diagnosis of {d['run_dir']} ({d['checkpoint']}), {d['questions']} test questions",
-        f"Acc {_pct(m['acc'])} %  ADAcc {_pct(m['adacc'])} % (balanced {_pct(m['adacc_balanced'])} %, "
-        f"all-reliable {_pct(m['adacc_baseline'])} %)  Token {m['token']:.1f}",
+        f"Acc {pct(m['acc'])} %  ADAcc {pct(m['adacc'])} % (balanced {pct(m['adacc_balanced'])} %, "
+        f"all-reliable {pct(m['adacc_baseline'])} %)  Token {m['token']:.1f}",
         "",
         "credits by ground truth (t = T+1 is the decision)",
         f"{'t':>3} {'honest':>15} {'adversarial':>15} {'gap':>7} {'AUC':>6}",
@@ -304,18 +301,18 @@ def format_report(d: dict[str, Any]) -> str:
         f"{'t':>3} {'honest %':>9} {'adv %':>7}",
     ]
     for r in d["participation"]:
-        out.append(f"{r['round']:>3} {_pct(r['honest']):>9} {_pct(r['adversarial']):>7}")
+        out.append(f"{r['round']:>3} {pct(r['honest']):>9} {pct(r['adversarial']):>7}")
     v = d["visibility"]
     out += [
         "",
-        f"adversaries visible before the decision: {_pct(v['visible_fraction'])} % "
+        f"adversaries visible before the decision: {pct(v['visible_fraction'])} % "
         f"of {int(v['adversaries'])}; "
-        f"ADAcc of a perfect detector of what was visible: {_pct(v['adacc_ceiling'])} % "
-        f"({_pct(v['adacc_ceiling_known_rate'])} % if it also knows the number of adversaries)",
+        f"ADAcc of a perfect detector of what was visible: {pct(v['adacc_ceiling'])} % "
+        f"({pct(v['adacc_ceiling_known_rate'])} % if it also knows the number of adversaries)",
         f"supervised probe (logistic regression, 5 folds by question) on the policy's features: "
-        f"decision-round features {_pct(d['probe_last_round']['accuracy'])} % "
-        f"(balanced {_pct(d['probe_last_round']['balanced'])} %), all rounds "
-        f"{_pct(d['probe_all_rounds']['accuracy'])} % (balanced {_pct(d['probe_all_rounds']['balanced'])} %)",
+        f"decision-round features {pct(d['probe_last_round']['accuracy'])} % "
+        f"(balanced {pct(d['probe_last_round']['balanced'])} %), all rounds "
+        f"{pct(d['probe_all_rounds']['accuracy'])} % (balanced {pct(d['probe_all_rounds']['balanced'])} %)",
         "",
         "parameter change from the seeded initial weights",
         f"{'tensor':<22} {'|init|':>8} {'|now|':>8} {'|change|':>9} {'rel':>6}",
