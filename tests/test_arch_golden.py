@@ -6,6 +6,8 @@ SHA-256 of episodes.jsonl, the metrics (wall times removed) and, for learned met
 train_log.jsonl (losses, train/val metrics; timings removed). It was recorded on main before the
 refactor. A change that is MEANT to change numbers (a bug fix, a simulator refit) re-records it and
 says which runs changed and why in the commit:  python tests/test_arch_golden.py --record
+A new method records only its own runs (the others' stay as they were):
+python tests/test_arch_golden.py --record --only gsafeguard
 """
 
 from __future__ import annotations
@@ -32,18 +34,30 @@ _TINY = [
     "eval.batch_size=4",
     "seed=0",
 ]
-LEARNED = ("agentprune", "card", "eib", "gdesigner", "todycomm")
+LEARNED = ("agentprune", "card", "eib", "gdesigner", "gsafeguard", "todycomm")
+# G-Safeguard generates its labelled conversations inside the job: a tiny set (2 settings x 2)
+EXTRA = {
+    "gsafeguard": [
+        "method.samples=2",
+        "method.densities=[0.5,1.0]",
+        "method.counts=[1]",
+        "method.epochs=2",
+        "method.hidden_size=16",
+        "method.val_fraction=0.5",
+    ]
+}
 STATIC = ("chain", "complete", "crs", "debate", "layered", "none", "random", "star")
 
 
 def _runs() -> dict[str, list[str]]:
     runs: dict[str, list[str]] = {}
     for m in (*STATIC, *LEARNED):
+        extra = EXTRA.get(m, [])
         for attack in ("none", "eq50", "gt50"):
-            runs[f"{m}_{attack}"] = [f"method={m}", f"attack={attack}"]
-        runs[f"{m}_eq50_b1"] = [f"method={m}", "attack=eq50", "budget=b1"]
+            runs[f"{m}_{attack}"] = [f"method={m}", f"attack={attack}", *extra]
+        runs[f"{m}_eq50_b1"] = [f"method={m}", "attack=eq50", "budget=b1", *extra]
         if m != "crs":  # method=crs decides with crs already (decision=auto)
-            runs[f"{m}_gt50_crs"] = [f"method={m}", "attack=gt50", "decision=crs"]
+            runs[f"{m}_gt50_crs"] = [f"method={m}", "attack=gt50", "decision=crs", *extra]
     runs["todycomm_gt50_no_credits"] = ["method=todycomm", "attack=gt50", "method.ablation=no_credits"]
     runs["receiver_table8"] = ["method=receiver", "agents=7", "rounds=2", "attack=receiver", "attack.count=3"]
     return runs
@@ -109,9 +123,12 @@ def test_golden_covers_every_registered_method() -> None:
 if __name__ == "__main__" and "--record" in sys.argv:
     import tempfile
 
-    out: dict[str, Any] = {}
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    out: dict[str, Any] = json.loads(GOLDEN.read_text()) if only else {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, ov in sorted(RUNS.items()):
+            if only and ov[0] != f"method={only}":
+                continue
             out[name] = run_digest(ov, Path(tmp) / name)
             print(name, out[name]["episodes_sha256"][:16], flush=True)
     GOLDEN.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")

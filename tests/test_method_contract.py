@@ -5,10 +5,12 @@ node-wise degree budgets (Table 3's b1: at most one message in and one out per a
 spatial and temporal messages together), and the same seed gives the same graphs. Every learned
 method also: its checkpoint round-trips (same weights, same graphs; a checkpoint of another
 architecture is a one-line error), the log-probability it trains on equals a hand computation from
-what it sampled, and a real job (`run_job` on the simulator) trains, checkpoints and evaluates.
+what it sampled (a supervised detector: its loss equals the hand BCE of its logits and labels), and
+a real job (`run_job` on the simulator) trains, checkpoints and evaluates.
 
 A new method is covered by registering it (`tomacs.methods.registry`); a learned one also adds its
-hand log-probability to `HAND_LOG_PROB` (the test fails until it does).
+hand log-probability to `HAND_LOG_PROB` (a supervised one: its tiny-data overrides to `JOB_EXTRA`;
+the tests fail until it does).
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ from tomacs.config import compose, to_container
 from tomacs.embed import HashingEmbedder
 from tomacs.graphs import has_cycle
 from tomacs.methods.base import Method, MethodContext
-from tomacs.methods.registry import build_method, is_trainable, method_names
+from tomacs.methods.gsafeguard import detector_pairs, graph_sample
+from tomacs.methods.registry import build_method, is_trainable, method_names, trainer_kind
 from tomacs.run import run_job
 from tomacs.types import AgentOutput, Question
 
 N, T = 5, 3
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian"]
 LEARNED = [m for m in method_names() if is_trainable(m)]
+REINFORCE = [m for m in LEARNED if trainer_kind(m) == "reinforce"]
+SUPERVISED = [m for m in LEARNED if trainer_kind(m) == "supervised"]
 # The Tables 7-8 protocol: its receiver reads all N-1 senders by definition, so no budget applies.
 BUDGET_EXEMPT = {"receiver"}
 MASK = np.ones((N, N), dtype=int)
@@ -130,10 +135,21 @@ def test_same_seed_same_graphs(name: str) -> None:
 
 
 # -- learned methods -------------------------------------------------------------------------------
+def _labelled(k: int = 3) -> list[Any]:
+    """Labelled detector samples of the fixed history (agent i adversarial iff i is odd)."""
+    seq = np.asarray([[o.embedding for o in rnd] for rnd in _history(1)[0]], dtype=np.float32).transpose(
+        1, 0, 2
+    )
+    return [graph_sample(seq, detector_pairs(N, MASK), [i % 2 for i in range(N)]) for _ in range(k)]
+
+
 def _train_step(m: Method) -> None:
-    state, _, _ = _episode(m, True)
     opt = torch.optim.Adam(m.parameters(), lr=0.05)
-    loss = m.loss(state, [], [1.0, 0.0, 1.0])
+    if trainer_kind(m.name) == "supervised":
+        loss = m.labelled_loss(_labelled())[0]  # type: ignore[attr-defined]
+    else:
+        state, _, _ = _episode(m, True)
+        loss = m.loss(state, [], [1.0, 0.0, 1.0])
     loss.backward()
     opt.step()
     m.on_iteration_end(0)
@@ -233,7 +249,7 @@ HAND_LOG_PROB = {
 }
 
 
-@pytest.mark.parametrize("name", LEARNED)
+@pytest.mark.parametrize("name", REINFORCE)
 def test_log_prob_equals_the_hand_computation(name: str) -> None:
     assert name in HAND_LOG_PROB, f"learned method {name} has no hand log-probability in this test"
     m = _build(name)
@@ -244,8 +260,36 @@ def test_log_prob_equals_the_hand_computation(name: str) -> None:
         assert got == pytest.approx(want, abs=1e-4)
 
 
+@pytest.mark.parametrize("name", SUPERVISED)
+def test_supervised_loss_equals_the_hand_bce(name: str) -> None:
+    m = _build(name)
+    samples = _labelled()
+    loss, logits, y = m.labelled_loss(samples)  # type: ignore[attr-defined]
+    z = logits.detach().numpy().astype(np.float64)
+    p = 1.0 / (1.0 + np.exp(-z))
+    labels = np.asarray([i % 2 for i in range(N)] * 3, dtype=np.float64)
+    assert np.array_equal(y.numpy(), labels)  # agent i's label at node i of every sample
+    want = -np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p))
+    assert float(loss.detach()) == pytest.approx(want, abs=1e-5)
+
+
+# Tiny labelled-data settings for a supervised method's real job (its conversations are generated
+# by the job itself): 2 conversations, one to train on and one held out, one epoch.
+JOB_EXTRA = {
+    "gsafeguard": [
+        "method.samples=1",
+        "method.densities=[0.5]",
+        "method.counts=[1,2]",
+        "method.epochs=1",
+        "method.hidden_size=16",
+        "method.val_fraction=0.5",
+    ]
+}
+
+
 @pytest.mark.parametrize("name", LEARNED)
 def test_a_job_trains_checkpoints_and_evaluates_within_budget(name: str, tmp_path: Path) -> None:
+    assert name in JOB_EXTRA or name in REINFORCE, f"supervised method {name} has no JOB_EXTRA"
     common = [
         "benchmark=synthetic",
         "embedder=hashing",
@@ -254,6 +298,7 @@ def test_a_job_trains_checkpoints_and_evaluates_within_budget(name: str, tmp_pat
         "attack=gt50",
         "eval.size=3",
         "seed=0",
+        *JOB_EXTRA.get(name, []),
     ]
     train = ["train.size=4", "train.val_size=0", "train.batch_size=4", "train.epochs=1"]
     res = run_job(compose([*common, *train]), "train", tmp_path / "train")

@@ -87,6 +87,16 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
     return metrics
 
 
+def trainer_of(method: Any) -> Callable[..., dict[str, Any]]:
+    """The learned methods' REINFORCE trainer, or the supervised one for a method that learns from
+    labelled conversations (`trainer = "supervised"`: G-Safeguard)."""
+    if getattr(method, "trainer", "reinforce") == "supervised":
+        from tomacs.supervised import train as train_supervised
+
+        return train_supervised
+    return train
+
+
 def crs_summary(comps: Components) -> dict[str, Any]:
     crs = comps.executor.crs
     fixed = comps.executor.schedule.fixed_agents
@@ -165,7 +175,7 @@ def _run(
     label = backbone_label(cfg, comps.backbone)
     train_info: dict[str, Any] = {}
     if mode == "train" and comps.method.trainable:
-        train_info = train(comps, out_dir, progress)
+        train_info = trainer_of(comps.method)(comps, out_dir, progress)
         if train_info["epochs_run"] > train_info["resumed_from_epoch"]:
             EpisodeLog.of(out_dir).discard()  # evaluated by the policy before this training
     if mode == "train" and not comps.method.trainable and comps.executor.crs is not None and comps.train_qs:

@@ -119,6 +119,7 @@ class LearnedMethod(Method):
     (architecture facts a checkpoint must match)."""
 
     trainable = True
+    trainer = "reinforce"  # tomacs.training; "supervised": tomacs.supervised (labelled conversations)
     needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
     DEFAULTS: Mapping[str, Any] = {}
 

@@ -15,6 +15,7 @@ _LEARNED = {
     "gdesigner": ("tomacs.methods.gdesigner", "GDesigner"),
     "eib": ("tomacs.methods.eib", "EIBLearner"),
     "card": ("tomacs.methods.card", "CARD"),
+    "gsafeguard": ("tomacs.methods.gsafeguard", "GSafeguard"),
     "receiver": ("tomacs.methods.receiver", "Receiver"),
 }
 
@@ -40,3 +41,13 @@ def is_trainable(name: str) -> bool:
         return False
     mod, cls = _LEARNED[name]
     return bool(getattr(importlib.import_module(mod), cls).trainable)
+
+
+def trainer_kind(name: str) -> str | None:
+    """How a learned method learns, known before building it: "reinforce" (task rewards through
+    tomacs.training) or "supervised" (labelled conversations through tomacs.supervised); None for a
+    method with nothing to learn."""
+    if not is_trainable(name):
+        return None
+    mod, cls = _LEARNED[name]
+    return str(getattr(importlib.import_module(mod), cls).trainer)

@@ -1,0 +1,277 @@
+"""The trainer of a supervised detector (G-Safeguard): labelled conversations in, one logit per agent
+out, BCE-with-logits; the learned methods' REINFORCE trainer (`tomacs.training`) is for task rewards.
+
+Order of a job (the public train.py's recipe, on tomacs' files): the conversations
+(`tomacs.detector_data`, generated through the executor or read from `method.data`) are embedded
+with the run's embedder and split (seeded) into training and held-out conversations; each epoch
+takes Adam (weight decay) steps over shuffled batches, steps a cosine learning-rate schedule, and
+scores the detector on the training conversations and the held-out ones (node accuracy = ADAcc of
+the 0.5 threshold); the checkpoint with the best held-out accuracy is kept (best.pt). Besides,
+after every epoch the defence runs through the executor on the run's validation questions under
+the run's attack (the dynamic adversaries), which gives the evaluation ADAcc curve of TodyComm's
+Fig. 4 beside the training curve; it never picks the checkpoint. Every epoch writes one line of
+train_log.jsonl and checkpoint.pt, so a killed job resumes from its last finished epoch with the
+same numbers (dropout and shuffling are seeded per epoch).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tomacs.batches import walk
+from tomacs.build import Components
+from tomacs.checkpoint import load_checkpoint, save_checkpoint
+from tomacs.detector_data import DataSpec, ensure
+from tomacs.methods.gsafeguard import GraphSample, graph_sample
+from tomacs.metrics import summarize
+from tomacs.progress import Progress, Running, pct
+from tomacs.seeding import stable_seed
+from tomacs.training import trim_log
+
+DATA_FILE = "gsafeguard_data.jsonl"
+_CHUNK = 256
+
+
+def data_path(cfg: Any, out_dir: Path) -> Path:
+    """`method.data` when given (shared between jobs), else a file in the run directory."""
+    given = cfg.method.get("data")
+    return Path(str(given)) if given else out_dir / DATA_FILE
+
+
+def featurize(method: Any, records: list[dict[str, Any]], progress: Progress) -> list[GraphSample]:
+    """Every utterance embedded with the run's embedder: seq[i, t] = agent i's turn-t text."""
+    texts = [t for r in records for turn in r["texts"] for t in turn]
+    vecs: list[np.ndarray] = []
+    with progress.task("gsafeguard embeddings", total=len(texts), unit="texts") as task:
+        for i in range(0, len(texts), _CHUNK):
+            part = texts[i : i + _CHUNK]
+            vecs.append(np.asarray(method.embedder.embed(part), dtype=np.float32))
+            task.step(len(part))
+    flat = np.concatenate(vecs) if vecs else np.zeros((0, method.emb_dim), dtype=np.float32)
+    if flat.shape[1:] != (method.emb_dim,):
+        raise ValueError(f"embedder gives {flat.shape[1:]} vectors, the detector expects {method.emb_dim}")
+    out, k = [], 0
+    for r in records:
+        turns, n = len(r["texts"]), len(r["texts"][0])
+        seq = flat[k : k + turns * n].reshape(turns, n, -1).transpose(1, 0, 2)
+        k += turns * n
+        out.append(graph_sample(seq, [tuple(p) for p in r["pairs"]], r["labels"]))
+    return out
+
+
+def split(n: int, val_fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """A seeded shuffle, then the public code's cut: the first int(n * (1 - val_fraction)) train."""
+    order = np.random.default_rng(stable_seed(seed, "gsafeguard-split")).permutation(n)
+    cut = int(n * (1.0 - val_fraction) + 1e-9)
+    return sorted(int(i) for i in order[:cut]), sorted(int(i) for i in order[cut:])
+
+
+def node_accuracy(method: Any, samples: list[GraphSample]) -> tuple[float | None, float | None]:
+    """(accuracy of `score >= threshold` against the labels over every (conversation, agent), mean
+    BCE) with the network in evaluation mode; (None, None) for no samples."""
+    if not samples:
+        return None, None
+    import torch
+
+    right = total = 0
+    bce = 0.0
+    for i in range(0, len(samples), _CHUNK):
+        part = samples[i : i + _CHUNK]
+        p = method.scores(part).reshape(-1)
+        y = np.concatenate([s.y for s in part])
+        right += int(((p >= method.threshold) == (y > 0.5)).sum())
+        total += y.size
+        pt = torch.as_tensor(np.clip(p, 1e-7, 1 - 1e-7))
+        bce += float(
+            torch.nn.functional.binary_cross_entropy(pt, torch.as_tensor(y, dtype=pt.dtype), reduction="sum")
+        )
+    return right / total, bce / total
+
+
+def _optimizer(method: Any, cfg: Any) -> tuple[Any, Any]:
+    import torch
+
+    m = cfg.method
+    lr = float(m.get("lr") or cfg.train.lr)
+    opt = torch.optim.Adam(method.parameters(), lr=lr, weight_decay=float(m.weight_decay))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(
+        opt, T_max=int(m.cosine_tmax), eta_min=float(m.eta_min)
+    )
+    return opt, sched
+
+
+def _append(path: Path, rec: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """Generate or read the conversations, train the detector, keep the best epoch; resumable."""
+    cfg, method = comps.cfg, comps.method
+    prog = progress or Progress(enabled=False)
+    t0 = time.perf_counter()
+    path = data_path(cfg, out_dir)
+    spec = DataSpec.of(cfg, str(getattr(comps.backbone, "name", cfg.backbone.name)), comps.train_qs)
+    records, data_stats = ensure(
+        spec, path, comps.train_qs, comps.backbone, comps.bench.roles_key, int(cfg.eval.batch_size), prog
+    )
+    t1 = time.perf_counter()
+    samples = featurize(method, records, prog)
+    featurize_s = time.perf_counter() - t1
+    seed = int(cfg.seed)
+    train_idx, val_idx = split(len(samples), float(cfg.method.val_fraction), seed)
+    if not train_idx:
+        raise ValueError(
+            f"{len(samples)} conversations leave none for training at method.val_fraction="
+            f"{cfg.method.val_fraction}; raise method.samples or lower method.val_fraction"
+        )
+    held_out = [samples[i] for i in val_idx]
+    opt, sched = _optimizer(method, cfg)
+    ckpt_path, best_path, log_path = (
+        out_dir / "checkpoint.pt",
+        out_dir / "best.pt",
+        out_dir / "train_log.jsonl",
+    )
+    at = {"epoch": -1, "iteration": 0, "best_val": -1.0, "best_epoch": None, "best_val_acc": None}
+    resume_from = (
+        Path(cfg.checkpoint) if cfg.get("checkpoint") else (ckpt_path if ckpt_path.exists() else None)
+    )
+    if resume_from is not None:
+        ck = load_checkpoint(method, resume_from, opt)
+        if ck.get("scheduler"):
+            sched.load_state_dict(ck["scheduler"])
+        at.update({k: ck[k] for k in at if k in ck})
+    start = int(at["epoch"]) + 1
+    trim_log(log_path, start)
+    epochs = int(cfg.method.epochs)
+    for epoch in range(start, epochs):
+        title = f"gsafeguard epoch {epoch + 1}/{epochs}"
+        loss, steps = _epoch(
+            method, samples, train_idx, int(cfg.method.batch_size), seed, epoch, opt, prog, title
+        )
+        at["iteration"] = int(at["iteration"]) + steps
+        lr = float(opt.param_groups[0]["lr"])
+        sched.step()
+        train_adacc, _ = node_accuracy(method, [samples[i] for i in train_idx])
+        data_val_adacc, data_val_loss = node_accuracy(method, held_out)
+        vm = _defend(comps, prog, f"{title} defending the validation questions")
+        score = data_val_adacc if data_val_adacc is not None else float(epoch)  # no held-out: keep the last
+        is_best = score > float(at["best_val"])
+        if is_best:
+            at.update(best_val=score, best_epoch=epoch, best_val_acc=vm.get("acc"))
+        rec = {
+            "epoch": epoch,
+            "iterations": at["iteration"],
+            "loss": loss,
+            "lr": lr,
+            "train_adacc": train_adacc,
+            "data_val_adacc": data_val_adacc,
+            "data_val_loss": data_val_loss,
+            "val_acc": vm.get("acc"),
+            "val_adacc": vm.get("adacc"),
+            "val_adacc_balanced": vm.get("adacc_balanced"),
+            "val_token": vm.get("token"),
+            "best": is_best,
+            "wall_s": round(time.perf_counter() - t0, 3),
+        }
+        _append(log_path, rec)
+        if comps.tracker is not None:
+            comps.tracker.log(rec, step=epoch)
+        prog.log(
+            f"{title} | loss {loss:.4f} | train ADAcc {pct(train_adacc)}"
+            f" | held-out ADAcc {pct(data_val_adacc)}"
+            f" | validation Acc {pct(vm.get('acc'))} ADAcc {pct(vm.get('adacc'))}"
+            + (" | new best" if is_best else "")
+        )
+        at["epoch"] = epoch
+        extra = {**at, "scheduler": sched.state_dict(), "embedder": cfg.get("embedder")}
+        save_checkpoint(ckpt_path, method, opt, extra)
+        if is_best:
+            save_checkpoint(best_path, method, opt, extra)
+    if best_path.exists():
+        load_checkpoint(method, best_path)
+    method.train_mode(False)
+    return {
+        "epochs": epochs,
+        "epochs_run": int(at["epoch"]) + 1,
+        "stopped_early": False,
+        "iterations": int(at["iteration"]),
+        "best_val_acc": at["best_val_acc"],
+        "best_epoch": at["best_epoch"],
+        "best_data_val_adacc": at["best_val"] if val_idx else None,
+        "train_wall_s": round(time.perf_counter() - t0, 3),
+        "featurize_s": round(featurize_s, 3),
+        "resumed_from_epoch": start,
+        "train_conversations": len(train_idx),
+        "val_conversations": len(val_idx),
+        "data": {
+            "path": str(path),
+            "conversations": len(records),
+            **{f"{k}": v for k, v in data_stats.items()},
+            **{k: v for k, v in spec.meta().items() if k != "questions"},
+            "questions": len(spec.questions),
+            "adversary_share": float(np.mean([y for r in records for y in r["labels"]])),
+        },
+    }
+
+
+def _epoch(
+    method: Any,
+    samples: list[GraphSample],
+    train_idx: list[int],
+    batch_size: int,
+    seed: int,
+    epoch: int,
+    opt: Any,
+    prog: Progress,
+    title: str,
+) -> tuple[float, int]:
+    """One pass in the epoch's seeded order; dropout drawn from a generator seeded by the epoch, so a
+    resumed run repeats an uninterrupted one. Returns (mean batch loss, steps)."""
+    import torch
+
+    method.train_mode(True)
+    order = np.random.default_rng(stable_seed(seed, "gsafeguard-shuffle", epoch)).permutation(train_idx)
+    devices = [method.device] if method.device.type == "cuda" else []
+    losses = []
+    with (
+        torch.random.fork_rng(devices=devices),
+        prog.task(title, total=len(order), unit="conversations") as task,
+    ):
+        torch.manual_seed(stable_seed(seed, "gsafeguard-dropout", epoch))
+        for i in range(0, len(order), batch_size):
+            batch = [samples[int(j)] for j in order[i : i + batch_size]]
+            loss, _, _ = method.labelled_loss(batch)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach().cpu()))
+            task.step(len(batch), loss=losses[-1])
+    method.train_mode(False)
+    return float(np.mean(losses)), len(losses)
+
+
+def _defend(comps: Components, prog: Progress, title: str) -> dict[str, Any]:
+    """The defence on the run's validation questions under the run's attack (Fig. 4's evaluation
+    curve); {} without validation questions."""
+    if not comps.val_qs:
+        return {}
+    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
+    running = Running(n, rounds)
+    with prog.task(title, total=len(comps.val_qs), unit="questions") as task:
+        eps = walk(
+            comps.executor,
+            comps.method,
+            comps.val_qs,
+            int(comps.cfg.eval.batch_size),
+            train=False,
+            phase="val",
+            on_call=task,
+            on_batch=lambda b: task.step(len(b.episodes), **running.add(b.episodes)),
+        )
+    return summarize(eps, n, rounds)
