@@ -176,7 +176,41 @@ def extract(text: str) -> list[dict]:
     recs += receiver_tables(table_after(text, "Table 7. Performance degradation"), "Table 7")
     recs += receiver_tables(table_after(text, "Table 8. Task accuracy across"), "Table 8")
     recs += table10(table_after(text, "Table 10. Adversary detection"))
+    recs += gsafeguard_implied(text, recs)
     return recs
+
+
+def gsafeguard_implied(text: str, recs: list[dict]) -> list[dict]:
+    """G-Safeguard's MMLU test ADAcc as the paper implies it (App. E.4 has only Fig. 4): §5.1 says
+    TodyComm's is higher "with improvements of ↑7.17% for attack rates < 50%, ↑19.63% for = 50%,
+    and ↑3.74% for > 50%" (the last words land after Table 3 in the text), so G-Safeguard's is
+    Table 10's TodyComm value minus each improvement. Marked `implied`: no table prints them."""
+    start = text.index("higher *test* ADAcc than G-Safeguard")
+    deltas = [float(x) for x in re.findall(r"\\uparrow\s*(\d+(?:\.\d+)?)\\%", text[start : start + 300])][:3]
+    rates = re.findall(r"\\%\$\s+for(?: attack rates)?\s+\$([<=])", text[start : start + 300])
+    if len(deltas) != 3 or rates != ["<", "="] or "\n> 50%. Although both methods" not in text:
+        raise ValueError("the G-Safeguard sentence of §5.1 has changed; update gsafeguard_implied")
+    out = []
+    for attack, delta in zip(("lt50", "eq50", "gt50"), deltas, strict=True):
+        tody = next(
+            r for r in recs if (r["table"], r["benchmark"], r["attack"]) == ("Table 10", "mmlu", attack)
+        )
+        out.append(
+            {
+                "paper": "todycomm",
+                "table": "App. E.4",
+                "method": "gsafeguard",
+                "benchmark": "mmlu",
+                "attack": attack,
+                "metric": "adacc",
+                "value": round(tody["value"] - delta, 2),
+                "implied": True,
+                "improvement": delta,
+                "source": f"implied: {tody['source']} = {tody['value']} minus §5.1's improvement of "
+                f"TodyComm over G-Safeguard, {delta}",
+            }
+        )
+    return out
 
 
 def table9(grid: list[list[str]]) -> list[dict]:

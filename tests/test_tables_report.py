@@ -31,6 +31,7 @@ EXPECTED_JOBS = {
     "table7": 5 * 2 * 2 * 3,  # benchmarks x (alone, listening) x (0, 1 adversarial sender) x seeds
     "table8": 5 * 4 * 3,  # benchmarks x (0, 2, 3, 4 of 6 senders adversarial) x seeds
     "smoke": 2 * 2,
+    "gsafeguard": 2 * 3 * 3,  # App. E.4: (todycomm, gsafeguard) x attack rates x seeds on MMLU
 }
 
 
@@ -65,6 +66,10 @@ def test_paper_numbers_are_traceable_and_match_the_paper_text() -> None:
     assert lookup("todycomm", "arc_c", "eq50", "adacc")["value"] == 93.90  # type: ignore[index]  # Table 10
     assert lookup("receiver", "gsm8k", "receiver k=3/6", "acc")["value"] == 62.40  # type: ignore[index]  # Table 8
     assert lookup("receiver[listen=False]", "mmlu", "receiver k=0/1", "acc")["value"] == 70.60  # type: ignore[index]
+    # §5.1: TodyComm's MMLU ADAcc is higher than G-Safeguard's by 7.17 / 19.63 / 3.74 (App. E.4)
+    g = [lookup("gsafeguard", "mmlu", a, "adacc") for a in ("lt50", "eq50", "gt50")]
+    assert [r["value"] for r in g] == [76.98, 69.26, 84.22]  # type: ignore[index]
+    assert all(r["implied"] and "minus" in r["source"] for r in g)  # type: ignore[index]
     if not (PAPERS / "todycomm.txt").is_file():
         pytest.skip("shared/papers not beside the checkout")
     p = subprocess.run(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tomacs.report import plots, tables
+from tomacs.report import detector, plots, tables
 from tomacs.report.collect import STD_NOTE, cells, find_jobs, setting_keys
 from tomacs.report.paper import PAPER_BACKBONE, paper_methods
 
@@ -45,10 +45,12 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         tex_parts.append(tables.latex(all_cells, budget, paper_rows if budget == "none" else [], title))
     if table2_like:
         md_parts.append(tables.averages_markdown(all_cells, paper_rows))
+    md_parts.append(detector.gap_markdown(all_cells))  # TodyComm App. E.4, when both rows were run
     (out / "table.md").write_text("\n".join(p for p in md_parts if p))
     (out / "table.tex").write_text("\n".join(p for p in tex_parts if p))
     figs = [
         *plots.training_curves(jobs, out),
+        *detector.detector_curves(jobs, out),
         *[
             f
             for f in (plots.acc_vs_tokens(all_cells, out), plots.adacc_bars(all_cells, out))

@@ -167,7 +167,7 @@ def method_label(results: dict[str, Any]) -> str:
     diffs = [
         f"{k}={cfg[k]}"
         for k in sorted(cfg)
-        if k not in ("name", "embedder") and k in base and cfg[k] != base[k]
+        if k not in ("name", "embedder", "data") and k in base and cfg[k] != base[k]
     ]
     if results.get("untrained"):  # a learned method scored without training is another row
         diffs.insert(0, "untrained")

@@ -39,6 +39,7 @@ PAPER_SETTINGS: dict[str, dict[str, int]] = {
     "Table 2": {"agents": 6, "rounds": 4},
     "Table 9": {"agents": 6, "rounds": 4},
     "Table 10": {"agents": 6, "rounds": 4},
+    "App. E.4": {"agents": 6, "rounds": 4},
     "Table 7": {"agents": 2, "rounds": 2},
     "Table 8": {"agents": 7, "rounds": 2},
 }

@@ -43,6 +43,8 @@ BOOKKEEPING = (
     "backbone.backoff_base",
     "backbone.backoff_max",
     "backbone.api_key_env",  # the name of an environment variable
+    "method.data",  # a G-Safeguard conversation file: its content is fixed by the other method settings
+    # and the seed (its header is checked against them), and each seed has its own file
 )
 # not settings, but a cell whose jobs differ in one of these gets a warning
 CONTEXT = ("git_rev", "device", "benchmark.path", "backbone.api_base")

@@ -74,7 +74,8 @@ def _paper(
     if rec is None or not comparable(rec, settings):
         return MISSING
     std = rec.get("std")
-    return f"{rec['value']:.{digits}f}" + (f" ± {std:.{digits}f}" if std is not None else "")
+    implied = " (implied)" if rec.get("implied") else ""  # derived from the text, no table prints it
+    return f"{rec['value']:.{digits}f}" + (f" ± {std:.{digits}f}" if std is not None else "") + implied
 
 
 METRICS = [("acc", "Acc %", 100.0, 2), ("token", "Token", 1.0, 0), ("adacc", "ADAcc %", 100.0, 2)]
