@@ -374,3 +374,125 @@ def _method_with_params(params: dict[str, Any]) -> GSafeguard:
     ctx = MethodContext(n_agents=4, rounds=3, roles=["r"] * 4, seed=0)
     ctx.extra.update(embedder="hashing", embed_dim=8)
     return GSafeguard(ctx, **params)
+
+
+# -- the commands a user types -----------------------------------------------------------------------------
+def _tomacs(*args: str, cwd: Path) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env=env,
+    )
+
+
+@pytest.mark.slow
+def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_path: Path) -> None:
+    data = tmp_path / "conv.jsonl"
+    common = ["benchmark=synthetic", "embedder=hashing", "train.size=6", *TINY_DATA]
+    p = _tomacs("gsafeguard-data", *common, f"method.data={data}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "8 conversations (8 generated now, 96 LLM calls" in p.stdout and "backbone=sim" in p.stdout
+    import shlex
+
+    typed = " ".join(shlex.quote(o) for o in [*common, f"method.data={data}"])
+    assert f"train: tomacs train method=gsafeguard {typed}\n" in p.stdout  # ready to paste into a shell
+    header = json.loads(data.read_text().splitlines()[0])["meta"]
+    assert header["regime"] == "static" and header["agents"] == 4 and header["counts"] == [1, 2]
+
+    run = tmp_path / "run"
+    job = ["method=gsafeguard", *common, "train.val_size=3", "eval.size=4", "attack=gt50", "method.epochs=2"]
+    p = _tomacs("train", *job, f"method.data={data}", f"hydra.run.dir={run}", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert res["backbone"] == "sim" and res["method"] == "gsafeguard" and res["oracle"] is False
+    assert res["train"]["data"]["generated"] == 0 and res["train"]["data"]["path"] == str(data)
+    assert res["train"]["epochs_run"] == 2 and "gsafeguard epoch 2/2" in p.stderr
+    assert len((run / "train_log.jsonl").read_text().splitlines()) == 2
+
+    again = tmp_path / "eval"
+    p = _tomacs(
+        "evaluate",
+        "method=gsafeguard",
+        "benchmark=synthetic",
+        "eval.size=4",
+        "attack=gt50",
+        *TINY_DATA,
+        f"checkpoint={run / 'best.pt'}",
+        f"hydra.run.dir={again}",
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    ev = json.loads((again / "results.json").read_text())
+    assert ev["metrics"]["acc"] == res["metrics"]["acc"] and ev["metrics"]["adacc"] == res["metrics"]["adacc"]
+    assert ev["config"]["embedder"] == "hashing"  # the checkpoint's embedder, no override needed
+
+    p = _tomacs("report", str(tmp_path), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    report = tmp_path / "report"
+    assert (report / "detector_curves_synthetic.png").is_file()
+    md = (report / "report.md").read_text()
+    cell = f"| ADAcc % | **{100 * res['metrics']['adacc']:.2f} (n=1)** / *—* |"
+    assert any(line.startswith("| gsafeguard[") and line.endswith(cell) for line in md.splitlines()), md
+
+    p = _tomacs(
+        "train",
+        *job,
+        "method.samples=3",
+        f"method.data={data}",
+        f"hydra.run.dir={tmp_path / 'x'}",
+        cwd=tmp_path,
+    )
+    assert p.returncode != 0
+    line = p.stderr.strip().splitlines()[-1]
+    assert "samples: file 2 vs run 3" in line and "Traceback" not in p.stderr
+
+
+def test_gap_section_and_fig4_series_from_logs(tmp_path: Path) -> None:
+    """The report's App. E.4 pieces from hand-made job files: the gap row is ours (TodyComm - G-Safeguard)
+    beside the paper's 88.89 - 69.26 = +19.63, and Fig. 4's series are the logged values in % per epoch."""
+    from tomacs.report.collect import cells, find_jobs
+    from tomacs.report.detector import curve_series, gap_markdown
+
+    def job(name: str, method: str, seed: int, adacc: float, log: list[dict[str, Any]] | None = None) -> None:
+        d = tmp_path / name
+        d.mkdir()
+        res = {
+            "method": method,
+            "benchmark": "mmlu",
+            "attack": "eq50",
+            "budget": "none",
+            "agents": 6,
+            "rounds": 4,
+            "seed": seed,
+            "backbone": "sim",
+            "metrics": {"acc": 0.5, "adacc": adacc, "token": 100.0},
+        }
+        (d / "results.json").write_text(json.dumps(res))
+        if log:
+            (d / "train_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+
+    log0 = [
+        {"epoch": 0, "train_adacc": 0.9, "data_val_adacc": 0.8, "val_adacc": 0.5},
+        {"epoch": 1, "train_adacc": 1.0, "data_val_adacc": 0.85, "val_adacc": 0.6},
+    ]
+    log1 = [{"epoch": 0, "train_adacc": 0.7, "data_val_adacc": 0.8, "val_adacc": 0.4}]
+    job("t0", "todycomm", 0, 0.90)
+    job("t1", "todycomm", 1, 0.80)
+    job("g0", "gsafeguard", 0, 0.60, log0)
+    job("g1", "gsafeguard", 1, 0.50, log1)
+    jobs = find_jobs(tmp_path)
+    md = gap_markdown(cells(jobs))
+    ours, paper = "**85.00 / 55.00 / +30.00** (2/2)", "*88.89 / 69.26 (implied) / +19.63*"
+    assert f"| MMLU | = 50% | gsafeguard | none | {ours} | {paper} |" in md
+    series = curve_series(jobs)
+    assert series[("mmlu", "eq50", "gsafeguard", "train_adacc")] == {1: [90.0, 70.0], 2: [100.0]}
+    assert series[("mmlu", "eq50", "gsafeguard", "val_adacc")][2] == [60.0]
+    assert not any(k[2] == "todycomm" for k in series)  # REINFORCE logs are not a detector's

@@ -44,8 +44,22 @@ def _keys(results: dict[str, Any]) -> set[str]:
             "eval.size=3",
         ],
         ["method=complete", "decision=crs", "attack=crs3of5", "agents=5", "train.size=4", "eval.size=3"],
+        [
+            "method=gsafeguard",
+            "embedder=hashing",
+            "attack=gt50",
+            "train.size=4",
+            "train.val_size=2",
+            "eval.size=3",
+            "method.samples=1",
+            "method.densities=[0.5]",
+            "method.counts=[1,2]",
+            "method.epochs=1",
+            "method.hidden_size=16",
+            "method.val_fraction=0.5",
+        ],
     ],
-    ids=["static", "learned", "credibility"],
+    ids=["static", "learned", "credibility", "supervised"],
 )
 def test_every_results_key_is_documented(tmp_path: Path, overrides: list[str]) -> None:
     res = run_job(compose(overrides), "train", tmp_path)
