@@ -121,7 +121,7 @@ def test_featurize_puts_agent_i_text_and_label_at_node_i() -> None:
     m = _method(n=3, rounds=2, dim=64)  # the hashing embedder's size
     from tomacs.progress import Progress
 
-    (s,) = featurize(m, [rec], Progress(enabled=False))
+    (s,) = featurize(m.embedder, m.emb_dim, [rec], Progress(enabled=False))
     emb = HashingEmbedder(dim=64)
     assert s.seq.shape == (3, 2, 64) and s.y.tolist() == [0.0, 0.0, 1.0]
     for i in range(3):

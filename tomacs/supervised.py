@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +44,20 @@ def data_path(cfg: Any, out_dir: Path) -> Path:
     return Path(str(given)) if given else out_dir / DATA_FILE
 
 
-def featurize(method: Any, records: list[dict[str, Any]], progress: Progress) -> list[GraphSample]:
+def featurize(
+    embedder: Any, emb_dim: int, records: list[dict[str, Any]], progress: Progress
+) -> list[GraphSample]:
     """Every utterance embedded with the run's embedder: seq[i, t] = agent i's turn-t text."""
     texts = [t for r in records for turn in r["texts"] for t in turn]
     vecs: list[np.ndarray] = []
     with progress.task("gsafeguard embeddings", total=len(texts), unit="texts") as task:
         for i in range(0, len(texts), _CHUNK):
             part = texts[i : i + _CHUNK]
-            vecs.append(np.asarray(method.embedder.embed(part), dtype=np.float32))
+            vecs.append(np.asarray(embedder.embed(part), dtype=np.float32))
             task.step(len(part))
-    flat = np.concatenate(vecs) if vecs else np.zeros((0, method.emb_dim), dtype=np.float32)
-    if flat.shape[1:] != (method.emb_dim,):
-        raise ValueError(f"embedder gives {flat.shape[1:]} vectors, the detector expects {method.emb_dim}")
+    flat = np.concatenate(vecs) if vecs else np.zeros((0, emb_dim), dtype=np.float32)
+    if flat.shape[1:] != (emb_dim,):
+        raise ValueError(f"embedder gives {flat.shape[1:]} vectors, the detector expects {emb_dim}")
     out, k = [], 0
     for r in records:
         turns, n = len(r["texts"]), len(r["texts"][0])
@@ -110,37 +113,68 @@ def _append(path: Path, rec: dict[str, Any]) -> None:
         f.write(json.dumps(rec) + "\n")
 
 
-def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
-    """Generate or read the conversations, train the detector, keep the best epoch; resumable."""
+@dataclass
+class Prepared:
+    """The labelled conversations of a job, embedded and split."""
+
+    path: Path
+    spec: DataSpec
+    records: list[dict[str, Any]]
+    stats: dict[str, Any]  # generated, calls, wall_s (tomacs.detector_data.ensure)
+    samples: list[GraphSample]
+    train_idx: list[int]
+    val_idx: list[int]
+    featurize_s: float
+
+    def data_summary(self) -> dict[str, Any]:
+        """results.json -> train.data: where the conversations are, how they were made, what they hold."""
+        meta = {k: v for k, v in self.spec.meta().items() if k != "questions"}
+        labels = [y for r in self.records for y in r["labels"]]
+        return {
+            "path": str(self.path),
+            "conversations": len(self.records),
+            **self.stats,
+            **meta,
+            "questions": len(self.spec.questions),
+            "adversary_share": float(np.mean(labels)) if labels else None,
+        }
+
+
+def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
+    """Generate (or read) the conversations on the run's backbone, embed them with the run's embedder
+    (the executor's, so MiniLM is loaded once per job), split them."""
     cfg, method = comps.cfg, comps.method
-    prog = progress or Progress(enabled=False)
-    t0 = time.perf_counter()
     path = data_path(cfg, out_dir)
     spec = DataSpec.of(cfg, str(getattr(comps.backbone, "name", cfg.backbone.name)), comps.train_qs)
-    records, data_stats = ensure(
+    records, stats = ensure(
         spec, path, comps.train_qs, comps.backbone, comps.bench.roles_key, int(cfg.eval.batch_size), prog
     )
-    t1 = time.perf_counter()
-    samples = featurize(method, records, prog)
-    featurize_s = time.perf_counter() - t1
-    seed = int(cfg.seed)
-    train_idx, val_idx = split(len(samples), float(cfg.method.val_fraction), seed)
+    t0 = time.perf_counter()
+    embedder = comps.executor.embedder or method.embedder
+    samples = featurize(embedder, method.emb_dim, records, prog)
+    train_idx, val_idx = split(len(samples), float(cfg.method.val_fraction), int(cfg.seed))
     if not train_idx:
         raise ValueError(
             f"{len(samples)} conversations leave none for training at method.val_fraction="
             f"{cfg.method.val_fraction}; raise method.samples or lower method.val_fraction"
         )
-    held_out = [samples[i] for i in val_idx]
+    return Prepared(path, spec, records, stats, samples, train_idx, val_idx, time.perf_counter() - t0)
+
+
+def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+    """Generate or read the conversations, train the detector, keep the best epoch; resumable."""
+    cfg, method = comps.cfg, comps.method
+    prog = progress or Progress(enabled=False)
+    t0 = time.perf_counter()
+    data = prepare(comps, out_dir, prog)
+    train_set = [data.samples[i] for i in data.train_idx]
+    held_out = [data.samples[i] for i in data.val_idx]
     opt, sched = _optimizer(method, cfg)
-    ckpt_path, best_path, log_path = (
-        out_dir / "checkpoint.pt",
-        out_dir / "best.pt",
-        out_dir / "train_log.jsonl",
-    )
+    ckpt_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
+    log_path = out_dir / "train_log.jsonl"
     at = {"epoch": -1, "iteration": 0, "best_val": -1.0, "best_epoch": None, "best_val_acc": None}
-    resume_from = (
-        Path(cfg.checkpoint) if cfg.get("checkpoint") else (ckpt_path if ckpt_path.exists() else None)
-    )
+    resume_from = Path(cfg.checkpoint) if cfg.get("checkpoint") else None
+    resume_from = resume_from or (ckpt_path if ckpt_path.exists() else None)
     if resume_from is not None:
         ck = load_checkpoint(method, resume_from, opt)
         if ck.get("scheduler"):
@@ -148,16 +182,14 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         at.update({k: ck[k] for k in at if k in ck})
     start = int(at["epoch"]) + 1
     trim_log(log_path, start)
-    epochs = int(cfg.method.epochs)
+    epochs, batch_size, seed = int(cfg.method.epochs), int(cfg.method.batch_size), int(cfg.seed)
     for epoch in range(start, epochs):
         title = f"gsafeguard epoch {epoch + 1}/{epochs}"
-        loss, steps = _epoch(
-            method, samples, train_idx, int(cfg.method.batch_size), seed, epoch, opt, prog, title
-        )
+        loss, steps = _epoch(method, train_set, batch_size, seed, epoch, opt, prog, title)
         at["iteration"] = int(at["iteration"]) + steps
         lr = float(opt.param_groups[0]["lr"])
         sched.step()
-        train_adacc, _ = node_accuracy(method, [samples[i] for i in train_idx])
+        train_adacc, _ = node_accuracy(method, train_set)
         data_val_adacc, data_val_loss = node_accuracy(method, held_out)
         vm = _defend(comps, prog, f"{title} defending the validation questions")
         score = data_val_adacc if data_val_adacc is not None else float(epoch)  # no held-out: keep the last
@@ -203,27 +235,19 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         "iterations": int(at["iteration"]),
         "best_val_acc": at["best_val_acc"],
         "best_epoch": at["best_epoch"],
-        "best_data_val_adacc": at["best_val"] if val_idx else None,
+        "best_data_val_adacc": at["best_val"] if held_out else None,
         "train_wall_s": round(time.perf_counter() - t0, 3),
-        "featurize_s": round(featurize_s, 3),
+        "featurize_s": round(data.featurize_s, 3),
         "resumed_from_epoch": start,
-        "train_conversations": len(train_idx),
-        "val_conversations": len(val_idx),
-        "data": {
-            "path": str(path),
-            "conversations": len(records),
-            **{f"{k}": v for k, v in data_stats.items()},
-            **{k: v for k, v in spec.meta().items() if k != "questions"},
-            "questions": len(spec.questions),
-            "adversary_share": float(np.mean([y for r in records for y in r["labels"]])),
-        },
+        "train_conversations": len(train_set),
+        "val_conversations": len(held_out),
+        "data": data.data_summary(),
     }
 
 
 def _epoch(
     method: Any,
-    samples: list[GraphSample],
-    train_idx: list[int],
+    train_set: list[GraphSample],
     batch_size: int,
     seed: int,
     epoch: int,
@@ -236,7 +260,7 @@ def _epoch(
     import torch
 
     method.train_mode(True)
-    order = np.random.default_rng(stable_seed(seed, "gsafeguard-shuffle", epoch)).permutation(train_idx)
+    order = np.random.default_rng(stable_seed(seed, "gsafeguard-shuffle", epoch)).permutation(len(train_set))
     devices = [method.device] if method.device.type == "cuda" else []
     losses = []
     with (
@@ -245,7 +269,7 @@ def _epoch(
     ):
         torch.manual_seed(stable_seed(seed, "gsafeguard-dropout", epoch))
         for i in range(0, len(order), batch_size):
-            batch = [samples[int(j)] for j in order[i : i + batch_size]]
+            batch = [train_set[int(j)] for j in order[i : i + batch_size]]
             loss, _, _ = method.labelled_loss(batch)
             opt.zero_grad()
             loss.backward()
