@@ -64,9 +64,15 @@ class SimBackbone:
         """The simulated agent's answer to one request."""
         q = req.question
         cands, truth, latent = self._question_state(q)
-        if req.behaviour == "adversarial" and req.target is not None:
-            return req.target
         cap = 1.0 if req.capability is None else float(req.capability)
+        if req.behaviour == "adversarial" and req.target is not None:
+            if self.profile.compliance >= 1.0 or req.target not in cands:
+                return req.target
+            # its own generator, so the honest path's draws do not depend on compliance
+            comply = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index, "comply"))
+            tgt = cands.index(req.target)
+            idx = sim_model.adversarial_answer(self.profile, latent, tgt, len(cands), truth, comply, cap)
+            return cands[idx]
         # A temporal message (a neighbour's previous-round answer) goes through the same update as a
         # current-round one, with the same parameters: Tables 7-8 identify no difference between
         # the two, and a per-kind parameter would be a per-topology knob the fit never saw.
