@@ -127,6 +127,11 @@ _FREE: tuple[str, ...] = (
     "decision_weight",
     "compliance",
 )
+# Fitted by default: all but `compliance`. Freed in the joint fit it came out at 0.94-1.00 on every
+# profile (2026-11-24), and fixing it at 0.7 or 0.85 moved ARC-C's lt50 miss by only 2-3 points while
+# Tables 7-8 pushed back: the data do not ask for it, so the shipped profiles keep compliant
+# adversaries (1) and `fit_profile(free=...)` can still fit it (docs/deviations.md, sim section).
+_FITTED: tuple[str, ...] = tuple(k for k in _FREE if k != "compliance")
 _LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05, 0.0, 0.05, 0.3])
 _UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0, 10.0, 5.0, 1.0])
 _STARTS = (
@@ -318,8 +323,9 @@ def fit_profile(
     fits every free parameter to the 5 + 3 cells; Tables 7-8 residuals weigh `_W78` times more and
     a steep hinge beyond `_HINGE78` points keeps them within their ±3 tolerance. `table2=False`
     gives the old Tables 7-8-only fit.
-    `targets` (cell -> %) replaces the paper numbers, `free` restricts the fitted parameters (the
-    others stay at `start`), e.g. for recovery tests on data made by the model itself.
+    `targets` (cell -> %) replaces the paper numbers, `free` names the fitted parameters (default:
+    every parameter but `compliance`; the others stay at `start`), e.g. for recovery tests on data
+    made by the model itself.
     `trials` does not enter the fit (kept so callers can pass the same arguments to verification).
     """
     del trials
@@ -337,7 +343,7 @@ def fit_profile(
     ev = _Expected(n_cand, acc)
     draws = make_draws(episodes, seed) if table2 else None
     lower, upper = _bounds(name)
-    idx = [_FREE.index(k) for k in (free or _FREE)]
+    idx = [_FREE.index(k) for k in (free or _FITTED)]
     if start is not None:
         starts = [np.array([getattr(start, k) for k in _FREE])]
     else:
@@ -375,7 +381,8 @@ def fit_profile(
     best: Any = None
     best_x0: Any = None
     for x0 in starts:
-        x0 = np.clip(x0, lower + 1e-6, upper - 1e-6)
+        x0 = x0.copy()
+        x0[idx] = np.clip(x0[idx], lower[idx] + 1e-6, upper[idx] - 1e-6)  # fixed ones stay as they are
         res = optimize.least_squares(
             resid,
             x0[idx],
