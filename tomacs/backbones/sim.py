@@ -21,6 +21,8 @@ from tomacs.seeding import stable_seed
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
+LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
+
 
 class SimBackbone:
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
@@ -46,7 +48,9 @@ class SimBackbone:
         if st is None:
             cands = candidate_answers(q)
             truth = cands.index(q.answer)
-            rng = np.random.default_rng(stable_seed(self.seed, "latent", q.id))
+            # how hard a question is (and which wrong answer lures) is a property of the question
+            # and the model, not of the run: the same for every seed, as for a real LLM
+            rng = np.random.default_rng(stable_seed(LATENT_SEED, "latent", q.id))
             st = (cands, truth, sim_model.sample_latent(self.profile, rng, len(cands), truth))
             self._latents[q.id] = st
         return st
