@@ -82,17 +82,21 @@ def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict
 
 
 @pytest.mark.parametrize(
-    ("method", "attack", "decision_weight"),
+    ("method", "attack", "decision_weight", "compliance"),
     [
-        ("complete", "eq50", 1.0),
-        ("complete", "lt50", 1.0),
-        ("random", "gt50", 1.0),
-        ("complete", "gt50", 0.4),
+        ("complete", "eq50", 1.0, 1.0),
+        ("complete", "lt50", 1.0, 1.0),
+        ("random", "gt50", 1.0, 1.0),
+        ("complete", "gt50", 0.4, 1.0),
+        ("complete", "lt50", 1.0, 0.5),
+        ("random", "gt50", 1.0, 0.5),
     ],
 )
-def test_vectorised_sim_agrees_with_executor(method: str, attack: str, decision_weight: float) -> None:
+def test_vectorised_sim_agrees_with_executor(
+    method: str, attack: str, decision_weight: float, compliance: float
+) -> None:
     size = 600
-    prof = replace(PROF, decision_weight=decision_weight)
+    prof = replace(PROF, decision_weight=decision_weight, compliance=compliance)
     st = _executor_run(prof, method, attack, size)
     vec = simulate(prof, ATTACK_COUNTS[attack], make_draws(20000, 1), graph=method)
     p = vec["acc"]
@@ -160,3 +164,45 @@ def test_fit_recovers_known_memory_split_from_model_made_data() -> None:
     assert got.self_weight == pytest.approx(0.5, abs=0.4)
     assert got.anchor_weight == pytest.approx(2.5, abs=0.4)
     assert got.prior_weight == true.prior_weight  # not free: untouched
+
+
+def test_compliance_one_is_the_old_adversary_and_lower_compliance_helps_the_vote() -> None:
+    d = make_draws(4000, 3)
+    assert simulate(replace(PROF, compliance=1.0), 2, d) == simulate(PROF, 2, d)
+    half = simulate(replace(PROF, compliance=0.5), 2, d)
+    full = simulate(PROF, 2, d)
+    # defectors state their own (mostly right) belief: the vote of 4 honest + 2 adversaries gains
+    assert half["acc"] > full["acc"] + 0.03
+    assert half["honest_acc"][0] == full["honest_acc"][0]  # round 1: nobody is adversarial yet
+
+
+def test_expected_tables_7_8_agree_with_sampled_under_partial_compliance() -> None:
+    from tomacs.calibrate import simulate_cells
+
+    prof = replace(PROF, compliance=0.6)
+    exp = expected_cells(prof)
+    sim = simulate_cells(prof, 20000, 11)
+    for cell, v in exp.items():
+        assert sim[cell] == pytest.approx(v, abs=1.4), cell  # SE <= 0.35 points per cell
+    # and compliance is visible in every adversarial cell (the check has power)
+    full = expected_cells(PROF)
+    for cell in ("attacked", "adv2", "adv3", "adv4"):
+        assert exp[cell] > full[cell] + 2.0, cell
+    assert exp["adv0"] == pytest.approx(full["adv0"])  # no adversary, nothing to comply with
+
+
+def test_fit_recovers_compliance_from_model_made_data() -> None:
+    true = replace(PROF, name="arc_c", compliance=0.7)
+    episodes, seed = 1500, 5
+    targets = dict(expected_cells(true))
+    targets.update({f"t2_{a}": v for a, v in table2_cells(true, make_draws(episodes, seed)).items()})
+    got = fit_profile(
+        "arc_c",
+        seed=seed,
+        episodes=episodes,
+        targets=targets,
+        free=("compliance",),
+        start=replace(true, compliance=0.95),
+        max_nfev=30,
+    )
+    assert got.compliance == pytest.approx(0.7, abs=0.05)

@@ -8,6 +8,7 @@ import pytest
 from tomacs.backbones.sim_model import (
     QuestionLatent,
     SimProfile,
+    adversarial_answer,
     effective_competence,
     initial_probs,
     sample_latent,
@@ -92,3 +93,25 @@ def test_sample_wrong_never_truth_and_covers_all() -> None:
     rng = np.random.default_rng(1)
     seen = {sample_wrong(rng, 4, 2) for _ in range(200)}
     assert seen == {0, 1, 3}
+
+
+def test_compliant_adversary_answers_its_target_without_drawing() -> None:
+    lat = QuestionLatent(competence=0.6, distractor=2)
+    rng = np.random.default_rng(3)
+    state = rng.bit_generator.state
+    assert adversarial_answer(PROF, lat, 3, 4, 1, rng) == 3  # compliance defaults to 1
+    assert rng.bit_generator.state == state  # no number drawn: old runs keep their draws
+
+
+def test_defecting_adversary_states_its_own_first_answer_belief() -> None:
+    from dataclasses import replace
+
+    lat = QuestionLatent(competence=0.6, distractor=2)
+    rng = np.random.default_rng(4)
+    never = replace(PROF, compliance=0.0 + 1e-12)  # effectively never complies
+    got = np.bincount([adversarial_answer(never, lat, 3, 4, 1, rng) for _ in range(20000)], minlength=4)
+    assert got / 20000 == pytest.approx([0.1, 0.6, 0.2, 0.1], abs=0.015)  # p0, hand-computed above
+    half = replace(PROF, compliance=0.5)
+    got = np.bincount([adversarial_answer(half, lat, 3, 4, 1, rng) for _ in range(20000)], minlength=4)
+    # target 3: 0.5 + 0.5 * 0.1; truth 1: 0.5 * 0.6
+    assert got / 20000 == pytest.approx([0.05, 0.30, 0.10, 0.55], abs=0.015)

@@ -47,6 +47,7 @@ from scipy import optimize, special
 from tomacs.backbones.sim_model import (
     PROFILE_NAMES,
     SimProfile,
+    adversarial_answer,
     default_profiles_path,
     initial_probs,
     load_profiles,
@@ -124,13 +125,19 @@ _FREE: tuple[str, ...] = (
     "persuasion",
     "anchor_weight",
     "decision_weight",
+    "compliance",
 )
-_LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05, 0.0, 0.05])
-_UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0, 10.0, 5.0])
+# Fitted by default: all but `compliance`. Freed in the joint fit it came out at 0.94-1.00 on every
+# profile (2026-11-24), and fixing it at 0.7 or 0.85 moved ARC-C's lt50 miss by only 2-3 points while
+# Tables 7-8 pushed back: the data do not ask for it, so the shipped profiles keep compliant
+# adversaries (1) and `fit_profile(free=...)` can still fit it (docs/deviations.md, sim section).
+_FITTED: tuple[str, ...] = tuple(k for k in _FREE if k != "compliance")
+_LOWER = np.array([0.3, 0.0, 0.05, 0.0, 0.0, 0.0, 1.05, 0.0, 0.05, 0.3])
+_UPPER = np.array([80.0, 1.0, 6.0, 10.0, 20.0, 6.0, 12.0, 10.0, 5.0, 1.0])
 _STARTS = (
-    np.array([3.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.0, 0.0, 1.0]),
-    np.array([1.5, 0.6, 0.6, 0.5, 4.0, 0.1, 3.0, 0.0, 1.0]),
-    np.array([8.0, 0.4, 1.5, 2.0, 1.0, 0.6, 1.5, 0.0, 1.0]),
+    np.array([3.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.0, 0.0, 1.0, 1.0]),
+    np.array([1.5, 0.6, 0.6, 0.5, 4.0, 0.1, 3.0, 0.0, 1.0, 1.0]),
+    np.array([8.0, 0.4, 1.5, 2.0, 1.0, 0.6, 1.5, 0.0, 1.0, 1.0]),
 )
 _RIDGE = 1e-3  # tiny pull toward the first start: picks one solution where the cells underdetermine
 
@@ -167,6 +174,7 @@ class _Expected:
         self.acc = accuracy
         self.u = (np.arange(grid) + 0.5) / grid  # common random numbers for competence
         self.comps = {k: _compositions(N_SENDERS - k, n_cand) for k in ADV_COUNTS}
+        self.adv_comps = {k: _compositions(k, n_cand) for k in ADV_COUNTS}
         self.log_coef = {
             k: special.gammaln(N_SENDERS - k + 1) - special.gammaln(c + 1).sum(axis=1)
             for k, c in self.comps.items()
@@ -189,30 +197,59 @@ class _Expected:
         # the receiver holds its own FIRST answer, so its previous answer is its first one and the
         # self and anchor weights act together: these tables identify only their sum
         alpha += float(x[7]) if len(x) > 7 else 0.0
+        pi = float(x[9]) if len(x) > 9 else 1.0  # compliance of the adversarial senders
         n = self.n
         p0 = self._p0(kappa, delta)  # (G, n)
         logp = np.log(p0)
         eye = np.eye(n)
         out = {"vanilla": 100.0 * float(p0[:, 0].mean())}
-        targets = np.arange(1, n)
         # logits base: (G, prev, n)
         base = beta * logp[:, None, :] + alpha * eye[None, :, :]
-        # Table 7: one persuasive message (share 1, support rho) for target tau.
-        u = base[:, :, None, :] + (s + kc * rho) * eye[targets][None, None, :, :]  # (G, prev, tau, n)
-        pc = _softmax0(u).mean(axis=2)  # average over targets
+        # Table 7: one persuasive message (share 1, support rho) for target tau, or, when the
+        # sender does not comply, for its own answer m ~ p0 (still persuasive).
+        u = base[:, :, None, :] + (s + kc * rho) * eye[None, None, :, :]  # (G, prev, m, n)
+        pm = _softmax0(u)  # (G, prev, m)
+        pc = pi * pm[:, :, 1:].mean(axis=2)
+        if pi < 1.0:
+            pc = pc + (1.0 - pi) * (pm * p0[:, None, :]).sum(axis=2)
         out["attacked"] = 100.0 * float((p0 * pc).sum(axis=1).mean())
         for k in ADV_COUNTS:
             comps = self.comps[k]  # (K, n) honest counts
             # multinomial probability of each honest composition: (G, K)
             w = np.exp(self.log_coef[k][None, :] + (comps[None, :, :] * logp[:, None, :]).sum(-1))
-            support = comps[:, None, :] + k * rho * eye[targets][None, :, :]  # (K, tau, n)
+            adv, pa = self._adversary_counts(k, pi, logp)  # (A, n), (G, A)
+            support = comps[:, None, :] + rho * adv[None, :, :]  # (K, A, n), every sender counted
             total = (N_SENDERS - k) + k * rho
-            msg = s * support / total + kc * support  # (K, tau, n)
-            u = base[:, None, :, None, :] + msg[None, :, None, :, :]  # (G, K, prev, tau, n)
-            pc = _softmax0(u).mean(axis=3)  # (G, K, prev)
-            e = (w[:, :, None] * p0[:, None, :] * pc).sum(axis=(1, 2))
+            msg = s * support / total + kc * support
+            u = base[:, :, None, None, :] + msg[None, None, :, :, :]  # (G, prev, K, A, n)
+            pc = _softmax0(u)  # (G, prev, K, A)
+            e = np.einsum("gp,gpka->gka", p0, pc)
+            e = np.einsum("gk,ga,gka->g", w, pa, e)
             out[f"adv{k}"] = 100.0 * float(e.mean())
         return out
+
+    def _adversary_counts(self, k: int, pi: float, logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What k adversarial senders say, as count vectors a over the candidates, and P(a) per
+        competence grid point: c of them comply (Binomial(k, pi)) and back the shared target tau
+        (uniform over the wrong answers); the k - c others state a draw from p0 each. Grouping by
+        a (not by who complied) is what keeps the enumeration small."""
+        n = self.n
+        adv = self.adv_comps[k]  # (A, n) every composition of k
+        pa = np.zeros((logp.shape[0], len(adv)))
+        for c in range(k + 1):
+            pc = math.comb(k, c) * pi**c * (1.0 - pi) ** (k - c)
+            if pc == 0.0:
+                continue
+            for tau in range(1, n):
+                d = adv - c * np.eye(n)[tau]  # the defectors' counts
+                ok = (d >= 0).all(axis=1)
+                if not ok.any():
+                    continue
+                dd = d[ok]
+                lc = special.gammaln(k - c + 1) - special.gammaln(dd + 1).sum(axis=1)
+                pa[:, ok] += pc / (n - 1) * np.exp(lc[:, None] + dd @ logp.T).T
+        keep = pa.max(axis=0) > 0.0
+        return adv[keep], pa[:, keep]
 
 
 def _softmax0(u: np.ndarray) -> np.ndarray:
@@ -258,7 +295,7 @@ def _fit_t78(name: str) -> np.ndarray:
         res = optimize.least_squares(resid, x0, bounds=(lower, upper), x_scale=scale, max_nfev=400)
         if best is None or res.cost < best.cost:
             best = res
-    return np.append(best.x, [0.0, 1.0])  # anchor 0, the decision agent a plain receiver
+    return np.append(best.x, [0.0, 1.0, 1.0])  # anchor 0, a plain-receiver decision agent, compliant
 
 
 def _bounds(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -286,8 +323,9 @@ def fit_profile(
     fits every free parameter to the 5 + 3 cells; Tables 7-8 residuals weigh `_W78` times more and
     a steep hinge beyond `_HINGE78` points keeps them within their ±3 tolerance. `table2=False`
     gives the old Tables 7-8-only fit.
-    `targets` (cell -> %) replaces the paper numbers, `free` restricts the fitted parameters (the
-    others stay at `start`), e.g. for recovery tests on data made by the model itself.
+    `targets` (cell -> %) replaces the paper numbers, `free` names the fitted parameters (default:
+    every parameter but `compliance`; the others stay at `start`), e.g. for recovery tests on data
+    made by the model itself.
     `trials` does not enter the fit (kept so callers can pass the same arguments to verification).
     """
     del trials
@@ -305,7 +343,7 @@ def fit_profile(
     ev = _Expected(n_cand, acc)
     draws = make_draws(episodes, seed) if table2 else None
     lower, upper = _bounds(name)
-    idx = [_FREE.index(k) for k in (free or _FREE)]
+    idx = [_FREE.index(k) for k in (free or _FITTED)]
     if start is not None:
         starts = [np.array([getattr(start, k) for k in _FREE])]
     else:
@@ -343,7 +381,8 @@ def fit_profile(
     best: Any = None
     best_x0: Any = None
     for x0 in starts:
-        x0 = np.clip(x0, lower + 1e-6, upper - 1e-6)
+        x0 = x0.copy()
+        x0[idx] = np.clip(x0[idx], lower[idx] + 1e-6, upper[idx] - 1e-6)  # fixed ones stay as they are
         res = optimize.least_squares(
             resid,
             x0[idx],
@@ -376,13 +415,15 @@ def simulate_cells(profile: SimProfile, trials: int, seed: int) -> dict[str, flo
                 ans = own
             elif cell == "attacked":
                 tgt = sample_wrong(rng, n, truth)
+                said = adversarial_answer(profile, lat, tgt, n, truth, rng)
                 # the receiver's previous answer is its first one: self + anchor terms both apply
-                probs = update_probs(profile, lat, own, [(tgt, True)], n, truth, first_idx=own)
+                probs = update_probs(profile, lat, own, [(said, True)], n, truth, first_idx=own)
                 ans = sample_index(probs, rng)
             else:
                 k = int(cell[3:])
                 tgt = sample_wrong(rng, n, truth)
-                msgs = [(tgt, True)] * k + [(sample_index(p0, rng), False) for _ in range(N_SENDERS - k)]
+                msgs = [(adversarial_answer(profile, lat, tgt, n, truth, rng), True) for _ in range(k)]
+                msgs += [(sample_index(p0, rng), False) for _ in range(N_SENDERS - k)]
                 ans = sample_index(update_probs(profile, lat, own, msgs, n, truth, first_idx=own), rng)
             hits[cell] += int(ans == truth)
     return {c: 100.0 * hits[c] / trials for c in CELLS}

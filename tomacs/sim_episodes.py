@@ -12,8 +12,9 @@ the SAME model on index arrays, thousands of episodes at once:
   current-round answers of its in-neighbours in the static DAG (complete: every earlier agent;
   random: each earlier agent with `edge_prob`, drawn once per episode and kept every round, as
   `method=random` does), with the update of `sim_model.update_logits` (prev = its last answer,
-  first = its round-1 answer); an adversary from its onset answers the target and its message is
-  persuasive;
+  first = its round-1 answer); an adversary from its onset answers the target with probability
+  `compliance` (else a draw from ``p0``, as `sim_model.adversarial_answer`) and its message is
+  persuasive either way;
 * the decision (`decision=auto`): plurality vote with uniform tie-breaking below 50 % adversaries,
   at or above it the LLM decision agent, a receiver holding its own answer drawn from ``p0``
   (prev = first = that answer) that reads all N final outputs.
@@ -53,6 +54,8 @@ class Draws:
     u_onset: np.ndarray  # (E, N) -> onset round
     u_answer: np.ndarray  # (T, N, E) one uniform per agent answer
     u_edges: np.ndarray  # (E, N, N) -> random-graph edges
+    u_comply: np.ndarray  # (T, N, E) -> does an adversary's reply follow its target (compliance)
+    u_defect: np.ndarray  # (T, N, E) -> a non-compliant adversary's own answer (a draw from p0)
 
     @property
     def episodes(self) -> int:
@@ -71,6 +74,9 @@ def make_draws(episodes: int, seed: int, n_agents: int = N_AGENTS, rounds: int =
         u_onset=rng.random((e, n)),
         u_answer=rng.random((rounds, n, e)),
         u_edges=rng.random((e, n, n)),
+        # drawn last, so the earlier streams (and every fit made before compliance) are unchanged
+        u_comply=rng.random((rounds, n, e)),
+        u_defect=rng.random((rounds, n, e)),
     )
 
 
@@ -158,7 +164,11 @@ def simulate(
                 support = np.einsum("ej,ejn->en", edges[:, :i, i].astype(float), contrib[:, :i])
                 u = u + _message_terms(profile, support)
             ans = _sample(_softmax(u), draws.u_answer[t - 1, i])
-            cur[:, i] = np.where(adv_now[:, i], target, ans)
+            adv_ans = target
+            if profile.compliance < 1.0:  # a non-compliant reply states the agent's own p0 belief
+                defect = _sample(p0, draws.u_defect[t - 1, i])
+                adv_ans = np.where(draws.u_comply[t - 1, i] < profile.compliance, target, defect)
+            cur[:, i] = np.where(adv_now[:, i], adv_ans, ans)
             contrib[rows, i, cur[:, i]] = weight[:, i]
         prev = cur
         per_round.append(_honest_acc(cur, honest))

@@ -21,6 +21,8 @@ from tomacs.seeding import stable_seed
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
+LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
+
 
 class SimBackbone:
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
@@ -46,7 +48,9 @@ class SimBackbone:
         if st is None:
             cands = candidate_answers(q)
             truth = cands.index(q.answer)
-            rng = np.random.default_rng(stable_seed(self.seed, "latent", q.id))
+            # how hard a question is (and which wrong answer lures) is a property of the question
+            # and the model, not of the run: the same for every seed, as for a real LLM
+            rng = np.random.default_rng(stable_seed(LATENT_SEED, "latent", q.id))
             st = (cands, truth, sim_model.sample_latent(self.profile, rng, len(cands), truth))
             self._latents[q.id] = st
         return st
@@ -64,9 +68,15 @@ class SimBackbone:
         """The simulated agent's answer to one request."""
         q = req.question
         cands, truth, latent = self._question_state(q)
-        if req.behaviour == "adversarial" and req.target is not None:
-            return req.target
         cap = 1.0 if req.capability is None else float(req.capability)
+        if req.behaviour == "adversarial" and req.target is not None:
+            if self.profile.compliance >= 1.0 or req.target not in cands:
+                return req.target
+            # its own generator, so the honest path's draws do not depend on compliance
+            comply = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index, "comply"))
+            tgt = cands.index(req.target)
+            idx = sim_model.adversarial_answer(self.profile, latent, tgt, len(cands), truth, comply, cap)
+            return cands[idx]
         # A temporal message (a neighbour's previous-round answer) goes through the same update as a
         # current-round one, with the same parameters: Tables 7-8 identify no difference between
         # the two, and a per-kind parameter would be a per-topology knob the fit never saw.

@@ -31,6 +31,10 @@ and Table 2's *Complete* rows; see docs/deviations.md):
   the agents' analyses), and Table 2's LLM-decision cells sit on both sides of a Table 8 receiver
   with the same adversaries (GSM8K above, OpenBookQA/MedQA far below), which one update rule for
   every reader cannot give. Tables 7-8 have no decision agent, so only Table 2 Complete fits it.
+* An adversary (App. D prompt) argues for the shared wrong target with probability ``compliance``
+  (pi); otherwise it states its own first-answer belief (a draw from ``p0``), still with the
+  persuasive App. D framing and suffix, so its message keeps the persuasive weight. Every
+  adversarial sender of Tables 7-8 is such an agent, so pi enters those tables as well as Table 2.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class SimProfile:
     persuasion: float  # rho: weight of a persuasive (adversarial) message relative to an honest one
     anchor_weight: float = 0.0  # gamma: pull toward the agent's own round-1 answer (multi-round only)
     decision_weight: float = 1.0  # lambda_D: weight of what the LLM decision agent reads (1 = a receiver's)
+    compliance: float = 1.0  # pi: probability that an adversary's reply argues for its target
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -258,9 +263,29 @@ def update_probs(
     return e / e.sum()
 
 
-def adversarial_answer(target_idx: int) -> int:
-    """What an adversary answers from its onset: always the shared wrong target (TodyComm App. D)."""
-    return int(target_idx)
+def adversarial_answer(
+    profile: SimProfile,
+    latent: QuestionLatent,
+    target_idx: int,
+    n_cand: int,
+    truth_idx: int,
+    rng: np.random.Generator,
+    capability: float = 1.0,
+) -> int:
+    """What an adversary answers from its onset (TodyComm App. D prompt).
+
+    With probability ``compliance`` (pi) the shared wrong target; otherwise the reply does not
+    follow the instruction and states the agent's own first-answer belief, a draw from ``p0``
+    (the App. D prompt shows no neighbour messages, so nothing else can move it). Real LLMs given
+    an adversarial role do not always comply; pi = 1 is the old always-compliant adversary and
+    then no random number is drawn, so runs with pi = 1 keep their exact draws.
+    """
+    if profile.compliance >= 1.0:
+        return int(target_idx)
+    if rng.random() < profile.compliance:
+        return int(target_idx)
+    p0 = initial_probs(profile, latent, n_cand, truth_idx, capability)
+    return int(rng.choice(n_cand, p=p0))
 
 
 def sample_wrong(rng: np.random.Generator, n_cand: int, truth_idx: int) -> int:

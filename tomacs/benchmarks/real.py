@@ -24,7 +24,9 @@ the training rows is held out and removed from 'train' (GSM8K: 7,173 train / 300
 MedQA: 246 train / 27 validation / 1,000 test).
 
 ``size`` sampling: when ``size`` is smaller than a split, ``numpy.random.default_rng(seed)``
-chooses which rows (returned in file order); test subsets and partitions above never depend on it.
+chooses which training or validation rows (returned in file order), and ``default_rng(0)`` which
+test rows: the test questions never depend on the run seed (nor do the subsets and partitions
+above), so the seeds of a sweep are scored on the same questions.
 
 Normalisation: options become letters A.. by *position* (ARC sometimes labels them "1".."4"; its
 answer key is mapped through the same position, so the answer stays consistent; 3-5 choices are
@@ -155,7 +157,10 @@ class _JsonlAdapter(BenchmarkAdapter):
             if int(size) < 0:
                 raise ValueError(f"benchmark '{self.name}': size must be >= 0, got {size}")
             if int(size) < len(positions):
-                pick = np.random.default_rng(int(seed)).choice(len(positions), int(size), replace=False)
+                # a test subset is the same for every run seed (a fixed test set, as the papers use):
+                # seeds then differ in training and sampling, not in which questions are scored
+                sub = SUBSET_SEED if split == "test" else int(seed)
+                pick = np.random.default_rng(sub).choice(len(positions), int(size), replace=False)
                 positions = [positions[int(i)] for i in sorted(pick)]
         return source.read(positions)
 

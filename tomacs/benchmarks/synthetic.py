@@ -765,7 +765,10 @@ class SyntheticBenchmark(BenchmarkAdapter):
         if n < 0:
             raise ValueError(f"benchmark 'synthetic': size must be >= 0, got {n}")
         gen = generate_mc if self.kind == "mc" else generate_numeric
-        return [gen(int(seed), logical, i) for i in range(n)]
+        # the test questions are the same for every run seed (a fixed test set); training
+        # questions follow the seed
+        qseed = 0 if logical == "test" else int(seed)
+        return [gen(qseed, logical, i) for i in range(n)]
 
 
 @register("synthetic_numeric")
