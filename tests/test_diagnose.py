@@ -116,6 +116,9 @@ def test_diagnose_command_on_a_tiny_run(tmp_path: Path) -> None:
     assert d["questions"] == 20 and len(d["credits"]) == 4 and len(d["participation"]) == 4
     assert {r["tensor"] for r in d["drift"]} >= {"gru.weight_ih", "mlp.2.weight"}
     assert 0.0 <= d["probe_last_round"]["balanced"] <= 1.0
+    c = d["supervised_curve"]
+    assert c["run_steps"] == 1 and c["lr"] == 5e-4 and c["curve"][0]["step"] == 0
+    assert c["curve"][-1]["step"] == 96 and "supervised learning curve" in res.output
     bad = CliRunner().invoke(app, ["diagnose", str(tmp_path / "nowhere")])
     assert bad.exit_code == 2 and "config.yaml" in bad.output
     run_job(compose(["method=complete", "eval.size=4"]), "evaluate", tmp_path / "static")
@@ -143,3 +146,37 @@ def test_training_curves_pool_seeds_into_a_band(tmp_path: Path) -> None:
     assert s[("mmlu", "gt50", "todycomm", "val_acc")] == {2: [40.0, 50.0]}
     figs = training_curves(jobs, tmp_path)
     assert [f.name for f in figs] == ["training_curves_mmlu.png"] and figs[0].stat().st_size > 1000
+
+
+def _toy_features(signal: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    q, n, r, f = 80, 6, 4, 5
+    labels = np.zeros((q, n))
+    for i in range(q):
+        labels[i, rng.choice(n, 4, replace=False)] = 1
+    feats = rng.normal(size=(q, n, r, f)).astype(np.float32)
+    feats[:, :, -1, 0] += signal * labels  # the label shows in the decision round only
+    return feats, labels
+
+
+def test_supervised_curve_learns_a_visible_label_and_not_noise() -> None:
+    from tomacs.diagnose import supervised_curve
+    from tomacs.methods.nets import CreditNet
+
+    def net() -> object:
+        return CreditNet(5, 16, 8, "running")
+
+    feats, labels = _toy_features(signal=6.0)
+    c = supervised_curve(feats, labels, net, lr=1e-2, steps=48, batch=16, every=8)
+    assert c["held_out_questions"] == 20 and c["train_questions"] == 60
+    assert [p["step"] for p in c["curve"]] == [0, 8, 16, 24, 32, 40, 48]
+    assert c["best"] >= 0.95 and c["curve"][0]["adacc"] < 0.8
+    gain = c["best"] - c["curve"][0]["adacc"]
+    first = next(p for p in c["curve"] if p["adacc"] >= c["curve"][0]["adacc"] + 0.9 * gain)
+    assert c["steps_to_90pct_of_gain"] == first["step"]
+    assert supervised_curve(feats, labels, net, lr=1e-2, steps=48, batch=16, every=8) == c  # seeded
+    noise, nl = _toy_features(signal=0.0)
+    flat = supervised_curve(noise, nl, net, lr=1e-2, steps=48, batch=16, every=8)
+    assert flat["best"] <= 0.75  # nothing to learn: near the rule's chance level
+    slow = supervised_curve(feats, labels, net, lr=1e-4, steps=48, batch=16, every=8)
+    assert slow["curve"][-1]["adacc"] < c["curve"][-1]["adacc"]  # the learning rate shows

@@ -10,7 +10,12 @@ a different fix; this module measures all four on a trained checkpoint (issue 12
   decision (it sat out its onset round under `isolated=silent`) is invisible to any detector, so
   "visible adversaries" bounds ADAcc from above;
 * the credits do not separate: credit distributions of honest vs adversarial agents per round,
-  with the ranking AUC, and participation rates per round.
+  with the ranking AUC, and participation rates per round;
+* the budget of steps is too small for these features: a *supervised learning curve* trains a fresh
+  copy of the policy's own network on the recorded features with the true labels, at the run's
+  learning rate and batch size, and reports held-out ADAcc every few steps. REINFORCE's signal is
+  weaker than a label, so a policy needs at least as many steps as this curve does: if the curve
+  itself needs more steps than the run trained, the budget (or the learning rate) is the cause.
 
 The statistics are pure functions of episodes (unit-tested on hand-built episodes); `diagnose`
 re-runs the checkpoint on the run's test questions to get the episodes and features.
@@ -36,6 +41,7 @@ __all__ = [
     "parameter_drift",
     "participation_stats",
     "probe_accuracy",
+    "supervised_curve",
     "visibility_stats",
 ]
 
@@ -181,6 +187,81 @@ def probe_accuracy(
     }
 
 
+def supervised_curve(
+    feats: np.ndarray,
+    labels: np.ndarray,
+    make_net: Any,
+    lr: float,
+    steps: int = 96,
+    batch: int = 32,
+    every: int = 8,
+    seed: int = 0,
+    held_out: float = 0.25,
+) -> dict[str, Any]:
+    """Held-out ADAcc of a fresh policy network trained *supervised* on recorded features.
+
+    `feats` (Q, N, R, F) are the inputs of rounds t = 2..T+1 as the policy read them, `labels`
+    (Q, N) 1 = adversarial. `make_net()` builds a fresh network with TodyComm's call signature
+    ``net(f, h, update_stats) -> (logit, h)`` and a `gru.hidden_size`; its last-round logit is
+    trained with BCE towards "honest" (credit = P(honest)) by Adam at `lr` on batches of `batch`
+    questions, and scored with the paper's inference rule (honest iff credit > the question's mean
+    credit) on the last `held_out` share of the questions, every `every` steps. Seeded: the same
+    arguments give the same curve."""
+    torch = _torch()
+    q, n, r, f = feats.shape
+    n_te = max(1, int(round(q * held_out)))
+    tr, te = np.arange(0, q - n_te), np.arange(q - n_te, q)
+    if len(tr) == 0:
+        raise ValueError(f"supervised_curve needs more than {n_te} questions, got {q}")
+    torch.manual_seed(seed)
+    net = make_net()
+    hidden = int(net.gru.hidden_size)
+    opt = torch.optim.Adam(net.parameters(), lr=float(lr))
+    rng = np.random.default_rng(seed)
+    x = torch.as_tensor(np.asarray(feats, dtype=np.float32))
+    honest = torch.as_tensor(1.0 - np.asarray(labels, dtype=np.float32))
+
+    def forward(idx: np.ndarray, train: bool) -> Any:
+        h = torch.zeros(len(idx) * n, hidden)
+        logit = None
+        for t in range(r):
+            logit, h = net(x[idx, :, t].reshape(-1, f), h, update_stats=train)
+        return logit.view(len(idx), n)
+
+    def score() -> float:
+        with torch.no_grad():
+            c = torch.sigmoid(forward(te, False)).numpy()
+        pred = c > c.mean(axis=1, keepdims=True)
+        return float((pred == (np.asarray(labels)[te] == 0)).mean())
+
+    curve = [(0, score())]
+    for step in range(1, int(steps) + 1):
+        idx = rng.choice(tr, min(int(batch), len(tr)), replace=False)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(forward(idx, True), honest[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % int(every) == 0 or step == int(steps):
+            curve.append((step, score()))
+    best = max(a for _, a in curve)
+    first = next(s for s, a in curve if a >= curve[0][1] + 0.9 * (best - curve[0][1]))
+    return {
+        "lr": float(lr),
+        "batch": int(batch),
+        "train_questions": len(tr),
+        "held_out_questions": len(te),
+        "curve": [{"step": s, "adacc": a} for s, a in curve],
+        "best": best,
+        "steps_to_90pct_of_gain": first,
+    }
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
 def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[dict[str, Any]]:
     """Per parameter tensor: norm at init, norm now, and the norm of the change (relative too)."""
     rows = []
@@ -262,9 +343,22 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
     groups = np.repeat(np.arange(q_n), n)
     last = f_all[:, :, -1, :].reshape(q_n * n, -1)
     hist = f_all.reshape(q_n * n, -1)
+    from tomacs.methods.nets import CreditNet
     from tomacs.metrics import summarize
 
     m = summarize(episodes, n, rounds)
+    mc = method.cfg
+
+    def fresh() -> Any:
+        clip = float(mc.get("norm_clip", 5.0))
+        return CreditNet(method.in_dim, method.hidden, method.mlp_hidden, method.normalize, clip)
+
+    train_steps = _train_steps(run_dir / "train_log.jsonl")
+    steps = max(96, int(train_steps or 0))
+    curve = supervised_curve(
+        f_all, labels, fresh, lr=float(cfg.train.lr), steps=steps, batch=int(cfg.train.batch_size)
+    )
+    curve["run_steps"] = train_steps
     return {
         "run_dir": str(run_dir),
         "checkpoint": str(ck),
@@ -276,7 +370,34 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
         "probe_last_round": probe_accuracy(last, labels.reshape(-1), groups),
         "probe_all_rounds": probe_accuracy(hist, labels.reshape(-1), groups),
         "drift": parameter_drift(method.net.state_dict(), initial),
+        "supervised_curve": curve,
     }
+
+
+def _train_steps(log: Path) -> int | None:
+    """Optimiser steps the run took: its training iterations (train_log.jsonl lines with a loss)."""
+    import json
+
+    if not log.is_file():
+        return None
+    steps = 0
+    for line in log.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        steps += "loss" in rec and "iteration" in rec
+    return steps
+
+
+def _curve_lines(c: dict[str, Any] | None) -> list[str]:
+    if not c:
+        return []
+    pts = "  ".join(f"{r['step']}:{pct(r['adacc'])}" for r in c["curve"])
+    ran = "unknown" if c.get("run_steps") is None else str(c["run_steps"])
+    return [
+        f"supervised learning curve (the policy's network, fresh init, true labels, lr {c['lr']:g}, "
+        f"batch {c['batch']}; held-out ADAcc % at step): {pts}",
+        f"  it reaches 90 % of its gain at step {c['steps_to_90pct_of_gain']} (best {pct(c['best'])} %); "
+        f"the run trained {ran} steps on a far noisier signal (REINFORCE, no labels)",
+    ]
 
 
 def format_report(d: dict[str, Any]) -> str:
@@ -313,6 +434,7 @@ def format_report(d: dict[str, Any]) -> str:
         f"decision-round features {pct(d['probe_last_round']['accuracy'])} % "
         f"(balanced {pct(d['probe_last_round']['balanced'])} %), all rounds "
         f"{pct(d['probe_all_rounds']['accuracy'])} % (balanced {pct(d['probe_all_rounds']['balanced'])} %)",
+        *_curve_lines(d.get("supervised_curve")),
         "",
         "parameter change from the seeded initial weights",
         f"{'tensor':<22} {'|init|':>8} {'|now|':>8} {'|change|':>9} {'rel':>6}",
