@@ -153,6 +153,26 @@ def test_training_curves_rows_acc_adacc_loss_per_attack_with_bands_validation_an
         plt.close(f)
 
 
+def test_training_curves_accept_seeds_with_equal_validation_scores(tmp_path: Path) -> None:
+    # three seeds with the same validation Acc: their float mean lies a rounding step above it
+    # (a real table2 sweep's report crashed on this)
+    v = 31 / 153
+    assert statistics.fmean([v] * 3) > v
+    logs = {
+        ("mmlu", "gt50", s): [
+            {"iteration": 0, "loss": 0.1, "train_acc": 0.5, "train_adacc": 0.6},
+            {"epoch": 0, "iteration": 1, "val_acc": v, "val_adacc": 0.8},
+        ]
+        for s in range(3)
+    }
+    make_jobs(tmp_path, logs)
+    figs = plots.training_curve_figures(find_jobs(tmp_path))
+    val = [c for c in figs["mmlu"].axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert len(val) == 1 and val[0].lines[0].get_ydata()[0] == pytest.approx(100 * v)
+    for f in figs.values():
+        plt.close(f)
+
+
 def test_tables_carry_adacc_in_latex_and_drop_rows_of_dashes(tmp_path: Path) -> None:
     make_jobs(tmp_path)
     res = build_report(tmp_path)

@@ -157,9 +157,12 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
                         ax.errorbar(
                             vx,
                             vm,
+                            # clamped: the float mean of equal seeds can sit a rounding step
+                            # outside them (fmean([31/153] * 3) > 31/153), and matplotlib refuses
+                            # a negative error
                             yerr=[
-                                [m - min(val[x]) for m, x in zip(vm, vx, strict=True)],
-                                [max(val[x]) - m for m, x in zip(vm, vx, strict=True)],
+                                [max(0.0, m - min(val[x])) for m, x in zip(vm, vx, strict=True)],
+                                [max(0.0, max(val[x]) - m) for m, x in zip(vm, vx, strict=True)],
                             ],
                             fmt="D",
                             ms=5,
