@@ -158,14 +158,20 @@ def test_training_curves_accept_seeds_with_equal_validation_scores(tmp_path: Pat
     # rounding step above them (a real table2 sweep's report crashed on this)
     v = 33 / 153
     assert statistics.fmean([100.0 * v] * 3) > 100.0 * v
-    logs = {
-        ("mmlu", "gt50", s): [
+    for seed in range(3):
+        d = tmp_path / f"todycomm_{seed}"
+        d.mkdir()
+        cfg = {"benchmark": {"name": "mmlu"}, "method": {"name": "todycomm"}, "attack": {"name": "gt50"}}
+        cfg.update({"budget": {"name": "none"}, "backbone": {"name": "sim"}, "seed": seed, "mode": "train"})
+        res = {"backbone": "sim", "benchmark": "mmlu", "method": "todycomm", "attack": "gt50"}
+        res.update({"budget": "none", "seed": seed, "agents": 6, "config": cfg})
+        res["metrics"] = {"acc": 0.5, "token": 500.0, "adacc": 0.8, "adacc_baseline": 1 / 3}
+        (d / "results.json").write_text(json.dumps(res))
+        log = [
             {"iteration": 0, "loss": 0.1, "train_acc": 0.5, "train_adacc": 0.6},
             {"epoch": 0, "iteration": 1, "val_acc": v, "val_adacc": 0.8},
         ]
-        for s in range(3)
-    }
-    make_jobs(tmp_path, logs)
+        (d / "train_log.jsonl").write_text("\n".join(json.dumps(x) for x in log) + "\n")
     figs = plots.training_curve_figures(find_jobs(tmp_path))
     val = [c for c in figs["mmlu"].axes[0].containers if isinstance(c, ErrorbarContainer)]
     assert len(val) == 1 and val[0].lines[0].get_ydata()[0] == pytest.approx(100 * v)
