@@ -40,10 +40,10 @@ class TrainSchema:
     size: int = 256
     val_size: int = 64
     batch_size: int = 32
-    epochs: int = 12
+    epochs: int = 24
     lr: float = 5e-4
     optimizer: str = "adam"
-    patience: int | None = 4
+    patience: int | None = 10
 
 
 @dataclass
