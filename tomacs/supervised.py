@@ -24,15 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.batches import walk
 from tomacs.build import Components
 from tomacs.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.detector_data import DataSpec, ensure
 from tomacs.methods.gsafeguard import GraphSample, graph_sample
 from tomacs.metrics import summarize
-from tomacs.progress import Progress, Running, pct
+from tomacs.progress import Progress, pct
 from tomacs.seeding import stable_seed
-from tomacs.training import trim_log
+from tomacs.training import greedy_val_episodes, trim_log
 
 DATA_FILE = "gsafeguard_data.jsonl"
 _CHUNK = 256
@@ -285,17 +284,5 @@ def _defend(comps: Components, prog: Progress, title: str) -> dict[str, Any]:
     curve); {} without validation questions."""
     if not comps.val_qs:
         return {}
-    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
-    running = Running(n, rounds)
-    with prog.task(title, total=len(comps.val_qs), unit="questions") as task:
-        eps = walk(
-            comps.executor,
-            comps.method,
-            comps.val_qs,
-            int(comps.cfg.eval.batch_size),
-            train=False,
-            phase="val",
-            on_call=task,
-            on_batch=lambda b: task.step(len(b.episodes), **running.add(b.episodes)),
-        )
-    return summarize(eps, n, rounds)
+    eps = greedy_val_episodes(comps, int(comps.cfg.eval.batch_size), prog, title)
+    return summarize(eps, comps.ctx.n_agents, comps.ctx.rounds)

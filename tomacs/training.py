@@ -22,6 +22,7 @@ from tomacs.embed import encode_totals
 from tomacs.metrics import summarize
 from tomacs.progress import Progress, Running, pct
 from tomacs.seeding import stable_seed
+from tomacs.types import Episode
 
 
 def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
@@ -268,18 +269,7 @@ def validate(
         return None, None
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     comps.method.train_mode(False)
-    running = Running(n, rounds)
-    with prog.task(title, total=len(comps.val_qs), unit="questions") as task:
-        eps = walk(
-            comps.executor,
-            comps.method,
-            comps.val_qs,
-            int(comps.cfg.train.batch_size),
-            train=False,
-            phase="val",
-            on_call=task,
-            on_batch=lambda b: task.step(len(b.episodes), **running.add(b.episodes)),
-        )
+    eps = greedy_val_episodes(comps, int(comps.cfg.train.batch_size), prog, title)
     vm = summarize(eps, n, rounds)
     vrec = {
         "epoch": epoch,
@@ -293,6 +283,23 @@ def validate(
     if comps.tracker is not None:
         comps.tracker.log(vrec, step=max(iteration - 1, 0))
     return vm["acc"], vm["adacc"]
+
+
+def greedy_val_episodes(comps: Components, batch_size: int, prog: Progress, title: str) -> list[Episode]:
+    """The method, greedy, on the validation questions with a progress bar: what model selection
+    (here) and the supervised detector's evaluation curve (Fig. 4) both score."""
+    running = Running(comps.ctx.n_agents, comps.ctx.rounds)
+    with prog.task(title, total=len(comps.val_qs), unit="questions") as task:
+        return walk(
+            comps.executor,
+            comps.method,
+            comps.val_qs,
+            batch_size,
+            train=False,
+            phase="val",
+            on_call=task,
+            on_batch=lambda b: task.step(len(b.episodes), **running.add(b.episodes)),
+        )
 
 
 def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:

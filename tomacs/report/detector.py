@@ -14,9 +14,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 
-from tomacs.report.collect import Cell, CellKey, Job, setting_keys
+from tomacs.report.collect import Cell, CellKey, Job
 from tomacs.report.paper import lookup
-from tomacs.report.plots import _legend_cols, _ours_label, _read_log, _save, _title, series_name
+from tomacs.report.plots import _legend_cols, _ours_label, _save, _title, log_records
 from tomacs.report.tables import (
     ATTACK_ORDER,
     ATTACK_TITLE,
@@ -41,21 +41,14 @@ _STYLE = {"train_adacc": "-", "data_val_adacc": ":", "val_adacc": "--"}
 def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, list[float]]]:
     """(benchmark, attack, series, metric) -> epoch (1-based) -> one value per seed, in %, for the
     jobs whose train_log.jsonl is a supervised detector's (its lines carry `data_val_adacc`)."""
-    keys = setting_keys(jobs)
     out: dict[tuple[str, str, str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for j in jobs:
-        log = j.path / "train_log.jsonl"
-        if not log.is_file():
+    for bench, attack, name, rec in log_records(jobs):
+        if "data_val_adacc" not in rec or "epoch" not in rec:
             continue
-        method, bench, attack, budget = j.key
-        name = series_name(method, j.setting_label(keys), budget)
-        for rec in _read_log(log):
-            if "data_val_adacc" not in rec or "epoch" not in rec:
-                continue
-            for metric, _ in CURVES:
-                v = rec.get(metric)
-                if v is not None and v == v:
-                    out[(bench, attack, name, metric)][int(rec["epoch"]) + 1].append(100.0 * float(v))
+        for metric, _ in CURVES:
+            v = rec.get(metric)
+            if v is not None and v == v:
+                out[(bench, attack, name, metric)][int(rec["epoch"]) + 1].append(100.0 * float(v))
     return out
 
 

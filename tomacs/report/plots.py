@@ -12,6 +12,7 @@ import json
 import statistics
 import textwrap
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +89,21 @@ def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, l
     train_acc / train_adacc (in %) and loss (every iteration), val_acc / val_adacc (in %, after each
     epoch). The series is the method plus any setting that varies (see series_name), so two
     experiments never share a band."""
-    keys = setting_keys(jobs)
     series: dict[tuple[str, str, str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for bench, attack, name, rec in log_records(jobs):
+        if "iteration" in rec:
+            for metric in ("train_acc", "train_adacc", "val_acc", "val_adacc", "loss"):
+                v = rec.get(metric)
+                if v is not None and v == v:
+                    scale = 1.0 if metric == "loss" else 100.0
+                    series[(bench, attack, name, metric)][int(rec["iteration"])].append(scale * float(v))
+    return series
+
+
+def log_records(jobs: list[Job]) -> Iterator[tuple[str, str, str, dict]]:
+    """(benchmark, attack, series name, record) for every line of every job's train_log.jsonl; the
+    series name carries any setting that varies between the jobs, so two experiments never share a band."""
+    keys = setting_keys(jobs)
     for j in jobs:
         log = j.path / "train_log.jsonl"
         if not log.is_file():
@@ -97,14 +111,7 @@ def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, l
         method, bench, attack, budget = j.key
         name = series_name(method, j.setting_label(keys), budget)
         for rec in _read_log(log):
-            if "iteration" not in rec:
-                continue
-            for metric in ("train_acc", "train_adacc", "val_acc", "val_adacc", "loss"):
-                v = rec.get(metric)
-                if v is not None and v == v:
-                    scale = 1.0 if metric == "loss" else 100.0
-                    series[(bench, attack, name, metric)][int(rec["iteration"])].append(scale * float(v))
-    return series
+            yield bench, attack, name, rec
 
 
 def training_curves(jobs: list[Job], out: Path) -> list[Path]:
