@@ -124,22 +124,22 @@ def test_decision_weight_moves_only_the_llm_decision_cells() -> None:
     assert simulate(low, 4, d)["acc"] > simulate(high, 4, d)["acc"] + 0.05  # gt50: it reads less
 
 
-def test_fit_recovers_the_decision_weight_from_model_made_data() -> None:
-    true = replace(PROF, name="arc_c", decision_weight=1.6)
+def _fit_one(true: SimProfile, param: str, start: SimProfile) -> SimProfile:
+    """Fit one parameter from `start` to cells the model itself made with `true` (Tables 7-8 exact,
+    Table 2 Complete from 1,500 vectorised episodes)."""
     episodes, seed = 1500, 5
     targets = dict(expected_cells(true))
     targets.update({f"t2_{a}": v for a, v in table2_cells(true, make_draws(episodes, seed)).items()})
+    return fit_profile(
+        "arc_c", seed=seed, episodes=episodes, targets=targets, free=(param,), start=start, max_nfev=30
+    )
+
+
+def test_fit_recovers_the_decision_weight_from_model_made_data() -> None:
+    true = replace(PROF, name="arc_c", decision_weight=1.6)
     start = replace(true, decision_weight=1.0)
     assert expected_cells(start) == expected_cells(true)  # Tables 7-8 have no decision agent
-    got = fit_profile(
-        "arc_c",
-        seed=seed,
-        episodes=episodes,
-        targets=targets,
-        free=("decision_weight",),
-        start=start,
-        max_nfev=30,
-    )
+    got = _fit_one(true, "decision_weight", start)
     assert got.decision_weight == pytest.approx(1.6, abs=0.2)
 
 
@@ -168,9 +168,13 @@ def test_fit_recovers_known_memory_split_from_model_made_data() -> None:
 
 def test_compliance_one_is_the_old_adversary_and_lower_compliance_helps_the_vote() -> None:
     d = make_draws(4000, 3)
-    assert simulate(replace(PROF, compliance=1.0), 2, d) == simulate(PROF, 2, d)
-    half = simulate(replace(PROF, compliance=0.5), 2, d)
+    assert PROF.compliance == 1.0
+    # at pi = 1 the compliance draws are never read: other values there change nothing
+    other = replace(d, u_comply=np.ones_like(d.u_comply), u_defect=1.0 - d.u_defect)  # all defect
     full = simulate(PROF, 2, d)
+    assert simulate(PROF, 2, other) == full
+    half = simulate(replace(PROF, compliance=0.5), 2, d)
+    assert simulate(replace(PROF, compliance=0.5), 2, other) != half  # and below 1 they are
     # defectors state their own (mostly right) belief: the vote of 4 honest + 2 adversaries gains
     assert half["acc"] > full["acc"] + 0.03
     assert half["honest_acc"][0] == full["honest_acc"][0]  # round 1: nobody is adversarial yet
@@ -193,16 +197,5 @@ def test_expected_tables_7_8_agree_with_sampled_under_partial_compliance() -> No
 
 def test_fit_recovers_compliance_from_model_made_data() -> None:
     true = replace(PROF, name="arc_c", compliance=0.7)
-    episodes, seed = 1500, 5
-    targets = dict(expected_cells(true))
-    targets.update({f"t2_{a}": v for a, v in table2_cells(true, make_draws(episodes, seed)).items()})
-    got = fit_profile(
-        "arc_c",
-        seed=seed,
-        episodes=episodes,
-        targets=targets,
-        free=("compliance",),
-        start=replace(true, compliance=0.95),
-        max_nfev=30,
-    )
+    got = _fit_one(true, "compliance", replace(true, compliance=0.95))
     assert got.compliance == pytest.approx(0.7, abs=0.05)
