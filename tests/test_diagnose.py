@@ -180,3 +180,17 @@ def test_supervised_curve_learns_a_visible_label_and_not_noise() -> None:
     assert flat["best"] <= 0.75  # nothing to learn: near the rule's chance level
     slow = supervised_curve(feats, labels, net, lr=1e-4, steps=48, batch=16, every=8)
     assert slow["curve"][-1]["adacc"] < c["curve"][-1]["adacc"]  # the learning rate shows
+
+
+def test_train_steps_counts_loss_lines_and_survives_a_torn_log(tmp_path: Path) -> None:
+    from tomacs.diagnose import _train_steps
+
+    log = tmp_path / "train_log.jsonl"
+    recs = [
+        {"epoch": 0, "iteration": 0, "loss": 0.3},
+        {"epoch": 0, "iteration": 1, "loss": 0.2},
+        {"epoch": 0, "iteration": 2, "val_acc": 0.5},  # validation: not an optimiser step
+    ]
+    log.write_text("\n".join(json.dumps(r) for r in recs) + "\n\n" + '{"epoch": 1, "iter')
+    assert _train_steps(log) == 2
+    assert _train_steps(tmp_path / "missing.jsonl") is None

@@ -207,7 +207,8 @@ def supervised_curve(
     questions, and scored with the paper's inference rule (honest iff credit > the question's mean
     credit) on the last `held_out` share of the questions, every `every` steps. Seeded: the same
     arguments give the same curve."""
-    torch = _torch()
+    import torch
+
     q, n, r, f = feats.shape
     n_te = max(1, int(round(q * held_out)))
     tr, te = np.arange(0, q - n_te), np.arange(q - n_te, q)
@@ -254,12 +255,6 @@ def supervised_curve(
         "best": best,
         "steps_to_90pct_of_gain": first,
     }
-
-
-def _torch() -> Any:
-    import torch
-
-    return torch
 
 
 def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[dict[str, Any]]:
@@ -376,15 +371,11 @@ def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = N
 
 def _train_steps(log: Path) -> int | None:
     """Optimiser steps the run took: its training iterations (train_log.jsonl lines with a loss)."""
-    import json
+    from tomacs.jobfiles import read_log
 
     if not log.is_file():
         return None
-    steps = 0
-    for line in log.read_text(encoding="utf-8").splitlines():
-        rec = json.loads(line) if line.strip() else {}
-        steps += "loss" in rec and "iteration" in rec
-    return steps
+    return sum("loss" in rec and "iteration" in rec for rec in read_log(log))
 
 
 def _curve_lines(c: dict[str, Any] | None) -> list[str]:

@@ -112,6 +112,20 @@ class EpisodeLog:
             os.fsync(f.fileno())
 
 
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """A train_log.jsonl's records, without a torn last line (a killed job's) or blank lines: the
+    log is appended line by line while a job runs, so a reader may meet either."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
 def check_distinct(ids: list[str], where: str) -> None:
     """Metrics count questions, so a question present twice would count twice (n_queries, calls,
     Acc). Duplicates mean two jobs wrote one directory (before it was locked) or a broken split:

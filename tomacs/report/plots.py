@@ -8,7 +8,6 @@ are. Headless (Agg); figures are built from results.json and train_log.jsonl onl
 
 from __future__ import annotations
 
-import json
 import statistics
 import textwrap
 from collections import defaultdict
@@ -23,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from tomacs.jobfiles import read_log  # noqa: E402
 from tomacs.report.collect import Cell, CellKey, Job, setting_keys  # noqa: E402
 from tomacs.report.tables import ATTACK_ORDER, ATTACK_TITLE, BENCH_ORDER, BENCH_TITLE, _order, natural_key  # noqa: E402
 
@@ -74,16 +74,6 @@ def _save(fig: plt.Figure, path: Path) -> Path:
 # ---------------------------------------------------------------- training curves (paper Fig. 2)
 
 
-def _read_log(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a torn last line of a killed job
-    return out
-
-
 def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, list[float]]]:
     """(benchmark, attack, series, metric) -> iteration -> one value per seed, for metrics
     train_acc / train_adacc (in %) and loss (every iteration), val_acc / val_adacc (in %, after each
@@ -110,7 +100,7 @@ def log_records(jobs: list[Job]) -> Iterator[tuple[str, str, str, dict]]:
             continue
         method, bench, attack, budget = j.key
         name = series_name(method, j.setting_label(keys), budget)
-        for rec in _read_log(log):
+        for rec in read_log(log):
             yield bench, attack, name, rec
 
 
