@@ -65,6 +65,28 @@ def test_same_seed_same_numbers_and_resume(tmp_path: Path) -> None:
     assert rb["metrics"]["acc"] == ra["metrics"]["acc"] and rb["metrics"]["token"] == ra["metrics"]["token"]
 
 
+def test_eval_seed_pairs_the_evaluation_across_training_seeds(tmp_path: Path) -> None:
+    """eval.seed fixes the test episodes (adversaries, onsets, targets, sim replies, ties) whatever the
+    run's seed; without it the seed re-draws them. complete has no randomness of its own, so a paired
+    seed-1 run must equal a plain run under the eval seed, byte for byte."""
+    args = ["evaluate", "method=complete", "attack=gt50", "eval.size=10"]
+    runs = {
+        "s0": ("seed=0",),
+        "s1": ("seed=1",),
+        "s1_paired": ("seed=1", "eval.seed=0"),
+        "s2_paired": ("seed=2", "eval.seed=0"),
+    }
+    for name, extra in runs.items():
+        p = tomacs(*args, *extra, f"hydra.run.dir={tmp_path / name}")
+        assert p.returncode == 0, p.stderr
+    ep = {name: (tmp_path / name / "episodes.jsonl").read_text() for name in runs}
+    assert ep["s0"] != ep["s1"]  # unpaired: a seed re-draws the evaluation
+    assert ep["s1_paired"] == ep["s0"] and ep["s2_paired"] == ep["s0"]
+    res = {name: json.loads((tmp_path / name / "results.json").read_text()) for name in runs}
+    assert [res[n]["eval_seed"] for n in runs] == [0, 1, 0, 0]
+    assert [res[n]["seed"] for n in runs] == [0, 1, 1, 2]
+
+
 def test_bad_override_is_one_clear_line() -> None:
     p = tomacs("train", "method=compleat")
     assert p.returncode == 2

@@ -208,6 +208,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
             mask=ctx.mask,
             in_budget=ctx.in_budget,
             out_budget=ctx.out_budget,
+            eval_seed=None if cfg.eval.get("seed") is None else int(cfg.eval.seed),
         ),
         backbone,
         schedule,

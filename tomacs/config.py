@@ -50,6 +50,7 @@ class TrainSchema:
 class EvalSchema:
     size: int = 153
     batch_size: int = 32
+    seed: int | None = None  # the evaluation's own seed (paired evaluation); None = the run's seed
 
 
 @dataclass

@@ -130,8 +130,9 @@ class DecisionAgent:
             target=None,
             previous_answer=None,
             incoming=incoming,
-            seed_key=f"{cfg.seed}/{b.phase}/{q.id}/decision",
+            seed_key=f"{ex.episode_seed(b.phase)}/{b.phase}/{q.id}/decision",
             sample_index=b.sample_index,
+            seed=cfg.eval_seed if b.phase == "eval" else None,
         )
         (rep,) = await ex.backbone.generate([req])
         if on_call is not None:

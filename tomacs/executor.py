@@ -50,6 +50,9 @@ class ExecutorConfig:
     roles: list[str]
     seed: int
     capabilities: list[float | None] | None = None
+    # the seed of the evaluation's episodes (adversary plans, backbone draws, vote ties); None = `seed`.
+    # Fixed across a seed sweep it pairs the evaluation, so seeds measure training alone.
+    eval_seed: int | None = None
     # the run's constraints, checked on every graph a method returns (Table 3's budgets, masks)
     mask: np.ndarray | None = None
     in_budget: int | None = None
@@ -78,10 +81,17 @@ class Executor:
         self._loop: asyncio.Runner | None = None
 
     # ------------------------------------------------------------------------------------------
+    def episode_seed(self, phase: str) -> int:
+        """The seed of a pass's episodes: the run's, except in the evaluation when `eval.seed` is set,
+        where a paired evaluation gives every training seed the same adversaries and draws."""
+        if phase == "eval" and self.cfg.eval_seed is not None:
+            return self.cfg.eval_seed
+        return self.cfg.seed
+
     def plan_for(self, question: Question, phase: str) -> AdversaryPlan:
         """The episode's adversaries; evaluation plans depend only on (seed, question) so every
         method is evaluated against exactly the same adversaries, targets and onsets."""
-        rng = np.random.default_rng(stable_seed(self.cfg.seed, "plan", phase, question.id))
+        rng = np.random.default_rng(stable_seed(self.episode_seed(phase), "plan", phase, question.id))
         return self.schedule.plan(question, wrong_answers(question), rng)
 
     def run_batch(
@@ -233,8 +243,9 @@ class Executor:
             target=plan.target if behaviour == "adversarial" else None,
             previous_answer=previous.answer if previous is not None else None,
             incoming=incoming if behaviour == "honest" else [],
-            seed_key=f"{self.cfg.seed}/{phase}/{q.id}/{agent}/{t}",
+            seed_key=f"{self.episode_seed(phase)}/{phase}/{q.id}/{agent}/{t}",
             sample_index=sample_index,
+            seed=self.cfg.eval_seed if phase == "eval" else None,
             capability=caps[agent] if caps else None,
             first_answer=first.answer if first is not None else None,
         )
@@ -416,7 +427,7 @@ class Executor:
         if rule is None:
             raise RuntimeError(f"unknown decision mode '{decision.mode}'; valid: {', '.join(self.rules)}")
         weights, told = ballot_weights(decision, voters)
-        rng = np.random.default_rng(stable_seed(self.cfg.seed, "tie", phase, q.id))
+        rng = np.random.default_rng(stable_seed(self.episode_seed(phase), "tie", phase, q.id))
         ballot = Ballot(q, history[-1], voters, weights, told, rng, phase, sample_index)
         answer = await rule.answer(self, ballot, episode, on_call)
         episode.final_answer = answer

@@ -197,6 +197,7 @@ def _run(
         "agents": comps.ctx.n_agents,
         "rounds": comps.ctx.rounds,
         "seed": int(cfg.seed),
+        "eval_seed": comps.executor.episode_seed("eval"),  # = seed unless eval.seed pairs the evaluation
         "decision": comps.ctx.decision,
         "decision_mode": comps.method.decision_mode,
         "n_adversaries": comps.ctx.n_adversaries,

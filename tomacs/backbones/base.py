@@ -32,6 +32,7 @@ class GenerationRequest:
     capability: float | None = None  # per-agent condition (CARD); None = profile default
     first_answer: str | None = None  # the agent's own parsed round-1 answer (None in round 1)
     extra: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None  # a simulator's sampling seed for this draw (paired evaluation); None = its own
 
 
 @dataclass

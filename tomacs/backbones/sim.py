@@ -42,6 +42,11 @@ class SimBackbone:
         self.prompt_tokens = 0
         self.completion_tokens = 0
 
+    def _seed(self, req: GenerationRequest) -> int:
+        """A paired evaluation's draws follow `eval.seed`, not the run's seed, so every training seed
+        meets the same simulated replies to the same prompts."""
+        return self.seed if req.seed is None else req.seed
+
     def _question_state(self, q: Question) -> tuple[list[str], int, sim_model.QuestionLatent]:
         """Candidates, truth index and the per-question latent shared by all agents."""
         st = self._latents.get(q.id)
@@ -61,7 +66,7 @@ class SimBackbone:
         cands, truth, latent = self._question_state(req.question)
         cap = 1.0 if req.capability is None else float(req.capability)
         p0 = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
-        rng = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index, "own"))
+        rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index, "own"))
         return int(rng.choice(len(cands), p=p0))
 
     def decide_answer(self, req: GenerationRequest, rng: np.random.Generator) -> str:
@@ -73,7 +78,8 @@ class SimBackbone:
             if self.profile.compliance >= 1.0 or req.target not in cands:
                 return req.target
             # its own generator, so the honest path's draws do not depend on compliance
-            comply = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index, "comply"))
+            seed = stable_seed(self._seed(req), req.seed_key, req.sample_index, "comply")
+            comply = np.random.default_rng(seed)
             tgt = cands.index(req.target)
             idx = sim_model.adversarial_answer(self.profile, latent, tgt, len(cands), truth, comply, cap)
             return cands[idx]
@@ -120,7 +126,7 @@ class SimBackbone:
         return sim_text.honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming)
 
     def generate_one(self, req: GenerationRequest) -> GenerationReply:
-        rng = np.random.default_rng(stable_seed(self.seed, req.seed_key, req.sample_index))
+        rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index))
         answer = self.decide_answer(req, rng)
         text = self._reply_text(req, answer, rng)
         pt = count_chat_tokens(req.messages)

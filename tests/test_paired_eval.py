@@ -1,0 +1,54 @@
+"""scripts/paired_eval.py on a real two-seed sweep: the re-evaluation is faithful and pairs the seeds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep"
+    p = subprocess.run(
+        [
+            sys.executable, "-m", "tomacs.cli", "evaluate", "-m", "method=complete", "attack=gt50",
+            "eval.size=8", "seed=0,1", f"hydra.sweep.dir={sweep}",
+        ],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    jobs = sorted(d for d in sweep.iterdir() if (d / "results.json").is_file())
+    assert len(jobs) == 2
+    seed0, seed1 = sorted(jobs, key=lambda d: json.loads((d / "results.json").read_text())["seed"])
+    assert (seed0 / "episodes.jsonl").read_text() != (seed1 / "episodes.jsonl").read_text()
+
+    out = tmp_path / "paired"
+    script = ROOT / "scripts" / "paired_eval.py"
+    q = subprocess.run(
+        [sys.executable, str(script), str(sweep), "--eval-seed", "0", "--out", str(out), "--jobs", "2"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert q.returncode == 0, q.stdout + q.stderr
+    assert "warning" not in q.stdout  # the seed-0 job re-scored exactly as it scored
+    # complete draws nothing of its own: paired, both seeds run the very same test episodes
+    assert (out / seed0.name / "episodes.jsonl").read_text() == (seed0 / "episodes.jsonl").read_text()
+    assert (out / seed1.name / "episodes.jsonl").read_text() == (seed0 / "episodes.jsonl").read_text()
+    res1 = json.loads((out / seed1.name / "results.json").read_text())
+    assert res1["seed"] == 1 and res1["eval_seed"] == 0
+    rows = q.stdout.splitlines()
+    row = next(line for line in rows if line.split()[:3] == ["synthetic", "gt50", "complete"])
+    assert row.rstrip().endswith("± 0.0")  # the paired spread of a method without randomness is zero
+    # resumable: a second call finds every job done and re-runs nothing
+    stamps = [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)]
+    r = subprocess.run(
+        [sys.executable, str(script), str(sweep), "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0 and "2 of 2 jobs re-evaluated" in r.stdout
+    assert [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)] == stamps
