@@ -78,7 +78,8 @@ class OneReply:
 
 def _executor(reply: str) -> SimpleNamespace:
     return SimpleNamespace(
-        cfg=SimpleNamespace(roles=["r0", "r1", "r2"], rounds=4, seed=1), backbone=OneReply(reply)
+        cfg=SimpleNamespace(roles=["r0", "r1", "r2"], rounds=4, seed=1, eval_seed=None),
+        backbone=OneReply(reply),
     )
 
 

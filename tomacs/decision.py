@@ -27,6 +27,7 @@ import numpy as np
 from tomacs.agents.prompts import crs_coordinator_messages, decision_messages
 from tomacs.backbones.base import GenerationRequest
 from tomacs.benchmarks.parsing import parse_answer
+from tomacs.seeding import episode_seed
 from tomacs.types import AgentOutput, DecisionGraph, Episode, Message, Question
 
 # A rule reads the executor (`tomacs.executor.Executor`: its cfg and backbone) as `Any`: the
@@ -130,7 +131,7 @@ class DecisionAgent:
             target=None,
             previous_answer=None,
             incoming=incoming,
-            seed_key=f"{ex.episode_seed(b.phase)}/{b.phase}/{q.id}/decision",
+            seed_key=f"{episode_seed(cfg.seed, cfg.eval_seed, b.phase)}/{b.phase}/{q.id}/decision",
             sample_index=b.sample_index,
             seed=cfg.eval_seed if b.phase == "eval" else None,
         )

@@ -24,7 +24,7 @@ from tomacs.benchmarks.parsing import is_correct, parse_answer
 from tomacs.decision import Ballot, Concurrent, Pending, ballot_weights, rules
 from tomacs.graphs import graph_violation, topological_levels
 from tomacs.methods.base import History, Method
-from tomacs.seeding import stable_seed
+from tomacs.seeding import episode_seed, stable_seed
 from tomacs.types import (
     AdversaryPlan,
     AgentOutput,
@@ -82,11 +82,7 @@ class Executor:
 
     # ------------------------------------------------------------------------------------------
     def episode_seed(self, phase: str) -> int:
-        """The seed of a pass's episodes: the run's, except in the evaluation when `eval.seed` is set,
-        where a paired evaluation gives every training seed the same adversaries and draws."""
-        if phase == "eval" and self.cfg.eval_seed is not None:
-            return self.cfg.eval_seed
-        return self.cfg.seed
+        return episode_seed(self.cfg.seed, self.cfg.eval_seed, phase)
 
     def plan_for(self, question: Question, phase: str) -> AdversaryPlan:
         """The episode's adversaries; evaluation plans depend only on (seed, question) so every

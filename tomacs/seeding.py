@@ -14,3 +14,9 @@ def stable_seed(*parts: Any) -> int:
     """
     h = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(h[:8], "little") >> 1
+
+
+def episode_seed(seed: int, eval_seed: int | None, phase: str) -> int:
+    """The seed of a pass's episodes: the run's, except in the evaluation when `eval.seed` is set, where a
+    paired evaluation gives every training seed the same adversaries, draws and ties."""
+    return eval_seed if phase == "eval" and eval_seed is not None else seed
