@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -165,6 +167,33 @@ def test_same_seed_same_episodes() -> None:
     e1, _ = ex1.run_batch([Q], m, train=False, phase="eval")
     e2, _ = ex2.run_batch([Q], m, train=False, phase="eval")
     assert e1[0].to_dict() == e2[0].to_dict()
+
+
+def test_eval_seed_draws_only_the_evaluations_episodes() -> None:
+    """eval.seed replaces the run seed for the evaluation's plans, backbone seed keys and seeds, and
+    nothing else: validation and training passes keep following the run seed."""
+    n, rounds = 6, 4
+    roles = [f"role{i}" for i in range(n)]
+    sched = AdversarySchedule(n_agents=n, rounds=rounds, count=3, rate=None, onset_rounds=(3, 4))
+    paired = Executor(ExecutorConfig(n, rounds, roles, seed=7, eval_seed=2), Scripted(), sched)
+    plain = {s: Executor(ExecutorConfig(n, rounds, roles, seed=s), Scripted(), sched) for s in (2, 7)}
+    qs = [replace(Q, id=f"q{i}") for i in range(12)]
+
+    def plans(ex: Executor, phase: str) -> list[dict]:
+        return [ex.plan_for(q, phase).to_dict() for q in qs]
+
+    assert plans(paired, "eval") == plans(plain[2], "eval") != plans(plain[7], "eval")
+    assert plans(paired, "val") == plans(plain[7], "val") != plans(plain[2], "val")
+    assert [paired.episode_seed(p) for p in ("eval", "val", "train0")] == [2, 7, 7]
+    ctx = MethodContext(n_agents=n, rounds=rounds, roles=roles, seed=7)
+    m = FixedGraph(ctx, nodes=list(range(n)), edges=[(0, 1)], mode="llm")
+    bb = Scripted()
+    paired.backbone = bb
+    paired.run_batch([Q], m, train=False, phase="eval")
+    assert bb.requests and all(r.seed_key.startswith(f"2/eval/{Q.id}/") and r.seed == 2 for r in bb.requests)
+    bb.requests.clear()
+    paired.run_batch([Q], m, train=False, phase="val")
+    assert all(r.seed_key.startswith(f"7/val/{Q.id}/") and r.seed is None for r in bb.requests)
 
 
 def test_adversary_plans_reach_only_a_method_that_declares_it_needs_them() -> None:
