@@ -19,30 +19,20 @@ that the re-evaluation is faithful: it prints a warning if not).
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
 
+from tomacs.report.collect import Cell, cells, find_jobs
+
 DROP = ("mode=", "+table=", "table=", "hydra.", "checkpoint=", "eval.seed=")
 
 
-def _jobs(root: Path, methods: set[str] | None) -> list[tuple[Path, dict]]:
-    out = []
-    for res in sorted(root.glob("*/results.json")):
-        r = json.loads(res.read_text())
-        if methods is None or r["method"] in methods:
-            out.append((res.parent, r))
-    return out
-
-
-def _command(job: Path, results: dict, eval_seed: int, dest: Path) -> list[str]:
+def _command(job: Path, eval_seed: int, dest: Path) -> list[str]:
     overrides = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text()) or []
     keep = [o for o in overrides if not o.startswith(DROP)]
     cmd = [sys.executable, "-m", "tomacs.cli", "evaluate", *keep, f"eval.seed={eval_seed}"]
@@ -51,31 +41,20 @@ def _command(job: Path, results: dict, eval_seed: int, dest: Path) -> list[str]:
     return [*cmd, f"hydra.run.dir='{dest.resolve()}'"]
 
 
-def _run(job: Path, results: dict, eval_seed: int, out_root: Path) -> tuple[Path, str | None]:
-    dest = out_root / job.name
+def _run(job: Path, eval_seed: int, dest: Path) -> str | None:
+    """Re-evaluates one job into dest (skipped when dest already finished); the error line or None."""
     if (dest / "results.json").is_file():
-        return dest, None
-    p = subprocess.run(_command(job, results, eval_seed, dest), capture_output=True, text=True)
+        return None
+    p = subprocess.run(_command(job, eval_seed, dest), capture_output=True, text=True)
     if p.returncode != 0:
         tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        return dest, f"{job.name}: rc {p.returncode}: {tail[0]}"
-    return dest, None
+        return f"{job.name}: rc {p.returncode}: {tail[0]}"
+    return None
 
 
-def _cells(pairs: list[tuple[dict, dict | None]]) -> dict[tuple[str, str, str], tuple[list, list]]:
-    cells: dict[tuple[str, str, str], tuple[list, list]] = defaultdict(lambda: ([], []))
-    for orig, paired in pairs:
-        key = (orig["benchmark"], orig["attack"], orig["method"])
-        cells[key][0].append(100.0 * orig["metrics"]["acc"])
-        if paired is not None:
-            cells[key][1].append(100.0 * paired["metrics"]["acc"])
-    return cells
-
-
-def _ms(v: list[float]) -> str:
-    if not v:
-        return "—"
-    return f"{statistics.fmean(v):5.1f} ± {statistics.stdev(v) if len(v) > 1 else 0.0:3.1f}"
+def _ms(c: Cell | None) -> str:
+    ms = None if c is None else c.mean_std("acc", 100.0)
+    return "—" if ms is None else f"{ms[0]:5.1f} ± {ms[1]:3.1f}"
 
 
 def main() -> int:
@@ -87,39 +66,41 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2, help="evaluations run side by side")
     args = ap.parse_args()
     methods = set(args.methods.split(",")) if args.methods else None
-    jobs = _jobs(args.root, methods)
+    jobs = [j for j in find_jobs(args.root) if methods is None or j.results["method"] in methods]
     if not jobs:
         print(f"no finished jobs under {args.root}" + (f" for methods {args.methods}" if methods else ""))
         return 2
     out_root = args.out or args.root.with_name(f"{args.root.name}_paired{args.eval_seed}")
     out_root.mkdir(parents=True, exist_ok=True)
+    dest = {j.path: out_root / j.path.relative_to(args.root) for j in jobs}
     t0 = time.perf_counter()
-    errors: list[str] = []
-    paired: dict[Path, dict] = {}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(_run, job, r, args.eval_seed, out_root): job for job, r in jobs}
+        futures = [pool.submit(_run, j.path, args.eval_seed, dest[j.path]) for j in jobs]
+        errors = []
         for i, fut in enumerate(futures, 1):
-            dest, err = fut.result()
-            if err:
+            if err := fut.result():
                 errors.append(err)
-            elif (dest / "results.json").is_file():
-                paired[futures[fut]] = json.loads((dest / "results.json").read_text())
             print(f"\r{i}/{len(jobs)} jobs re-evaluated", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    for job, r in jobs:  # the faithfulness check: same seed, same checkpoint -> same numbers
-        p = paired.get(job)
-        if p is not None and int(r["seed"]) == args.eval_seed and p["metrics"]["acc"] != r["metrics"]["acc"]:
-            print(f"warning: {job.name} re-scored {p['metrics']['acc']:.4f}, was {r['metrics']['acc']:.4f}")
-    backbones = sorted({str(r["backbone"]) for _, r in jobs})
+    done = {j.path: j for j in find_jobs(out_root)}
+    pairs = [(j, done[dest[j.path]]) for j in jobs if dest[j.path] in done]
+    paired = [p for _, p in pairs]
+    for j, p in pairs:  # the faithfulness check: same seed, same checkpoint -> same numbers
+        now, was = p.results["metrics"]["acc"], j.results["metrics"]["acc"]
+        if int(j.results["seed"]) == args.eval_seed and now != was:
+            print(f"warning: {j.path.name} re-scored {now:.4f}, was {was:.4f}")
+    backbones = sorted({str(j.results["backbone"]) for j in jobs})
     print(
         f"{len(paired)} of {len(jobs)} jobs re-evaluated with eval.seed={args.eval_seed} into {out_root} "
         f"({time.perf_counter() - t0:.0f} s); backbone={','.join(backbones)}; "
         "Acc % mean ± sample std over seeds"
     )
     print(f"{'benchmark':<11} {'attack':<6} {'method':<12} {'unpaired':>13} {'paired':>13}")
-    cells = _cells([(r, paired.get(job)) for job, r in jobs])
-    for (b, a, m), (u, p) in sorted(cells.items()):
-        print(f"{b:<11} {a:<6} {m:<12} {_ms(u):>13} {_ms(p):>13}")
+    before, after = cells(jobs), cells(paired)
+    for key in sorted(before, key=lambda k: (k.benchmark, k.attack, k.method)):
+        label = key.method + (f" [{key.setting}]" if key.setting else "")
+        pair = f"{_ms(before[key]):>13} {_ms(after.get(key)):>13}"
+        print(f"{key.benchmark:<11} {key.attack:<6} {label:<12} {pair}")
     for e in errors:
         print(f"failed: {e}")
     return 1 if errors else 0

@@ -27,7 +27,7 @@ import numpy as np
 from tomacs.agents.prompts import crs_coordinator_messages, decision_messages
 from tomacs.backbones.base import GenerationRequest
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.seeding import episode_seed
+from tomacs.seeding import episode_seed, paired_seed
 from tomacs.types import AgentOutput, DecisionGraph, Episode, Message, Question
 
 # A rule reads the executor (`tomacs.executor.Executor`: its cfg and backbone) as `Any`: the
@@ -133,7 +133,7 @@ class DecisionAgent:
             incoming=incoming,
             seed_key=f"{episode_seed(cfg.seed, cfg.eval_seed, b.phase)}/{b.phase}/{q.id}/decision",
             sample_index=b.sample_index,
-            seed=cfg.eval_seed if b.phase == "eval" else None,
+            seed=paired_seed(cfg.eval_seed, b.phase),
         )
         (rep,) = await ex.backbone.generate([req])
         if on_call is not None:

@@ -24,7 +24,7 @@ from tomacs.benchmarks.parsing import is_correct, parse_answer
 from tomacs.decision import Ballot, Concurrent, Pending, ballot_weights, rules
 from tomacs.graphs import graph_violation, topological_levels
 from tomacs.methods.base import History, Method
-from tomacs.seeding import episode_seed, stable_seed
+from tomacs.seeding import episode_seed, paired_seed, stable_seed
 from tomacs.types import (
     AdversaryPlan,
     AgentOutput,
@@ -241,7 +241,7 @@ class Executor:
             incoming=incoming if behaviour == "honest" else [],
             seed_key=f"{self.episode_seed(phase)}/{phase}/{q.id}/{agent}/{t}",
             sample_index=sample_index,
-            seed=self.cfg.eval_seed if phase == "eval" else None,
+            seed=paired_seed(self.cfg.eval_seed, phase),
             capability=caps[agent] if caps else None,
             first_answer=first.answer if first is not None else None,
         )

@@ -16,7 +16,14 @@ def stable_seed(*parts: Any) -> int:
     return int.from_bytes(h[:8], "little") >> 1
 
 
+def paired_seed(eval_seed: int | None, phase: str) -> int | None:
+    """`eval.seed` where it applies (the evaluation pass of a paired run), else None: what a request
+    carries so a simulator draws from it instead of its own seed."""
+    return eval_seed if phase == "eval" else None
+
+
 def episode_seed(seed: int, eval_seed: int | None, phase: str) -> int:
     """The seed of a pass's episodes: the run's, except in the evaluation when `eval.seed` is set, where a
     paired evaluation gives every training seed the same adversaries, draws and ties."""
-    return eval_seed if phase == "eval" and eval_seed is not None else seed
+    paired = paired_seed(eval_seed, phase)
+    return seed if paired is None else paired
