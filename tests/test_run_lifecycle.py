@@ -18,10 +18,19 @@ pytestmark = pytest.mark.slow
 CLI = [sys.executable, "-m", "tomacs.cli"]
 
 
-def start(*args: str) -> subprocess.Popen[str]:
-    """A job whose stderr (progress lines: it is not a terminal) is read as it runs."""
+def start(*args: str, sigint: signal.Handlers = signal.SIG_DFL) -> subprocess.Popen[str]:
+    """A job whose stderr (progress lines: it is not a terminal) is read as it runs.
+
+    SIGINT's disposition is set, not inherited: a foreground job in a terminal has it at its
+    default (so Ctrl-C reaches it) whatever the test runner had, and `sigint=SIG_IGN` starts the job
+    as a script's background job (`cmd &`, `nohup cmd &`) is started."""
     return subprocess.Popen(
-        [*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1
+        [*CLI, *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     )
 
 
@@ -128,13 +137,27 @@ def test_ctrl_c_prints_the_resume_command_and_it_resumes_without_duplicate_log_l
     assert [r["epoch"] for r in logged if "val_acc" in r] == [0, 1]
 
 
-def test_sigterm_stops_like_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["foreground", "background"])
+def test_sigterm_stops_like_ctrl_c(tmp_path: Path, sigint: signal.Handlers) -> None:
+    """Also for a job that inherited SIGINT ignored (a script's `tomacs train ... &`): SIGTERM was
+    turned into a SIGINT, which such a job ignored, so it ran to the end and exited 0."""
     run = tmp_path / "run"
-    p = start(*EVAL, f"hydra.run.dir={run}")
-    wait_for(p, "evaluate |")
+    p = start(*EVAL, f"hydra.run.dir={run}", sigint=sigint)
+    wait_for(p, "evaluate | questions 200/")  # well inside the event loop's busy stretch
     p.send_signal(signal.SIGTERM)
     rc, err = finish(p)
-    assert rc == 143 and "interrupted (SIGTERM)" in err and f"hydra.run.dir={run}" in err
+    assert rc == 143 and "interrupted (SIGTERM)" in err and f"hydra.run.dir={run}" in err, err[-2000:]
+    assert "Traceback" not in err, err[-3000:]
+    assert not (run / "results.json").exists()
+    cmd = err.splitlines()[-1].strip()
+    assert cmd == shlex.join([*CLI, *EVAL, f"hydra.run.dir={run}"])
+    done = len(ids(run))
+    assert 0 < done < N_EVAL
+    again = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert res["metrics"]["resumed_questions"] == done and res["metrics"]["n_queries"] == N_EVAL
+    assert sorted(ids(run)) == sorted(set(ids(run)))
 
 
 def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path: Path) -> None:
@@ -158,8 +181,16 @@ def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path:
     assert all(len(ln) > 80 for ln in ev)  # not wrapped at a console width
 
 
-def test_ctrl_c_with_llm_calls_in_flight_stops_cleanly_and_resumes(tmp_path: Path) -> None:
-    """The real backbone path: requests are awaited in an event loop when the signal lands."""
+@pytest.mark.parametrize(
+    ("sig", "sigint", "code"),
+    [(signal.SIGINT, signal.SIG_DFL, 130), (signal.SIGTERM, signal.SIG_IGN, 143)],
+    ids=["ctrl-c", "sigterm-background"],
+)
+def test_ctrl_c_with_llm_calls_in_flight_stops_cleanly_and_resumes(
+    tmp_path: Path, sig: signal.Signals, sigint: signal.Handlers, code: int
+) -> None:
+    """The real backbone path: requests are awaited in an event loop when the signal lands (a
+    background job's SIGTERM is not routed through asyncio's SIGINT handler: no traceback either)."""
     from tomacs.testing.fake_openai_server import FakeOpenAIServer
 
     run = tmp_path / "run"
@@ -176,11 +207,11 @@ def test_ctrl_c_with_llm_calls_in_flight_stops_cleanly_and_resumes(tmp_path: Pat
             "eval.size=6",
             "eval.batch_size=2",
         ]
-        p = start(*llm, f"hydra.run.dir={run}")
+        p = start(*llm, f"hydra.run.dir={run}", sigint=sigint)
         wait_for(p, "evaluate | questions 2/6")
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         rc, err = finish(p)
-        assert rc == 130 and "Traceback" not in err, err[-2000:]
+        assert rc == code and "Traceback" not in err, err[-2000:]
         cmd = err.splitlines()[-1].strip()
         assert cmd == shlex.join([*CLI, *llm, f"hydra.run.dir={run}"])
         again = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=600)

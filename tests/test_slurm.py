@@ -131,7 +131,7 @@ def _episodes(job: Path) -> list[dict]:
     return [json.loads(line) for line in f.read_text().splitlines()] if f.is_file() else []
 
 
-def _wait(cond, what: str, proc: subprocess.Popen | None = None, timeout: float = 180) -> None:  # noqa: ANN001
+def _wait(cond, what: str, proc: subprocess.Popen | None = None, timeout: float = 420) -> None:  # noqa: ANN001
     deadline = time.time() + timeout
     while not cond():
         if proc is not None and proc.poll() is not None:
@@ -175,7 +175,7 @@ def _check_complete(job: Path, size: int) -> dict:
 
 def test_sweep_runs_every_job_through_sbatch(slurm: dict[str, str], sweep: Path, tmp_path: Path) -> None:
     cmd = _sweep(slurm, sweep, "attack=gt50", "eval.size=3", "embedder=hashing")
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=slurm, cwd=tmp_path)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=slurm, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Submitit 'slurm' sweep output dir" in p.stdout + p.stderr
     (script,) = (sweep / ".submitit").glob(".submission_file_*.sh")
@@ -210,7 +210,16 @@ def _sweep_until_job1_is_running(
     """Start the sweep command in the background (output in driver.log) and return once job 1 has
     written two episodes: the sweep process, job 1's directory and its SLURM id."""
     with (tmp_path / "driver.log").open("w") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=slurm, cwd=tmp_path)
+        # SIGINT at its default, as for a sweep typed in a terminal: the test stops it with Ctrl-C's
+        # signal, and a test runner started in the background (`nohup make test &`) has it ignored.
+        proc = subprocess.Popen(
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=slurm,
+            cwd=tmp_path,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     try:
         _wait(lambda: len(list(sweep.glob("1/episodes.jsonl"))) == 1, "job 1 started", proc)
         job1 = _job_dir(sweep, 1)
@@ -246,14 +255,14 @@ def test_cancelled_job_is_resubmitted_into_the_same_sweep(
             # with no accounting (sacct disabled) submitit cannot learn that job 1 died: the sweep
             # would wait forever, so the user stops it (Ctrl-C), as the README says
             proc.send_signal(signal.SIGINT)
-            proc.wait(60)
+            proc.wait(180)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
         first0 = (_job_dir(sweep, 0) / "results.json").read_bytes()
 
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=slurm, cwd=tmp_path)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=slurm, cwd=tmp_path)
         assert p.returncode == 0, p.stderr[-3000:]
     assert (_job_dir(sweep, 0) / "results.json").read_bytes() == first0  # not run again
     (first, again) = _tasks(sweep, 0)  # the re-run submitted both jobs again, as a new array

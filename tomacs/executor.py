@@ -112,9 +112,15 @@ class Executor:
         if self._loop is None:
             self._loop = asyncio.Runner()
             weakref.finalize(self, _close_runner, self._loop)
-        return self._loop.run(
-            self.arun_batch(questions, method, train, phase, on_call, force=force, sample_index=sample_index)
-        )
+        try:
+            return self._loop.run(
+                self.arun_batch(
+                    questions, method, train, phase, on_call, force=force, sample_index=sample_index
+                )
+            )
+        except KeyboardInterrupt:
+            _settle(self._loop)
+            raise
 
     async def arun_batch(
         self,
@@ -429,6 +435,25 @@ class Executor:
         episode.final_answer = answer
         episode.correct = answer is not None and is_correct(q, answer)
         return episode
+
+
+def _settle(runner: asyncio.Runner) -> None:
+    """Cancel and finish what an interrupted batch left in its loop.
+
+    A KeyboardInterrupt that asyncio did not route itself (SIGTERM to a job whose SIGINT is
+    ignored, tomacs.rundir) escapes from inside one request's task and leaves the others pending;
+    shutting the loop at exit would then re-raise it as a traceback after the resume command."""
+    loop = runner.get_loop()
+    for _ in range(3):
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        if not pending:
+            return
+        for t in pending:
+            t.cancel()
+        try:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        except BaseException:  # the interrupt surfacing again through a waiting task: already handled
+            pass
 
 
 def _close_runner(runner: asyncio.Runner) -> None:

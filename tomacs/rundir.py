@@ -147,13 +147,21 @@ _signal_seen: list[str] = []
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     _signal_seen.append("SIGTERM")
-    signal.raise_signal(signal.SIGINT)  # handled exactly like Ctrl-C, wherever it lands
+    on_sigint = signal.getsignal(signal.SIGINT)
+    if callable(on_sigint):  # Python's own, or asyncio's while a batch runs (it cancels the batch)
+        on_sigint(signal.SIGINT, frame)
+        return
+    # SIGINT is ignored: a job started in the background by a script (`cmd &`, `nohup cmd &`)
+    # inherits it so from the shell. Re-sending SIGINT (as this did) then vanished and the job ran
+    # on to the end with exit 0 (issue 27 item 7), so raise Ctrl-C's exception here directly.
+    raise KeyboardInterrupt
 
 
 def stop_on_sigterm() -> None:
     """Make SIGTERM (a scheduler's cancel, `kill`) unwind like Ctrl-C: files closed, tracker
-    finished, resume command printed. Only the main thread may install handlers; elsewhere this
-    does nothing."""
+    finished, resume command printed, whatever SIGINT's inherited disposition is. SIGINT itself
+    keeps the disposition it was started with (a background job of a script ignores it, as the
+    shell intends). Only the main thread may install handlers; elsewhere this does nothing."""
     try:
         signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:
