@@ -10,9 +10,10 @@ round 1 and backs the attacker from round 2 (an adversary with onset 2 and the a
 Reads come from each turn's prompt: its "Conversation so far" lists `[Round k] <agent> ...` for
 every agent, the agent itself included, and every earlier round, not only the last one (runs
 before 2025-11-11 12:40 show answer letters only, later ones the full replies under anonymous
-names `agent_<n>`, n = config order + 1). A turn whose prompt is missing (a fixture that dropped
-prompts) or is an error message gets that same full history, which is what every readable prompt
-of the published data shows.
+names `agent_<n>`, n = config order + 1). One early letters-only 5-round run
+(20251111_122829) shows a window from round 4 on: the first message, "...", and the last 11. A
+turn whose prompt is missing (a copy that dropped prompts) or is an error message (failed calls)
+gets what the run's readable prompts show for the same round and agent, else the full history.
 """
 
 from __future__ import annotations
@@ -97,10 +98,32 @@ class _Run:
         self.index = {name: k for k, name in enumerate(self.ids)}
         for k in range(len(self.ids)):
             self.index.setdefault(f"agent_{k + 1}", k)
+        self._protocol: dict[tuple[int, int], tuple[tuple[int, int], ...]] | None = None
         if self.roles.count("attacker") != 1:
             raise fail(
                 str(file), None, "config.agents", f"{self.roles.count('attacker')} attackers; expected one"
             )
+
+    def protocol_reads(self, rnd: int, agent: int) -> tuple[tuple[int, int], ...]:
+        """What the run's own readable prompts show this agent reading in this round, for a turn
+        whose prompt is gone; the full history when no prompt of the run shows it."""
+        if self._protocol is None:
+            self._protocol = {}
+            for f in sorted((self.dir / "questions").glob("*.json")):
+                raw = _json(f, "MAD-Follower question file")
+                for t in raw.get("turns") or [] if isinstance(raw, dict) else []:
+                    if not isinstance(t, dict) or t.get("agent_id") not in self.index:
+                        continue
+                    r = t.get("round_index")
+                    if not isinstance(r, int):
+                        continue
+                    try:
+                        read = _reads(t.get("prompt"), self, r + 1, len(self.ids))
+                    except TranscriptError:
+                        continue  # that file's own import reports it
+                    if read is not None:
+                        self._protocol.setdefault((r + 1, self.index[t["agent_id"]]), read)
+        return self._protocol.get((rnd, agent)) or _full_history(rnd, len(self.ids))
 
     def model(self) -> str | None:
         models = sorted({m for m in self.models if m})
@@ -199,7 +222,7 @@ def read_question_file(file: Path, run: _Run) -> Debate:
         except TranscriptError as e:
             raise bad(f"{at}.prompt", str(e)) from None
         if read is None:
-            read = _full_history(rnd, n)
+            read = run.protocol_reads(rnd, i)
             unreadable += 1
         answer = t.get("parsed_answer")
         turns.append(
