@@ -166,7 +166,7 @@ def _reads(prompt: Any, run: _Run, t: int, n: int) -> tuple[tuple[int, int], ...
 
 
 def _full_history(t: int, n: int) -> tuple[tuple[int, int], ...]:
-    return tuple((j, s) for s in range(1, t) for j in range(n))
+    return tuple((j, s) for j in range(n) for s in range(1, t))  # sorted, as parsed reads are
 
 
 def read_question_file(file: Path, run: _Run) -> Debate:
