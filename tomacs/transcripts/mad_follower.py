@@ -9,7 +9,7 @@ round 1 and backs the attacker from round 2 (an adversary with onset 2 and the a
 
 Reads come from each turn's prompt: its "Conversation so far" lists `[Round k] <agent> ...` for
 every agent, the agent itself included, and every earlier round, not only the last one (runs
-before 2025-11-11 12:40 show answer letters only, later ones the full replies under anonymous
+before 2025-11-11 12:46 show answer letters only, later ones the full replies under anonymous
 names `agent_<n>`, n = config order + 1). One early letters-only 5-round run
 (20251111_122829) shows a window from round 4 on: the first message, "...", and the last 11. A
 turn whose prompt is missing (a copy that dropped prompts) or is an error message (failed calls)
