@@ -226,6 +226,19 @@ def test_unknown_format_lists_the_known_ones(tmp_path: Path) -> None:
         load_debates([tmp_path / "absent"])
 
 
+def test_a_forced_format_that_finds_nothing_says_so(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match=r"no MAD-Follower run here"):
+        load_debates([tmp_path], fmt="mad-follower")
+    with pytest.raises(TranscriptError, match=r"no episodes\.jsonl in this directory or below it"):
+        load_debates([FIXTURE], fmt="tomacs-episodes")
+    with pytest.raises(TranscriptError, match=r"config\.json: not a question file of a MAD-Follower run"):
+        load_debates([FIXTURE / RUNMAX / "config.json"], fmt="mad-follower")
+    f = tmp_path / "x.dat"  # forced native on a name detection would not claim: the line error
+    f.write_bytes(b"\x00\xff\n")
+    with pytest.raises(TranscriptError, match=r"x\.dat:1: debate '\?': field '<line>': not UTF-8"):
+        load_debates([f], fmt="native")
+
+
 def test_a_new_format_is_one_function(tmp_path: Path) -> None:
     name = "test-letters-csv"
 

@@ -275,7 +275,14 @@ def _read_run(run_dir: Path) -> list[Debate]:
 )
 def read_mad_follower(path: Path) -> Iterable[Debate]:
     if path.is_file():
+        if not _is_run(path.parent.parent):
+            raise TranscriptError(
+                f"{path}: not a question file of a MAD-Follower run (<run>/questions/<file>.json)"
+            )
         return [read_question_file(path, _Run(path.parent.parent))]
     if _is_run(path):
         return _read_run(path)
-    return [d for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p) for d in _read_run(p)]
+    runs = [p for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p)]
+    if not runs:
+        raise TranscriptError(f"{path}: no MAD-Follower run here (a folder with config.json and questions/)")
+    return [d for p in runs for d in _read_run(p)]
