@@ -366,6 +366,14 @@ def test_mad_follower_full_data(data_dir: Path) -> None:
     assert len(ds) == 209 and len(runs) == 16  # the README's counts (two runs hold no debate)
     assert len({d.source for d in ds}) == 14
     assert {d.n_rounds for d in ds} == {3, 5}
+    # what the prompts show (docs/transcripts.md): everyone's every earlier round, the reader's own
+    # included; in the letters-only 5-round run from round 4 on only the first entry and the last 11
+    for d in ds:
+        for t in d.turns:
+            history = [(j, s) for s in range(1, t.round) for j in range(d.n_agents)]
+            if d.source.endswith(RUN5) and len(history) > 12:
+                history = history[:1] + history[-11:]
+            assert t.read == tuple(sorted(history)), (d.id, t.round, t.agent)
     # the fixture's files, prompts dropped or not, import exactly as the originals
     full = {d.id: d for d in ds}
     assert all(full[d.id] == d for d in load_debates([FIXTURE]))
@@ -465,6 +473,59 @@ def test_sim_episodes_import_with_the_debate_graph(sim_run: Path) -> None:
     ):
         load_debates([bad])
     bad.unlink()
+
+
+@pytest.mark.slow
+def test_real_backbone_model_from_config_never_a_key(sim_run: Path, tmp_path: Path) -> None:
+    from omegaconf import OmegaConf
+
+    run = tmp_path / "real"
+    run.mkdir()
+    shutil.copy(sim_run / "episodes.jsonl", run / "episodes.jsonl")
+    cfg = OmegaConf.load(sim_run / "config.yaml")
+    cfg.backbone = {"name": "llamacpp", "model": "openai/smollm2", "api_key": "sk-SECRET-123"}
+    OmegaConf.save(cfg, run / "config.yaml")
+    ds = load_debates([run])
+    assert {d.model for d in ds} == {"openai/smollm2"} and ds[0].source == "tomacs:real"
+    out = tmp_path / "d.jsonl"
+    write_debates(out, ds)
+    assert "sk-SECRET" not in out.read_text()
+
+
+@pytest.mark.slow
+def test_episodes_with_agents_sitting_out(tmp_path: Path) -> None:
+    """TodyComm with isolated=silent: a non-participant makes no call, so it has no turn, and a
+    later read of its previous output names the round that produced it."""
+    out = tmp_path / "tody"
+    p = tomacs(
+        "train",
+        "method=todycomm",
+        "method.isolated=silent",
+        "attack=gt50",
+        "eval.size=3",
+        "train.size=4",
+        "train.epochs=1",
+        "embedder=hashing",
+        f"hydra.run.dir={out}",
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    eps = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    ds = load_debates([out])
+    sat_out = 0
+    for d, ep in zip(ds, eps, strict=True):
+        made = {(o["agent"], o["round"]) for r in ep["rounds"] for o in r if o["participated"]}
+        assert {(t.agent, t.round) for t in d.turns} == made
+        sat_out += d.n_agents * d.n_rounds - len(made)
+        for t in d.turns:
+            assert all((j, s) in made for j, s in t.read)  # every read names a real turn
+            if t.round == 1 or d.is_adversarial(t.agent, t.round):
+                continue
+            g = ep["graphs"][t.round - 1]
+            spatial = {(s_, t.round) for s_, r in g["edges"] if r == t.agent}
+            own = max(s for (i, s) in made if i == t.agent and s < t.round)
+            assert set(t.read) == spatial | {(t.agent, own)}  # todycomm: no temporal edges
+            assert d.meta["participants"][str(t.round)] == g["participants"]
+    assert sat_out > 0  # the run did exercise sitting out
 
 
 # -- CLI and stats -----------------------------------------------------------------------------
