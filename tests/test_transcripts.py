@@ -117,6 +117,7 @@ def test_minimal_line_needs_only_letters_roles_answers_gold() -> None:
         "mem:2",
     )
     assert d2.letters == ("A", "B")
+    assert d2.question_key == "y" and _debate().question_key == "Q"
 
 
 _GOOD = {

@@ -63,6 +63,11 @@ class Debate:
     question_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
+    @property
+    def question_key(self) -> str:
+        """What a split by question groups on: `question_id`, else the debate's own id."""
+        return self.question_id or self.id
+
     def turn(self, agent: int, round: int) -> Turn | None:
         """The turn of `agent` in `round`, or None when the transcript lacks it."""
         for t in self.turns:
