@@ -534,8 +534,9 @@ def test_stats_counts_by_hand() -> None:
     rows = source_stats([_debate()])
     (r,) = rows
     assert (r.source, r.model, r.debates, r.agents, r.rounds) == ("hand", "m", 1, {3}, {2})
-    assert r.honest_r1 == 3 and r.honest_r1_accuracy == pytest.approx(1 / 3)  # C right; B, None wrong
-    assert r.unparsed_share == pytest.approx(1 / 6) and r.unparsed_honest_share == pytest.approx(1 / 5)
+    # agents 0 and 2 are honest (agent 1 is an adversary from round 2): C right, None wrong
+    assert r.honest_r1 == 2 and r.honest_r1_accuracy == pytest.approx(1 / 2)
+    assert r.unparsed_share == pytest.approx(1 / 6) and r.unparsed_honest_share == pytest.approx(1 / 4)
 
 
 @pytest.mark.slow
@@ -549,7 +550,7 @@ def test_cli_convert_and_stats(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     # honest round-1 accuracy of the qwen-max run, counted from the raw file
     raw = json.loads((FIXTURE / RUNMAX / "questions" / "001_ethics_test_3ddaf1fd0366c634.json").read_text())
-    r1 = [t for t in raw["turns"] if t["round_index"] == 0 and t["role"] in ("normal", "follower")]
+    r1 = [t for t in raw["turns"] if t["round_index"] == 0 and t["role"] == "normal"]
     acc = 100 * sum(t["parsed_answer"] == raw["ground_truth"] for t in r1) / len(r1)
     line = next(x for x in p.stdout.splitlines() if RUNMAX in x)
     assert "qwen-max" in line and f"{acc:.1f}" in line and "0.0" in line

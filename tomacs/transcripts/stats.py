@@ -48,8 +48,9 @@ class SourceStats:
 
 
 def source_stats(debates: Sequence[Debate]) -> list[SourceStats]:
-    """One row per (source, honest agents' model), in first-seen order. Round-1 accuracy counts an
-    unparsed answer as wrong (the share beside it says how many those are)."""
+    """One row per (source, honest agents' model), in first-seen order. "Honest" means role honest:
+    an adversary before its onset (MAD-Follower's follower in round 1) may run on another model.
+    Round-1 accuracy counts an unparsed answer as wrong (the share beside it says how many)."""
     rows: dict[tuple[str, str | None], SourceStats] = {}
     for d in debates:
         key = (d.source, honest_model(d))
@@ -58,7 +59,7 @@ def source_stats(debates: Sequence[Debate]) -> list[SourceStats]:
         s.agents.add(d.n_agents)
         s.rounds.add(d.n_rounds)
         for t in d.turns:
-            honest = not d.is_adversarial(t.agent, t.round)
+            honest = d.agents[t.agent].role == "honest"  # never adversarial: the model column's agents
             s.turns += 1
             s.unparsed += t.answer is None
             if honest:
