@@ -7,6 +7,12 @@ unparsed share and a confusion breakdown of the disagreements, overall and per m
 The source's label is a parser too and can be wrong: ``--sample N`` prints N random disagreements
 (fixed seed) to check by hand, ``--dump FILE`` writes them all as JSONL.
 
+These replies keep the debate's template, so their first line ``#answer: X`` decides nearly all of
+them. ``--prose`` removes that line and reads the rest (the rationale, the model's own prose, where
+it names options by letter or by text and sides with other agents): a stress test of the prose
+rules against the same labels, where an unparsed reply is often right (a rationale may commit to
+nothing) but another letter is a misreading, or the agent's prose and its answer line disagree.
+
     PYTHONPATH=$PWD python scripts/bench_parser.py
     PYTHONPATH=$PWD python scripts/bench_parser.py --sample 50 --seed 0
 """
@@ -17,15 +23,17 @@ import argparse
 import ast
 import json
 import random
+import re
 import sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.types import Question
 
 DEFAULT_ROOT = Path("/work/shared/data/debates/mad-follower")
+_ANSWER_SLOT = re.compile(r"^\s*#\s*answer\s*:[^\n]*\n?", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="folder of MAD-Follower runs")
     ap.add_argument("--jsonl", type=Path, help="labelled replies: {text, options, label[, model, role]}")
+    ap.add_argument("--prose", action="store_true", help="drop the '#answer:' line, read the rest")
     ap.add_argument("--sample", type=int, default=0, help="print N random disagreements to check by hand")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dump", type=Path, help="write every disagreement as JSONL here")
@@ -144,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     else:
         turns = load_turns(args.root)
+    if args.prose:
+        turns = [replace(t, text=_ANSWER_SLOT.sub("", t.text)) for t in turns]
     rows = [(t, parse_turn(t)) for t in turns]
-    print(f"tomacs parser on {len(rows)} real replies from {args.jsonl or args.root}")
+    what = " (prose only: '#answer:' lines removed)" if args.prose else ""
+    print(f"tomacs parser on {len(rows)} real replies from {args.jsonl or args.root}{what}")
     print(f"overall            {_summary(rows)}")
     for key in ("model", "role"):
         groups: dict[str, list] = defaultdict(list)
