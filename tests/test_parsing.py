@@ -195,6 +195,9 @@ def test_placeholder_then_option(text: str, expected: str | None) -> None:
         ("Both antitrust laws are about monopolies.\n\nThe Wagner Act.", "C"),  # a closing line
         ("(X) The Wagner Act, and the NLRB it created", "C"),  # "and" + a non-option is no hedge
         ("Answer: C) The Sherman Act", "C"),  # a label given outranks a mismatched text
+        ("Having compared them, the Wagner Act is the most accurate answer here.", "C"),
+        ("If the Wagner Act is correct, the NLRB must predate 1940.", None),  # a hypothesis
+        ("Clearly the Wagner Act is correct only if the question means 1935.", None),
         # near misses: a longer phrase, a rejection, a hedge between two options' texts
         ("The answer is Wagner Act amendments of 1947, whatever they were.", None),
         ("The answer is not the Wagner Act.", None),
@@ -336,3 +339,22 @@ def test_a_list_heading_is_no_commitment() -> None:
     text = "Let me check each option:\n(A) is too broad.\n(B) is too narrow.\n\nC) the volume of the student"
     assert parse_letter(text, 4) == "C"
     assert parse_letter("The correct option: C", 4) == "C"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # real qwen3-8b prose (MAD-Follower): the options it concedes are not the one it names
+        (
+            "While options like learning (B) or talking (E) may occur, they are secondary to the job.",
+            None,
+        ),
+        ("While options like the mouth (D) refer to consumption, the question asks where it is sold.", None),
+        # near misses: a mention after the concession's comma, or outside any concession, still counts
+        ("Although (A) is popular, (C) fits the evidence.", "C"),
+        ("While the others argue at length, I think (C) fits best.", "C"),
+        ("The others argue for (B).", "B"),
+    ],
+)
+def test_a_conceded_mention_is_no_commitment(text: str, expected: str | None) -> None:
+    assert parse_letter(text, 5) == expected

@@ -352,17 +352,24 @@ class _OptionTexts:
         hit = self.at(s, 0)
         return hit[0] if hit is not None and hit[1] == len(s) else None
 
-    def named_in(self, sentence: str) -> set[str]:
-        """The options a sentence names by text anywhere; rejected ones ("not the Sherman Act") left out."""
+    def mentions(self, s: str) -> list[tuple[int, int, str]]:
+        """Every place ``s`` names an option by its text, as (start, end, letter); a text inside a
+        longer option's text ("Paris" in "Paris, Texas") is the longer one's."""
         spans: list[tuple[int, int, str]] = []
         for letter, pat in self.pats:
-            for m in pat.finditer(sentence):
-                if m.start() > 0 and sentence[m.start() - 1].isalnum():
-                    continue
-                if not _TEXT_NEGATED_BEFORE.search(_before(sentence, m.start())):
+            for m in pat.finditer(s):
+                if m.start() == 0 or not s[m.start() - 1].isalnum():
                     spans.append((m.start(), m.end(), letter))
+        return [
+            (a, b, c)
+            for a, b, c in spans
+            if not any(a2 <= a and b <= b2 and b2 - a2 > b - a for a2, b2, _ in spans)
+        ]
+
+    def named_in(self, sentence: str) -> set[str]:
+        """The options a sentence names by text anywhere; rejected ones ("not the Sherman Act") left out."""
         return {
-            c for a, b, c in spans if not any(a2 <= a and b <= b2 and b2 - a2 > b - a for a2, b2, _ in spans)
+            c for a, _, c in self.mentions(sentence) if not _TEXT_NEGATED_BEFORE.search(_before(sentence, a))
         }
 
 
@@ -482,7 +489,22 @@ def _statement_letters(text: str, n_options: int, texts: _OptionTexts | None = N
         if _NEGATED_BEFORE.search(before) or _HYPOTHETICAL_BEFORE.search(before):
             continue
         hits.append((tok.start, _HEDGED if _hedged(s, tok, n_options) else tok.letter))
+    if texts is not None:  # "A bookstore is the most accurate answer": the same, by the option's text
+        for start, end, letter in texts.mentions(s):
+            before = _before(s, start)
+            if not _CORRECT_AFTER.match(_after(s, end)) or not _BARE_SUBJECT_BEFORE.search(before):
+                continue
+            if _NEGATED_BEFORE.search(before) or _HYPOTHETICAL_BEFORE.search(before):
+                continue
+            hits.append((start, letter))
     return hits
+
+
+# A mention inside a concessive clause that has not yet reached its comma: "While options like (B) or
+# (E) may occur, they are secondary", "Although (A) is a component of work, it is not the aim".
+_CONCESSION_BEFORE = re.compile(
+    r"(?:^|[.!?;\n])[\s*_\-]*(?:while|although|though|even\s+though|whereas|despite)\b[^,.!?;\n]*$", re.I
+)
 
 
 def _mention_letter(text: str, n_options: int) -> str | None:
@@ -501,6 +523,8 @@ def _mention_letter(text: str, n_options: int) -> str | None:
             before, after = _before(text, m.start()), _after(text, m.end())
             if _NEGATED_BEFORE.search(before) or _REJECTED_AFTER.match(after):
                 continue
+            if _CONCESSION_BEFORE.search(_before(text, m.start(), 200)):
+                continue  # "While (B) or (E) may occur, ...": conceded, not chosen
             hits.append((m.start(), m.end(), v))
     if not hits:
         return None
