@@ -350,10 +350,14 @@ def test_a_list_heading_is_no_commitment() -> None:
             None,
         ),
         ("While options like the mouth (D) refer to consumption, the question asks where it is sold.", None),
+        ("#rationale: While completing tasks (A) is a component of work, it is not the aim.", None),
         # near misses: a mention after the concession's comma, or outside any concession, still counts
         ("Although (A) is popular, (C) fits the evidence.", "C"),
         ("While the others argue at length, I think (C) fits best.", "C"),
         ("The others argue for (B).", "B"),
+        # real qwen3-8b prose: an option called unrelated is rejected, like one called irrelevant
+        ("Great Britain (C) fits. Option (E) is unrelated.", "C"),
+        ("Great Britain fits. Option (E) is related to it.", "E"),
     ],
 )
 def test_a_conceded_mention_is_no_commitment(text: str, expected: str | None) -> None:

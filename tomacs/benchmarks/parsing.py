@@ -130,7 +130,7 @@ _NEGATED_BEFORE = re.compile(
 _REJECTED_AFTER = re.compile(
     r"^[)\].:*\s]*(?:(?:is|are|was|seems|looks|appears|would\s+be)\s+(?:\w+ly\s+|also\s+|clearly\s+)?"
     r"(?:wrong|incorrect|false|implausible|unlikely|not\b|a\s+distractor|ruled\s+out|eliminated|"
-    r"irrelevant|invalid|inaccurate|tempting|a\s+trap|out)|can\s+be\s+(?:ruled\s+out|eliminated|excluded|"
+    r"irrelevant|unrelated|invalid|inaccurate|tempting|a\s+trap|out)|can\s+be\s+(?:ruled\s+out|eliminated|excluded|"
     r"dismissed)|(?:fails|ignores|does\s+not|doesn['’]t|cannot|can['’]t|misses|overlooks|confuses|"
     r"contradicts)\b)",
     re.IGNORECASE,
@@ -503,7 +503,7 @@ def _statement_letters(text: str, n_options: int, texts: _OptionTexts | None = N
 # A mention inside a concessive clause that has not yet reached its comma: "While options like (B) or
 # (E) may occur, they are secondary", "Although (A) is a component of work, it is not the aim".
 _CONCESSION_BEFORE = re.compile(
-    r"(?:^|[.!?;\n])[\s*_\-]*(?:while|although|though|even\s+though|whereas|despite)\b[^,.!?;\n]*$", re.I
+    r"(?:^|[.!?;:\n])[\s*_\-]*(?:while|although|though|even\s+though|whereas|despite)\b[^,.!?;\n]*$", re.I
 )
 
 
