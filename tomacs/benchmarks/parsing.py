@@ -9,17 +9,22 @@ reply must cost one unparsed answer in the metrics, never a crashed run.
 The rule is *the last answer the agent committed to*, read in tiers, most explicit first, so that
 an ``Answer:`` line wins over options the agent merely discussed in its analysis:
 
-* letters: last ``Answer:`` line or ``\\boxed{X}`` > last commitment in prose ("the answer is
-  indeed (C)", "I'll go with C", "option C is correct") > a closing line that restates one option
-  (``C) text``) > the last emphasised mention (``**C**``, ``(C)``, "option C") > a reply that is
-  just a letter > a reply that opens with one option (``C. text``);
+* letters: last ``Answer:`` line, ``\\boxed{X}`` or filled-in placeholder (``(X) C) text``) > last
+  commitment in prose ("the answer is indeed (C)", "I'll go with C", "option C is correct", "I agree
+  with agent 3: C"; another agent's answer reported, "Agent 1 says the answer is (A)", is none) > a
+  list marking every option right or wrong, a closing line that restates one option (``C) text``)
+  or is one option's text > the last emphasised mention (``**C**``, ``(C)``, "option C") > a reply
+  that is just a letter > a reply that opens with one option (``C. text``). Given the question's
+  options (``parse_answer`` passes them), an answer may name its option by text in any of these
+  ("(X) The Wagner Act.", "the answer is mall"), matched word for word against the options;
 * numbers: last ``\\boxed{}`` > last ``#### N`` > last ``Answer:`` line > last "answer is N" >
   the last number in the text (only when no ``Answer:`` line was written: one without a number
   means the agent gave none).
 
 Within a tier, a rejected option ("not A", "(B) is wrong", "rather than D") is never a commitment,
-and a hedge ("A or B", "(B)/(C)", "either 12 or 15", "Answer: B, D") makes the reply unparsed rather
-than picking one of the letters: an agent that did not commit has no answer to count.
+and a hedge ("A or B", "(B)/(C)", "either 12 or 15", "Answer: B, D", two options' texts joined by
+"or", two options marked right) makes the reply unparsed rather than picking one of the letters: an
+agent that did not commit has no answer to count.
 Corpus of the formats this is held to: ``tests/data/parser_corpus.jsonl``.
 """
 
@@ -125,7 +130,7 @@ _NEGATED_BEFORE = re.compile(
 _REJECTED_AFTER = re.compile(
     r"^[)\].:*\s]*(?:(?:is|are|was|seems|looks|appears|would\s+be)\s+(?:\w+ly\s+|also\s+|clearly\s+)?"
     r"(?:wrong|incorrect|false|implausible|unlikely|not\b|a\s+distractor|ruled\s+out|eliminated|"
-    r"irrelevant|invalid|inaccurate|tempting|a\s+trap|out)|can\s+be\s+(?:ruled\s+out|eliminated|excluded|"
+    r"irrelevant|unrelated|invalid|inaccurate|tempting|a\s+trap|out)|can\s+be\s+(?:ruled\s+out|eliminated|excluded|"
     r"dismissed)|(?:fails|ignores|does\s+not|doesn['’]t|cannot|can['’]t|misses|overlooks|confuses|"
     r"contradicts)\b)",
     re.IGNORECASE,
@@ -270,15 +275,211 @@ _BARE_SUBJECT_BEFORE = re.compile(
 )
 
 
-def _statement_letters(text: str, n_options: int) -> list[tuple[int, str]]:
+# ---------------------------------------------------------------------------------------------
+# option texts: "(X) The Wagner Act.", "the answer is mall", a closing line that is an option's text
+
+# What may follow an option's text for the reply to be naming that option, not a longer phrase that
+# starts with the same words ("bank" is named in "bank, because ..." but not in "bank robbery").
+_TEXT_END = re.compile(
+    r"^(?:\s*$|\s*[.,;:!?)\]\"'”’]|\s+[-–—]\s|\s+(?:because|since|as|which|who|that|is|was|are|were|and|or|"
+    r"but|for|given|due|with|here|then)\b)",
+    re.IGNORECASE,
+)
+# Skipped before an option's text: "the answer is: clearly 'mall'", "(X) The Wagner Act".
+_TEXT_LEAD = re.compile(
+    r"(?:[\s:=\-–—\"'“”‘’>]|[(\[]\s*[Xx]\s*[)\]]|\b(?:indeed|clearly|definitely|certainly|probably|likely|"
+    r"still|now|therefore|thus|hence|so|actually|obviously|undoubtedly)\b)*",
+    re.IGNORECASE,
+)
+_TEXT_JOIN = re.compile(
+    r"^[\s,;]*(?:/|&|\bor\b|\band/or\b|\band\b)\s*(?:(?:maybe|possibly|perhaps|potentially)\s+)*",
+    re.IGNORECASE,
+)
+# A span that opens with an option label ("C) The Wagner Act", "(C)", "C"): the label, not the text, counts.
+_LEADING_LABEL = re.compile(r"^[\s*_`\"']*(?:[(\[]\s*[A-Ja-j]\s*[)\]]|[A-J](?![\w'’]))")
+
+
+class _OptionTexts:
+    """The question's option texts as patterns: a reply may name its answer by text, not letter.
+
+    Matching is on words, case-insensitive, punctuation-blind, with a leading article optional on
+    both sides ("the Wagner Act" names "Wagner Act"). Where two options match at one place the
+    longer wins ("Paris, Texas" over "Paris"); the same text under two letters names neither.
+    """
+
+    def __init__(self, options: tuple[str, ...], n_options: int) -> None:
+        self.pats: list[tuple[str, re.Pattern[str]]] = []
+        for i, opt in enumerate(options[:n_options]):
+            words = re.findall(r"\w+", str(opt).lower())
+            if len(words) > 1 and words[0] in ("the", "a", "an"):
+                words = words[1:]
+            if words:
+                body = r"[\W_]+".join(re.escape(w) for w in words)
+                self.pats.append((LETTERS[i], re.compile(r"(?:(?:the|an?)[\W_]+)?" + body + r"(?!\w)", re.I)))
+
+    def at(self, s: str, pos: int) -> tuple[str, int] | None:
+        """The option whose text starts at ``pos`` (and ends there as a phrase), with its end."""
+        best: dict[int, set[str]] = {}
+        for letter, pat in self.pats:
+            m = pat.match(s, pos)
+            if m and _TEXT_END.match(s[m.end() : m.end() + 40]):
+                best.setdefault(m.end(), set()).add(letter)
+        if not best:
+            return None
+        end = max(best)
+        return (next(iter(best[end])), end) if len(best[end]) == 1 else None
+
+    def named_at_start(self, span: str) -> str | None:
+        """The option an answer span names by its text, ``_HEDGED`` ("X or Y"), or None."""
+        s = _MARKDOWN.sub("", _first_line(span))
+        lead = _TEXT_LEAD.match(s)
+        hit = self.at(s, lead.end() if lead else 0)
+        if hit is None:
+            return None
+        letter, end = hit
+        if _REJECTED_AFTER.match(s[end : end + 160]):
+            return None  # "(X) The Sherman Act is wrong"
+        join = _TEXT_JOIN.match(s[end : end + 40])
+        if join:
+            other = self.at(s, end + join.end())
+            if other is not None and other[0] != letter:
+                return _HEDGED
+        return letter
+
+    def whole(self, line: str) -> str | None:
+        """The option a line consists of ("The Wagner Act.", "**mall**"), or None."""
+        s = _MARKDOWN.sub("", line).strip().strip("\"'“”‘’").rstrip(".!").strip()
+        hit = self.at(s, 0)
+        return hit[0] if hit is not None and hit[1] == len(s) else None
+
+    def mentions(self, s: str) -> list[tuple[int, int, str]]:
+        """Every place ``s`` names an option by its text, as (start, end, letter); a text inside a
+        longer option's text ("Paris" in "Paris, Texas") is the longer one's."""
+        spans: list[tuple[int, int, str]] = []
+        for letter, pat in self.pats:
+            for m in pat.finditer(s):
+                if m.start() == 0 or not s[m.start() - 1].isalnum():
+                    spans.append((m.start(), m.end(), letter))
+        return [
+            (a, b, c)
+            for a, b, c in spans
+            if not any(a2 <= a and b <= b2 and b2 - a2 > b - a for a2, b2, _ in spans)
+        ]
+
+    def named_in(self, sentence: str) -> set[str]:
+        """The options a sentence names by text anywhere; rejected ones ("not the Sherman Act") left out."""
+        return {
+            c for a, _, c in self.mentions(sentence) if not _TEXT_NEGATED_BEFORE.search(_before(sentence, a))
+        }
+
+
+# "not always completely unacceptable", "rather than the Sherman Act": a text named to be set aside.
+_TEXT_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|\bnever|n['’]t|\bno|\brather\s+than|\binstead\s+of|\bthan|\bover|\bunlike|\bexcept)"
+    r"(?:\s+\w+){0,2}\s+[\"'“‘]?$",
+    re.IGNORECASE,
+)
+_LIST_LINE = re.compile(
+    r"^[\s>*_#\-•]*(?:(?:option|choice)\s+)?(?:\(([A-J])\)|\[([A-J])\]|([A-J])[.):])[*_`]*\s+(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
+_MARK_POS = re.compile(r"[✓✔✅☑]|(?<![\w-])correct\b(?!\s+(?:only\s+)?(?:if|when)\b)", re.IGNORECASE)
+_MARK_NEG = re.compile(
+    r"[✗✘❌✖×]|\b(?:incorrect|wrong|false|no|not|eliminated|ruled\s+out|implausible|unlikely)\b",
+    re.IGNORECASE,
+)
+
+
+def _marked_list_letter(text: str, n_options: int, texts: _OptionTexts | None) -> str | None:
+    """Tier 3: a reply that lists the options, each with a mark ("(C) The Wagner Act - correct",
+    "A) ... ❌"): the one marked right, ``_HEDGED`` if several are, None unless every listed option
+    (two or more) carries a mark. A line's mark is the first mark word or sign past the option's
+    text, so "B) ... ✗ - it does not ..." is a cross, not "not"."""
+    marks: dict[str, bool] = {}
+    for line in text.splitlines():
+        m = _LIST_LINE.match(line)
+        if not m:
+            continue
+        raw = next(g for g in m.groups()[:3] if g)
+        letter = _valid(raw, n_options)
+        if letter is None or not raw.isupper():
+            continue
+        rest = _MARKDOWN.sub("", m.group("rest"))
+        if texts is not None:
+            hit = texts.at(rest, 0)
+            if hit is not None:
+                rest = rest[hit[1] :]  # an option's own text ("True", "Not wrong") is no mark
+        pos, neg = _MARK_POS.search(rest), _MARK_NEG.search(rest)
+        if pos is None and neg is None:
+            return None  # a listed option without a mark: a re-listed question, not a verdict
+        mark = pos is not None and (neg is None or pos.start() < neg.start())
+        if marks.get(letter, mark) != mark:
+            return None  # the same option marked both ways
+        marks[letter] = mark
+    if len(marks) < 2:
+        return None
+    right = [k for k, v in marks.items() if v]
+    if len(right) > 1:
+        return _HEDGED
+    return right[0] if right else None
+
+
+# "Agent 1 says the answer is (A)", "the other agent's answer is B": another agent's answer, reported.
+_ATTRIBUTED_BEFORE = re.compile(
+    r"\b(?:agents?|solutions?|responders?|debaters?|others?|they|he|she)(?:\s*#?\d+|\s+[A-Z])?(?:['’]s?)?\s+"
+    r"(?:(?:\w+\s+){0,2}?(?:says?|said|argues?|argued|claims?|claimed|believes?|believed|thinks?|thought|"
+    r"suggests?|suggested|concludes?|concluded|states?|stated|proposes?|proposed|maintains?|insists?)"
+    r"\s+(?:that\s+)?)?(?:(?:the|their|its|his|her)\s+)?(?:(?:final|correct|chosen|proposed|best)\s+)?$",
+    re.IGNORECASE,
+)
+_LISTING_BEFORE = re.compile(r"\b(?:each|every|any|other|another|remaining|next|first)\s+$", re.IGNORECASE)
+# "I agree with agent 3: C", "I concur with the other agents that (B) is right".
+_AGREE = re.compile(
+    r"\b(?:I|we)(?:\s+(?:now|still|also|fully|therefore|thus|would|must|do|completely|strongly))*\s+"
+    r"(?:agree|concur|align)\s+with\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_AGENT_NAME_BEFORE = re.compile(
+    r"\b(?:agents?|responders?|solutions?|debaters?|models?|players?|participants?)\s*$", re.IGNORECASE
+)
+
+
+def _agreement_letter(s: str, start: int, n_options: int, texts: _OptionTexts | None) -> str | None:
+    """The one option the sentence from ``start`` ("I agree with agent 3 that (C) ...") names, or None
+    when it names none or several: siding with another agent is a commitment only to one answer."""
+    end = _SENTENCE_END.search(s, start)
+    sent = s[start : end.start() if end else min(len(s), start + 300)]
+    found = set()
+    for tok in _tokens(sent, n_options):
+        if _AGENT_NAME_BEFORE.search(_before(sent, tok.start)) or _negated(sent, tok):
+            continue  # "Agent B", "not (A)"
+        found.add(tok.letter)
+    if not found and texts is not None:
+        found = texts.named_in(sent)
+    return found.pop() if len(found) == 1 else None
+
+
+def _statement_letters(text: str, n_options: int, texts: _OptionTexts | None = None) -> list[tuple[int, str]]:
     """Tier 2: commitments in prose, with their positions; the caller takes the last."""
     s = _MARKDOWN.sub("", text)
     hits: list[tuple[int, str]] = []
     for rx in (_STATEMENT, _CHOOSE):
         for m in rx.finditer(s):
-            v = _span_letter(s[m.end() : m.end() + 200], n_options, filler_only=True)
+            if rx is _STATEMENT and _ATTRIBUTED_BEFORE.search(_before(s, m.start())):
+                continue  # another agent's answer, reported
+            if _LISTING_BEFORE.search(_before(s, m.start())):
+                continue  # "Let me check each option:" heads a list, it commits to nothing
+            span = s[m.end() : m.end() + 200]
+            v = _span_letter(span, n_options, filler_only=True)
+            if v is None and texts is not None:
+                v = texts.named_at_start(span)
             if v is not None:
                 hits.append((m.start(), v))
+    for m in _AGREE.finditer(s):
+        v = _agreement_letter(s, m.end(), n_options, texts)
+        if v is not None:
+            hits.append((m.start(), v))
     for tok in _tokens(s, n_options):
         if not _CORRECT_AFTER.match(_after(s, tok.end)):
             continue
@@ -288,7 +489,22 @@ def _statement_letters(text: str, n_options: int) -> list[tuple[int, str]]:
         if _NEGATED_BEFORE.search(before) or _HYPOTHETICAL_BEFORE.search(before):
             continue
         hits.append((tok.start, _HEDGED if _hedged(s, tok, n_options) else tok.letter))
+    if texts is not None:  # "A bookstore is the most accurate answer": the same, by the option's text
+        for start, end, letter in texts.mentions(s):
+            before = _before(s, start)
+            if not _CORRECT_AFTER.match(_after(s, end)) or not _BARE_SUBJECT_BEFORE.search(before):
+                continue
+            if _NEGATED_BEFORE.search(before) or _HYPOTHETICAL_BEFORE.search(before):
+                continue
+            hits.append((start, letter))
     return hits
+
+
+# A mention inside a concessive clause that has not yet reached its comma: "While options like (B) or
+# (E) may occur, they are secondary", "Although (A) is a component of work, it is not the aim".
+_CONCESSION_BEFORE = re.compile(
+    r"(?:^|[.!?;:\n])[\s*_\-]*(?:while|although|though|even\s+though|whereas|despite)\b[^,.!?;\n]*$", re.I
+)
 
 
 def _mention_letter(text: str, n_options: int) -> str | None:
@@ -307,6 +523,8 @@ def _mention_letter(text: str, n_options: int) -> str | None:
             before, after = _before(text, m.start()), _after(text, m.end())
             if _NEGATED_BEFORE.search(before) or _REJECTED_AFTER.match(after):
                 continue
+            if _CONCESSION_BEFORE.search(_before(text, m.start(), 200)):
+                continue  # "While (B) or (E) may occur, ...": conceded, not chosen
             hits.append((m.start(), m.end(), v))
     if not hits:
         return None
@@ -333,24 +551,47 @@ def _option_line_letter(text: str, n_options: int) -> str | None:
 _IS_NOT = re.compile(r"\b(is|was|are)n['’]t\b", re.IGNORECASE)
 
 
-def _parse_letter(text: str, n_options: int) -> str | None:
+# The placeholder of the prompt "put your answer in the form (X)", filled in after it: "(X) C) text".
+_PLACEHOLDER = re.compile(r"[(\[]\s*X\s*[)\]][*_`]*")
+
+
+def _parse_letter(text: str, n_options: int, options: tuple[str, ...] | None = None) -> str | None:
     text = _IS_NOT.sub(r"\1 not", text)
-    # 1. explicit "Answer:" lines and \boxed{X}, last first
-    explicit: list[tuple[int, str]] = [
-        (m.start(), _clip(m.group("rest"))) for m in _ANSWER_LINE.finditer(text)
-    ] + _boxed_contents(text)
-    for _, span in sorted(explicit, reverse=True):
-        v = _span_letter(span, n_options, filler_only=False)
+    texts = _OptionTexts(options, n_options) if options else None
+    # 1. explicit "Answer:" lines, \boxed{X} and a filled-in "(X)", last first
+    explicit: list[tuple[int, str, bool]] = [
+        (m.start(), _clip(m.group("rest")), False) for m in _ANSWER_LINE.finditer(text)
+    ] + [(i, span, False) for i, span in _boxed_contents(text)]
+    if LETTERS.find("X") < 0 or LETTERS.find("X") >= n_options:
+        explicit += [(m.start(), _clip(text[m.end() :]), True) for m in _PLACEHOLDER.finditer(text)]
+    for _, span, placeholder in sorted(explicit, reverse=True):
+        # after "(X)" the answer must come first ("(X) C) text"), not as any letter in a sentence
+        v = _span_letter(span, n_options, filler_only=placeholder)
+        if texts is not None:
+            t = texts.named_at_start(span)
+            if t is not None and (
+                v is None or not _LEADING_LABEL.match(_MARKDOWN.sub("", _first_line(span)))
+            ):
+                v = t  # "Answer: Vitamin C" names the option "Vitamin C", whatever its letter
         if v is not None:
             return v
     # 2. commitments in prose, last wins
-    hits = _statement_letters(text, n_options)
+    hits = _statement_letters(text, n_options, texts)
     if hits:
         return max(hits)[1]
-    # 3. a line that restates one option
+    # 3. a list of the options, each marked; a line that restates one option; a closing line that
+    # is one option's text
+    v = _marked_list_letter(text, n_options, texts)
+    if v:
+        return v
     v = _option_line_letter(text, n_options)
     if v:
         return v
+    if texts is not None:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        v = texts.whole(lines[-1]) if lines else None
+        if v:
+            return v
     # 4. emphasised mentions, last wins
     v = _mention_letter(text, n_options)
     if v:
@@ -362,29 +603,24 @@ def _parse_letter(text: str, n_options: int) -> str | None:
     return None
 
 
-def parse_letter(text: str | None, n_options: int) -> str | None:
+def parse_letter(text: str | None, n_options: int, options: tuple[str, ...] | None = None) -> str | None:
     """The option letter an agent committed to last, or None (no answer, or a hedge).
 
     Handles "Answer: (B)", "**B**", "The answer is indeed (B).", "Option B is correct", a closing
-    line "B) text", "answer is: b)"; a final ``Answer:`` line wins over earlier mentions, rejected
-    options ("not A") never count, and "A or B" is unparsed. Letters beyond ``n_options`` are ignored.
+    line "B) text", "answer is: b)", a filled-in placeholder "(X) B) text"; a final ``Answer:`` line
+    wins over earlier mentions, rejected options ("not A") never count, and "A or B" is unparsed.
+    Letters beyond ``n_options`` are ignored. With ``options`` (the question's option texts) a reply
+    may also name its answer by text ("(X) Mitochondria.", "the answer is mitochondria", a list of
+    the options each marked right or wrong), and one naming two options' texts ("Nucleus or
+    Ribosome") is a hedge.
     """
     try:
         if not text or n_options <= 0:
             return None
-        v = _parse_letter(text, min(n_options, len(LETTERS)))
+        v = _parse_letter(text, min(n_options, len(LETTERS)), tuple(options) if options else None)
         return None if v == _HEDGED else v
     except Exception:  # noqa: BLE001 - a parser must never take the run down
         return None
-
-
-def _match_option_text(span: str, options: tuple[str, ...]) -> str | None:
-    """'Answer: Mitochondria' -> the letter of the option whose text equals the answer."""
-    s = _MARKDOWN.sub("", span).strip().rstrip(".").strip().lower()
-    if not s:
-        return None
-    matches = [i for i, o in enumerate(options) if o.strip().rstrip(".").strip().lower() == s]
-    return LETTERS[matches[0]] if len(matches) == 1 else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -553,21 +789,14 @@ def numbers_equal(a: str | None, b: str | None, tol: float = NUMERIC_TOLERANCE) 
 
 
 def parse_answer(question: Question, text: str | None) -> str | None:
-    """The answer in ``text`` normalised like ``question.answer`` (letter or canonical number)."""
+    """The answer in ``text`` normalised like ``question.answer`` (letter or canonical number).
+
+    Multiple choice is read with the question's option texts: an answer named by its text counts.
+    """
     if question.kind == "numeric":
         return parse_number(text)
     options = question.options or ()
-    v = parse_letter(text, len(options))
-    if v is not None or not text:
-        return v
-    try:  # fall back to an answer line that names the option's text instead of its letter
-        for m in reversed(list(_ANSWER_LINE.finditer(text))):
-            v = _match_option_text(_clip(_first_line(m.group("rest"))), options)
-            if v:
-                return v
-    except Exception:  # noqa: BLE001
-        return None
-    return None
+    return parse_letter(text, len(options), options)
 
 
 def is_correct(question: Question, answer: str | None) -> bool:
