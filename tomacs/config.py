@@ -216,7 +216,7 @@ def compose(overrides: list[str]) -> DictConfig:
 
 def _non_string_group_choice(overrides: list[str]) -> str | None:
     """`attack=60` reads as the integer 60, and Hydra's answer (a group override must be a string)
-    names no group: name it, its options, and the field the number probably meant."""
+    names no group: name it, its options, and how a field inside the option is set."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create()
@@ -231,7 +231,7 @@ def _non_string_group_choice(overrides: list[str]) -> str | None:
         if not isinstance(value, str | list) and not hasattr(value, "list"):  # sweeps pass here
             opts = group_options()[key]
             return (
-                f"'{ov}': {key} is a config group, so its value names an option, not a number; "
+                f"'{ov}': {key} is a config group, so its value must name one of its options; "
                 f"valid {key} options: {', '.join(opts)} (a field inside one: {key}.KEY=VALUE)"
             )
     return None
@@ -351,10 +351,14 @@ def _reject_sweep_without_multirun(overrides: list[str], command: str) -> None:
             continue  # compose names the parse error
         if sweep:
             key, _, value = ov.partition("=")
+            quote = (
+                ""
+                if key.lstrip("+") in GROUPS
+                else f", or quote one value that holds a comma: {key}='{value}'"
+            )
             raise ConfigError(
                 f"'{ov}' is a sweep (a comma list, range or glob): add -m to run one job per value "
-                f"(tomacs {command} -m {ov}), or quote a single value that contains a comma "
-                f"({key}='{value}')"
+                f"(tomacs {command} -m {ov}){quote}"
             )
 
 
