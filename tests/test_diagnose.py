@@ -143,7 +143,8 @@ def test_training_curves_pool_seeds_into_a_band(tmp_path: Path) -> None:
         jobs.append(Job(path=d, results=res))
     s = curve_series(jobs)
     assert s[("mmlu", "gt50", "todycomm", "train_acc")] == {0: [50.0, 70.0], 1: [60.0, 80.0]}
-    assert s[("mmlu", "gt50", "todycomm", "val_acc")] == {2: [40.0, 50.0]}
+    # logged after iteration 1 as "iteration": 2 (iterations done); plotted on the epoch's last one
+    assert s[("mmlu", "gt50", "todycomm", "val_acc")] == {1: [40.0, 50.0]}
     figs = training_curves(jobs, tmp_path)
     assert [f.name for f in figs] == ["training_curves_mmlu.png"] and figs[0].stat().st_size > 1000
 
@@ -194,3 +195,43 @@ def test_train_steps_counts_loss_lines_and_survives_a_torn_log(tmp_path: Path) -
     log.write_text("\n".join(json.dumps(r) for r in recs) + "\n\n" + '{"epoch": 1, "iter')
     assert _train_steps(log) == 2
     assert _train_steps(tmp_path / "missing.jsonl") is None
+
+
+def test_diagnose_runs_its_tiny_networks_on_one_thread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 27: on a busy 2-core machine torch's second thread spin-waited through every op of the
+    96-step supervised curve (57 s for a 20-question run; 1.5 s on one thread). The curve is the
+    same on one thread as on two, and the caller's thread count comes back afterwards."""
+    import torch
+    from threadpoolctl import threadpool_info
+
+    import tomacs.diagnose as diag
+    from tomacs.methods.nets import CreditNet
+
+    def net() -> object:
+        return CreditNet(5, 16, 8, "running")
+
+    feats, labels = _toy_features(signal=1.0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        two = diag.supervised_curve(feats, labels, net, lr=1e-2, steps=16, batch=16, every=8)
+        seen: dict[str, object] = {}
+
+        def record(*a: object, **k: object) -> dict[str, object]:
+            seen["torch"] = torch.get_num_threads()
+            seen["blas"] = {i["num_threads"] for i in threadpool_info()}
+            raise RuntimeError("stop here")
+
+        monkeypatch.setattr(diag, "_diagnose", record)
+        with pytest.raises(RuntimeError, match="stop here"):
+            diag.diagnose(tmp_path)
+        assert seen["torch"] == 1 and seen["blas"] <= {1}
+        assert torch.get_num_threads() == 2
+        monkeypatch.undo()
+        with diag._one_thread():
+            one = diag.supervised_curve(feats, labels, net, lr=1e-2, steps=16, batch=16, every=8)
+        assert one == two
+    finally:
+        torch.set_num_threads(before)

@@ -226,3 +226,155 @@ def test_old_checkpoint_without_a_recorded_embedder_says_which_to_add(
     )
     line = one_line_error(p)
     assert "add embedder=hashing" in line and "shape" not in line and "{" not in line
+
+
+# -- issue 27 item 8: what still escaped as a cryptic or unnamed error ---------------------------
+
+
+def test_checkpoint_from_a_sweep_directory_is_accepted(trained: dict[str, Path], tmp_path: Path) -> None:
+    """A sweep job's directory holds `=` and `,` (0_attack=gt50,method=todycomm): Hydra's grammar read
+    them as syntax (`mismatched input '='`); the CLI quotes such a checkpoint value for Hydra."""
+    import shutil
+
+    job = tmp_path / "multirun" / "0_attack=gt50,method=todycomm"
+    job.mkdir(parents=True)
+    shutil.copy(trained["todycomm"] / "best.pt", job / "best.pt")
+    ck = job.relative_to(tmp_path) / "best.pt"
+    p = tomacs(
+        "evaluate", "method=todycomm", "eval.size=3", f"checkpoint={ck}", "hydra.run.dir=r", cwd=tmp_path
+    )
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "r" / "results.json").read_text())["config"]["checkpoint"] == str(ck)
+
+
+@pytest.mark.parametrize(
+    ("given", "passed"),
+    [
+        (
+            "checkpoint=out/0_attack=gt50,method=todycomm/best.pt",
+            "checkpoint='out/0_attack=gt50,method=todycomm/best.pt'",
+        ),
+        ("checkpoint=it's=x/best.pt", "checkpoint='it\\'s=x/best.pt'"),
+        ("checkpoint=a.pt,b.pt", "checkpoint=a.pt,b.pt"),  # no such files: a sweep over two checkpoints
+        ("checkpoint='a=b/best.pt'", "checkpoint='a=b/best.pt'"),  # quoted already
+        ("checkpoint=untrained", "checkpoint=untrained"),
+        ("method.x=a=b", "method.x=a=b"),  # only path keys
+    ],
+)
+def test_quote_path_values(given: str, passed: str) -> None:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from tomacs.config import quote_path_values
+
+    assert quote_path_values([given]) == [passed]
+    if "=" in given.split("=", 1)[1] and given.startswith("checkpoint"):
+        value = OverridesParser.create().parse_override(passed).value()
+        assert value == given.split("=", 1)[1].strip("'")
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+def test_comma_list_without_multirun_gives_the_whole_hint(command: str) -> None:
+    line = one_line_error(tomacs(command, "method=complete,random", "eval.size=3"))
+    assert "add -m" in line and f"(tomacs {command} -m method=complete,random)" in line, line
+    assert "Ambiguous" not in line
+
+
+def test_number_for_a_config_group_names_the_group_and_its_options() -> None:
+    line = one_line_error(tomacs("train", "attack=60", "eval.size=3"))
+    assert "'attack=60'" in line and "attack is a config group" in line
+    assert "valid attack options: crs3of5, eq50, gt50, lt50, none, receiver" in line and "Got int" not in line
+
+
+def _arc_row(i: int) -> bytes:
+    row = {
+        "id": f"q{i}",
+        "question": f"Question {i}?",
+        "choices": {"text": ["one", "two", "three", "four"], "label": ["A", "B", "C", "D"]},
+        "answerKey": "ABCD"[i % 4],
+    }
+    return json.dumps(row).encode() + b"\n"
+
+
+def _arc_copy(root: Path, train: bytes) -> Path:
+    """An ARC-Challenge directory of 6 made-up rows per split, with the given training file."""
+    d = root / "arc_challenge"
+    d.mkdir(parents=True)
+    for split in ("validation", "test"):
+        (d / f"{split}.jsonl").write_bytes(b"".join(_arc_row(i) for i in range(6)))
+    (d / "train.jsonl").write_bytes(train)
+    return d / "train.jsonl"
+
+
+ARC_TRAIN = ["method=todycomm", "embedder=hashing", "benchmark=arc_c", *TINY]
+
+
+def test_binary_bytes_in_a_data_file_name_the_file_and_line(tmp_path: Path) -> None:
+    train = _arc_copy(tmp_path / "data", _arc_row(0) + _arc_row(1) + b'{"id": "\xff\xfe"}\n' + _arc_row(2))
+    line = one_line_error(tomacs("train", *ARC_TRAIN, f"benchmark.path={tmp_path / 'data'}", cwd=tmp_path))
+    assert f"{train}:3: not UTF-8 text (byte 0xff at column 9)" in line and "codec" not in line, line
+
+
+def test_empty_training_split_names_the_file(tmp_path: Path) -> None:
+    train = _arc_copy(tmp_path / "data", b"")
+    line = one_line_error(tomacs("train", *ARC_TRAIN, f"benchmark.path={tmp_path / 'data'}", cwd=tmp_path))
+    assert f"benchmark 'arc_c': its training split 'train' ({train}) has no rows" in line, line
+
+
+def test_train_size_zero_says_what_to_do(tmp_path: Path) -> None:
+    line = one_line_error(
+        tomacs("train", "method=todycomm", "embedder=hashing", "train.size=0", cwd=tmp_path)
+    )
+    assert "train.size=0 gives it no training questions" in line and "checkpoint=untrained" in line, line
+
+
+# -- stub run directories ------------------------------------------------------------------------
+
+
+def _stub(d: Path, log: str = "") -> Path:
+    (d / ".hydra").mkdir(parents=True)
+    for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):
+        (d / ".hydra" / name).write_text("x: 1\n")
+    (d / ".tomacs.lock").write_text("{}\n")
+    (d / "hydra_app.log").write_text(log)
+    return d
+
+
+def test_holds_only_stubs(tmp_path: Path) -> None:
+    from tomacs.rundir import holds_only_stubs, remove_stub
+
+    stub = _stub(tmp_path / "stub")
+    assert holds_only_stubs(stub)
+    logged = _stub(tmp_path / "logged", log="[2026-01-01] a previous run\n")
+    assert not holds_only_stubs(logged) and holds_only_stubs(logged, empty_logs=False)
+    for extra in ("results.json", "episodes.jsonl", "best.pt", "train_log.jsonl", "config.yaml", "wandb/run"):
+        d = _stub(tmp_path / extra.replace("/", "_"))
+        (d / extra).parent.mkdir(exist_ok=True)
+        (d / extra).write_text("1")
+        assert not holds_only_stubs(d, empty_logs=False), extra
+        assert not remove_stub(d) and (d / extra).exists() and (d / ".hydra" / "config.yaml").exists()
+    assert not holds_only_stubs(tmp_path / "absent")
+    assert remove_stub(stub) and not stub.exists()
+
+
+def test_a_refused_job_leaves_no_stub_run_directory(tmp_path: Path) -> None:
+    p = tomacs("evaluate", "method=todycomm", "checkpoint=nothere.pt", "eval.size=3", cwd=tmp_path)
+    assert "checkpoint not found" in one_line_error(p)
+    runs = tmp_path / "outputs" / "runs"
+    assert not runs.exists() or not any(runs.iterdir()), list(runs.iterdir())
+
+
+def test_a_refused_job_keeps_a_previous_runs_directory(trained: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    prev = tmp_path / "prev"
+    shutil.copytree(trained["todycomm"], prev)
+    before = sorted(p.relative_to(prev).as_posix() for p in prev.rglob("*") if p.parent.name != ".hydra")
+    p = tomacs("train", "method=todycomm", "embedder=hashing", "train.size=0", f"hydra.run.dir={prev}")
+    assert "train.size=0" in one_line_error(p)
+    after = sorted(p.relative_to(prev).as_posix() for p in prev.rglob("*") if p.parent.name != ".hydra")
+    assert after == before and "results.json" in after
+    # a stub directory a previous command left, with that command's log, stays too
+    old = _stub(tmp_path / "old", log="[2026-01-01] a previous run\n")
+    p = tomacs("evaluate", "method=todycomm", "checkpoint=nothere.pt", "eval.size=3", f"hydra.run.dir={old}")
+    assert "checkpoint not found" in one_line_error(p)
+    assert "a previous run" in (old / "hydra_app.log").read_text()

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
+from matplotlib.patches import Patch
 
 from tomacs.report import plots, tables
 from tomacs.report.build import build_report
@@ -205,3 +206,71 @@ def test_not_run_lists_paper_rows_in_paper_order() -> None:
         "gdesigner",
         "agentprune",
     ]
+
+
+# -- issue 27 item 8: figure fixes ----------------------------------------------------------------
+
+
+def test_validation_points_sit_on_their_epochs_last_training_iteration(tmp_path: Path) -> None:
+    """A validation line logs the count of iterations done (one past the epoch's last); plotted
+    there, the last validation point lay past the end of the training line."""
+    log = []
+    for epoch, first in enumerate((0, 3)):  # two epochs of three iterations: 0-2, 3-5
+        log += [
+            {"iteration": k, "epoch": epoch, "loss": 0.1, "train_acc": 0.5, "train_adacc": 0.6}
+            for k in range(first, first + 3)
+        ]
+        log.append({"epoch": epoch, "iteration": first + 3, "val_acc": 0.7 + 0.1 * epoch, "val_adacc": 0.8})
+    make_jobs(tmp_path, {("mmlu", "lt50", 0): log})
+    series = plots.curve_series(find_jobs(tmp_path))
+    train = series[("mmlu", "lt50", "todycomm", "train_acc")]
+    val = series[("mmlu", "lt50", "todycomm", "val_acc")]
+    assert sorted(train) == [0, 1, 2, 3, 4, 5]
+    assert sorted(val) == [2, 5] and val[5] == [pytest.approx(80.0)]
+    figs = plots.training_curve_figures(find_jobs(tmp_path))
+    ax = figs["mmlu"].axes[0]
+    vx = [c for c in ax.containers if isinstance(c, ErrorbarContainer)][0].lines[0].get_xdata()
+    assert max(vx) == max(ax.lines[0].get_xdata()) == 5
+    for f in figs.values():
+        plt.close(f)
+
+
+def test_attack_rates_in_the_acc_token_legend_are_not_method_markers(all_cells: dict) -> None:
+    fig = plots.acc_vs_tokens_figure(all_cells)
+    handles = fig.legends[0].legend_handles
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    methods = {
+        h.get_marker() for h, lab in zip(handles, labels, strict=True) if not lab.startswith("attack ")
+    }
+    attacks = [h for h, lab in zip(handles, labels, strict=True) if lab.startswith("attack ")]
+    assert len(attacks) == 2 and len(methods) == 2
+    for h in attacks:  # colour patches: no marker shape a method could own
+        assert isinstance(h, Patch), h
+    plt.close(fig)
+
+
+def test_titles_promise_seed_error_bars_only_where_there_are_seeds(tmp_path: Path) -> None:
+    assert plots.seed_note([1, 1]) == "1 seed per point: no error bars"
+    assert plots.seed_note([3, 3]) == "error bars: sample std over 3 seeds"
+    assert plots.seed_note([1, 2]) == "error bars: sample std over seeds (n = 1–2; none where n = 1)"
+    one = tmp_path / "one"
+    log = [{"iteration": 0, "loss": 0.1, "train_acc": 0.5}, {"iteration": 1, "val_acc": 0.6}]
+    make_jobs(one, {("mmlu", "lt50", 0): log})
+    for d in one.glob("*_1"):  # keep seed 0 only: every point from one seed
+        for f in d.iterdir():
+            f.unlink()
+        d.rmdir()
+    c1 = cells(find_jobs(one))
+    for fig, per in ((plots.acc_vs_tokens_figure(c1), "point"), (plots.adacc_bars_figure(c1), "bar")):
+        title = fig.get_suptitle().replace("\n", " ")
+        assert f"1 seed per {per}: no error bars" in title and "std over seeds" not in title, title
+        plt.close(fig)
+    figs = plots.training_curve_figures(find_jobs(one))
+    labels = [t.get_text() for t in figs["mmlu"].legends[0].get_texts()]
+    assert "train (1 seed)" in labels and not any("band" in lab for lab in labels)
+    plt.close(figs["mmlu"])
+    mixed = tmp_path / "mixed"
+    make_jobs(mixed)  # todycomm has 2 seeds, complete 1
+    fig = plots.acc_vs_tokens_figure(cells(find_jobs(mixed)))
+    assert "(n = 1–2; none where n = 1)" in fig.get_suptitle().replace("\n", " ")
+    plt.close(fig)

@@ -220,6 +220,25 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     return comps
 
 
+def _no_training_questions(comps: Components, split: str) -> str:
+    """Why a learned method got no training questions, and the fix for that cause."""
+    cfg, bench, method = comps.cfg, comps.bench, comps.method.name
+    if int(cfg.train.size) <= 0:
+        return (
+            f"method={method} learns, but train.size={cfg.train.size} gives it no training questions: "
+            f"set train.size>0 (default 256), or score it untrained with "
+            f"`tomacs evaluate method={method} checkpoint=untrained`"
+        )
+    file_split = getattr(bench, "train_split", split)
+    where = bench.file_path(file_split) if hasattr(bench, "file_path") else None
+    source = f" ({where})" if where is not None else ""
+    return (
+        f"benchmark '{bench.name}': its training split '{file_split}'{source} has no rows, "
+        f"so method={method} has nothing to train on; fill that file (or point benchmark.path at a "
+        "complete copy), or use another benchmark"
+    )
+
+
 def load_questions(comps: Components, need_train: bool) -> None:
     """The splits a job reads: training and validation only when it trains something (a learned
     method, or credibility warmed up on the training stream), the test split always."""
@@ -228,6 +247,8 @@ def load_questions(comps: Components, need_train: bool) -> None:
     learns = comps.method.trainable
     if need_train and (learns or comps.executor.crs is not None):
         comps.train_qs = _split(bench, splits.get("train", "train"), int(cfg.train.size), seed)
+    if need_train and learns and not comps.train_qs:
+        raise ConfigError(_no_training_questions(comps, splits.get("train", "train")))
     if need_train and learns:
         comps.val_qs = _split(bench, splits.get("validation", "validation"), int(cfg.train.val_size), seed)
     comps.test_qs = _split(bench, splits.get("test", "test"), int(cfg.eval.size), seed)

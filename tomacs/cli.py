@@ -30,7 +30,14 @@ import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from tomacs.config import ConfigError, check_overrides, compose, group_options, reject_flags  # noqa: E402
+from tomacs.config import (  # noqa: E402
+    ConfigError,
+    check_overrides,
+    compose,
+    group_options,
+    quote_path_values,
+    reject_flags,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -48,7 +55,7 @@ def _fail(msg: str, code: int = 2) -> None:
 
 
 def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
-    overrides = list(overrides or [])
+    overrides = quote_path_values(list(overrides or []))  # checkpoint=<a sweep dir with = and ,>
     if any(o.startswith(("+table=", "table=")) for o in overrides):
         # a paper table is a sweep (its config sets hydra.mode=MULTIRUN); `table=` is accepted too
         overrides = [f"+{o}" if o.startswith("table=") else o for o in overrides]
@@ -64,7 +71,7 @@ def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
     if any(o.startswith("mode=") for o in overrides):
         _fail("'mode' is set by the command; use `tomacs train` or `tomacs evaluate`")
     try:
-        check_overrides(overrides, multirun)
+        check_overrides(overrides, multirun, mode)
     except ConfigError as exc:
         _fail(str(exc))
     _check_output_dir(overrides, multirun)

@@ -206,9 +206,35 @@ def compose(overrides: list[str]) -> DictConfig:
                 config_name="config", overrides=[o for o in overrides if not _is_hydra_override(o)]
             )
         except Exception as exc:
+            bad_group = _non_string_group_choice(overrides)
+            if bad_group:
+                raise ConfigError(bad_group) from exc
             raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
     validate(cfg)
     return cfg
+
+
+def _non_string_group_choice(overrides: list[str]) -> str | None:
+    """`attack=60` reads as the integer 60, and Hydra's answer (a group override must be a string)
+    names no group: name it, its options, and how a field inside the option is set."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for ov in overrides:
+        key = ov.lstrip("+~").split("=", 1)[0]
+        if key not in GROUPS:
+            continue
+        try:
+            value = parser.parse_override(ov).value()
+        except Exception:
+            continue
+        if not isinstance(value, str | list) and not hasattr(value, "list"):  # sweeps pass here
+            opts = group_options()[key]
+            return (
+                f"'{ov}': {key} is a config group, so its value must name one of its options; "
+                f"valid {key} options: {', '.join(opts)} (a field inside one: {key}.KEY=VALUE)"
+            )
+    return None
 
 
 def _chosen_groups(hydra_compose: Any, overrides: list[str], default: DictConfig) -> DictConfig:
@@ -300,13 +326,64 @@ def expand_sweep(overrides: list[str]) -> list[list[str]]:
     return out
 
 
-def check_overrides(overrides: list[str], multirun: bool) -> None:
+def check_overrides(overrides: list[str], multirun: bool, command: str = "train") -> None:
     """Compose every value of every override once; raise ConfigError on the first problem."""
     if not multirun:
+        _reject_sweep_without_multirun(overrides, command)
         compose(overrides)
         return
     for ovs in expand_sweep(overrides):
         compose(ovs)
+
+
+def _reject_sweep_without_multirun(overrides: list[str], command: str) -> None:
+    """Hydra's answer to `method=complete,random` without -m is several lines, of which only the
+    first ("Ambiguous value") survived; say the whole hint in one line."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for ov in overrides:
+        if _is_hydra_override(ov):
+            continue
+        try:
+            sweep = parser.parse_override(ov).is_sweep_override()
+        except Exception:
+            continue  # compose names the parse error
+        if sweep:
+            key, _, value = ov.partition("=")
+            quote = (
+                ""
+                if key.lstrip("+") in GROUPS
+                else f", or quote one value that holds a comma: {key}='{value}'"
+            )
+            raise ConfigError(
+                f"'{ov}' is a sweep (a comma list, range or glob): add -m to run one job per value "
+                f"(tomacs {command} -m {ov}){quote}"
+            )
+
+
+QUOTED_PATH_KEYS = ("checkpoint",)
+
+
+def quote_path_values(overrides: list[str]) -> list[str]:
+    """A checkpoint from a sweep lives under `0_attack=gt50,method=todycomm/`, and Hydra's
+    grammar reads `=` and `,` in a value as syntax (`mismatched input '='`). Quote such a value
+    for Hydra: a value with `=` cannot be meant otherwise, and an existing path is a path."""
+    out = []
+    for ov in overrides:
+        key, sep, value = ov.partition("=")
+        special = any(c in value for c in "=,[]{}()'\" ")
+        if (
+            key.lstrip("+") in QUOTED_PATH_KEYS
+            and sep
+            and special
+            and value[:1] not in "'\""
+            and ("=" in value or Path(value).exists())
+        ):
+            escaped = value.replace("'", "\\'")
+            ov = f"{key}='{escaped}'"
+        out.append(ov)
+    return out
 
 
 def validate(cfg: DictConfig) -> None:

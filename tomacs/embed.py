@@ -14,11 +14,15 @@ direction to normalise; features treat its cosine with anything as 0.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
 import re
+import sys
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -177,6 +181,33 @@ def minilm_model_id() -> str:
     return "all-MiniLM-L6-v2;" + ";".join(f"{d}={_version(d)}" for d in libs)
 
 
+@contextlib.contextmanager
+def _quiet_model_load() -> Iterator[None]:
+    """Loading the packaged model said three things a piped job log does not need: transformers'
+    import-time "[INFO] Running in WANDB offline mode" (it reads WANDB_MODE, which tomacs sets for
+    every command, even under logger=none), sentence-transformers' INFO "Loading SentenceTransformer
+    model from ...", and a "Loading weights" tqdm bar. Only those go; warnings still show."""
+    import logging
+
+    wandb_mode = os.environ.pop("WANDB_MODE", None) if "transformers" not in sys.modules else None
+    st_log = logging.getLogger("sentence_transformers")
+    level = st_log.level
+    st_log.setLevel(max(logging.WARNING, level))
+    hf_logging: Any = None
+    try:
+        from transformers.utils import logging as hf_logging
+
+        bars_were_on = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        yield
+    finally:
+        if wandb_mode is not None:
+            os.environ["WANDB_MODE"] = wandb_mode
+        st_log.setLevel(level)
+        if hf_logging is not None and bars_were_on:
+            hf_logging.enable_progress_bar()
+
+
 _MODELS: dict[tuple[str, str], Any] = {}  # (model path, device) -> SentenceTransformer, shared per process
 
 
@@ -220,11 +251,12 @@ class MiniLMEmbedder:
             path = minilm_model_path()
             key = (path, str(self.device))
             if key not in _MODELS:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as e:  # pragma: no cover - depends on the environment
-                    raise ImportError("the minilm embedder needs 'sentence-transformers'") from e
-                model = SentenceTransformer(path, device=self.device, local_files_only=True)
+                with _quiet_model_load():
+                    try:
+                        from sentence_transformers import SentenceTransformer
+                    except ImportError as e:  # pragma: no cover - depends on the environment
+                        raise ImportError("the minilm embedder needs 'sentence-transformers'") from e
+                    model = SentenceTransformer(path, device=self.device, local_files_only=True)
                 legacy = "get_sentence_embedding_dimension"  # renamed in sentence-transformers 6
                 get_dim = getattr(model, "get_embedding_dimension", None) or getattr(model, legacy)
                 got = int(get_dim())

@@ -107,9 +107,10 @@ def hydra_entry(cfg: DictConfig) -> float:
         "overrides": ",".join(hc.overrides.task),
     }
     console = _console()
-    from tomacs.rundir import interrupted_by, resume_command, stop_on_sigterm
+    from tomacs.rundir import holds_only_stubs, interrupted_by, remove_stub, resume_command, stop_on_sigterm
 
     stop_on_sigterm()
+    fresh = holds_only_stubs(out_dir)  # a refused job removes what Hydra made; never a previous run's dir
     num = hc.job.get("num") if multirun else None
     where = f"[job {num}] " if multirun else ""
     resume_dir = Path(str(hc.sweep.dir)).resolve() if multirun else out_dir  # a sweep resumes whole
@@ -132,6 +133,8 @@ def hydra_entry(cfg: DictConfig) -> float:
         )
         raise SystemExit(143 if what == "SIGTERM" else 130) from None
     except (ConfigError, FileNotFoundError, ValueError) as exc:
+        if fresh:
+            remove_stub(out_dir)
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     except BackboneError as exc:  # the run is resumable: finished questions and paid replies are kept
@@ -139,6 +142,8 @@ def hydra_entry(cfg: DictConfig) -> float:
         print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)
         raise SystemExit(3) from None
     except OSError as exc:  # a disk that filled up or went read-only mid-run: one line, not a traceback
+        if fresh:
+            remove_stub(out_dir)
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     if multirun:

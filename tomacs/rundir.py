@@ -130,6 +130,48 @@ def release(out_dir: Path) -> None:
         os.close(fd)  # closing the only descriptor drops the flock
 
 
+_HYDRA_STUBS = frozenset({".hydra/config.yaml", ".hydra/hydra.yaml", ".hydra/overrides.yaml", LOCK_NAME})
+
+
+def holds_only_stubs(out_dir: Path, empty_logs: bool = True) -> bool:
+    """True when out_dir holds nothing but what Hydra and the lock write before a job starts
+    (.hydra/, .tomacs.lock, a top-level *.log; with empty_logs, only empty ones): a job that fails
+    there leaves nothing worth keeping. Anything else (results, episodes, checkpoints, a train log,
+    a tracker's files) means work, of this run or a previous one."""
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        return False
+    for p in out_dir.rglob("*"):
+        rel = p.relative_to(out_dir).as_posix()
+        if p.is_dir() and not p.is_symlink():
+            if rel != ".hydra":
+                return False
+        elif rel in _HYDRA_STUBS:
+            continue
+        elif "/" in rel or not rel.endswith(".log") or p.is_symlink():
+            return False
+        elif empty_logs and p.stat().st_size > 0:
+            return False
+    return True
+
+
+def remove_stub(out_dir: Path) -> bool:
+    """Remove a run directory a failed command left with only stubs (see holds_only_stubs), so
+    refused jobs do not pile up in outputs/runs/. File by file, never a tree: whatever else is
+    there keeps the directory."""
+    out_dir = Path(out_dir)
+    if not holds_only_stubs(out_dir, empty_logs=False):
+        return False
+    release(out_dir)
+    try:
+        for p in sorted(out_dir.rglob("*"), key=lambda q: len(q.parts), reverse=True):
+            p.rmdir() if p.is_dir() else p.unlink()
+        out_dir.rmdir()
+    except OSError:
+        return False
+    return True
+
+
 @contextmanager
 def hold(out_dir: Path) -> Iterator[None]:
     """Hold the run directory for the block (a no-op when this process holds it already, e.g. the

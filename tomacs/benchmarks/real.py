@@ -260,18 +260,35 @@ def _validated_file(adapter: _JsonlAdapter, split: str, file: Path) -> list[Ques
     """Every non-blank line parsed and converted, so a broken row fails the load wherever it is,
     not only when a run happens to sample it (about 0.1 s for MMLU's 14k-row test file)."""
     out: list[Question] = []
-    with file.open("r", encoding="utf-8", newline="") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise BenchmarkDataError(
-                    f"{file}:{lineno}: field '<json>': invalid JSON ({e.msg}: column {e.colno})"
-                ) from None
-            out.append(_convert_row(adapter, split, row, len(out), f"{file}:{lineno}"))
+    try:
+        with file.open("r", encoding="utf-8", newline="") as f:
+            for lineno, line in enumerate(f, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise BenchmarkDataError(
+                        f"{file}:{lineno}: field '<json>': invalid JSON ({e.msg}: column {e.colno})"
+                    ) from None
+                out.append(_convert_row(adapter, split, row, len(out), f"{file}:{lineno}"))
+    except UnicodeDecodeError:  # raised for a whole read-ahead chunk: find the line it is on
+        raise BenchmarkDataError(_not_utf8(file)) from None
     return out
+
+
+def _not_utf8(file: Path) -> str:
+    """The first line of a file that is not UTF-8, named as the JSON errors are (file:line)."""
+    with file.open("rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return (
+                    f"{file}:{lineno}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                    "a JSONL data file must be UTF-8: re-export it, or remove that line"
+                )
+    return f"{file}: not UTF-8 text; a JSONL data file must be UTF-8"
 
 
 def _convert_row(adapter: _JsonlAdapter, split: str, row: Any, pos: int, where: str) -> Question:

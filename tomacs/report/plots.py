@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from tomacs.jobfiles import read_log  # noqa: E402
@@ -86,8 +87,25 @@ def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, l
                 v = rec.get(metric)
                 if v is not None and v == v:
                     scale = 1.0 if metric == "loss" else 100.0
-                    series[(bench, attack, name, metric)][int(rec["iteration"])].append(scale * float(v))
+                    x = int(rec["iteration"])
+                    if metric.startswith("val_"):
+                        # a training line carries the iteration it ran as; a validation line the
+                        # count of iterations done, one past the epoch's last: plot it on that last
+                        # one (as the tracker's step), not past the end of the training line
+                        x = max(x - 1, 0)
+                    series[(bench, attack, name, metric)][x].append(scale * float(v))
     return series
+
+
+def seed_note(ns: list[int], per: str = "point") -> str:
+    """What the error bars of a figure are, true to its seed counts: no promise of seed error bars
+    where every point comes from one seed."""
+    if not ns or max(ns) <= 1:
+        return f"1 seed per {per}: no error bars"
+    lo, hi = min(ns), max(ns)
+    if lo == hi:
+        return f"error bars: sample std over {hi} seeds"
+    return f"error bars: sample std over seeds (n = {lo}–{hi}; none where n = 1)"
 
 
 def log_records(jobs: list[Job]) -> Iterator[tuple[str, str, str, dict]]:
@@ -176,8 +194,10 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
                     ax.set_ylabel(ylabel)
                 ax.grid(alpha=0.3)
         handles = [Line2D([], [], color=colour[n], marker="o", label=n) for n in names]
+        seeds = max((len(v) for k, pts in series.items() if k[0] == bench for v in pts.values()), default=1)
+        train_label = "train (mean; band = seeds' min–max)" if seeds > 1 else "train (1 seed)"
         handles += [
-            Line2D([], [], color="grey", marker="o", label="train (mean; band = seeds' min–max)"),
+            Line2D([], [], color="grey", marker="o", label=train_label),
             Line2D(
                 [], [], color="grey", marker="D", mfc="white", ls="none", label="validation after each epoch"
             ),
@@ -260,19 +280,13 @@ def acc_vs_tokens_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     for j in range(len(benches), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
     handles = [Line2D([], [], ls="none", marker=marker[n], color="grey", mec="black", label=n) for n in names]
+    # attack rates are colours, shown as colour patches: a marker here would read as a method's shape
     handles += [
-        Line2D(
-            [],
-            [],
-            ls="none",
-            marker="s",
-            color=_attack_colour(a, attacks),
-            label=f"attack {ATTACK_TITLE.get(a, a)}",
-        )
-        for a in attacks
+        Patch(color=_attack_colour(a, attacks), label=f"attack {ATTACK_TITLE.get(a, a)}") for a in attacks
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
-    _title(fig, f"Acc vs Token ({_ours_label(list(all_cells.values()))}); error bars: sample std over seeds")
+    ns = [p.n for ps in pts.values() for p in ps]
+    _title(fig, f"Acc vs Token ({_ours_label(list(all_cells.values()))}); {seed_note(ns)}")
     return fig
 
 
@@ -369,9 +383,8 @@ def adacc_bars_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
         Line2D([], [], color="black", ls="--", label="all-reliable detector (= fraction of honest agents)")
     )
     fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
+    ns = [b.n for bs in data.values() for b in bs]
     _title(
-        fig,
-        f"Adversary detection accuracy ({_ours_label(list(all_cells.values()))}); "
-        "error bars: sample std over seeds",
+        fig, f"Adversary detection accuracy ({_ours_label(list(all_cells.values()))}); {seed_note(ns, 'bar')}"
     )
     return fig
