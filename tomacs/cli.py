@@ -215,8 +215,8 @@ def calibrate(
     out: str = typer.Option(None, "--out", "-o", help="--diagnose: also write the JSON to this file."),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
-    With --diagnose: break the simulator's multi-round debates down (tomacs/sim_diagnose.py)."""
-    from tomacs import calibrate as cal
+    With --diagnose: break the simulator's multi-round debates down (tomacs/sim/diagnose.py)."""
+    from tomacs.sim import calibrate as cal
 
     if diagnose:
         _calibrate_diagnose(list(ctx.args or []), benchmark, method, attack, size, seed, ablate, as_json, out)
@@ -249,8 +249,8 @@ def _calibrate_diagnose(
     import json
     from pathlib import Path
 
-    from tomacs import sim_diagnose as sd
-    from tomacs.backbones.sim_model import PROFILE_NAMES
+    from tomacs.sim import diagnose as sd
+    from tomacs.sim.model import PROFILE_NAMES
 
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
         _fail("hydra.* and mode overrides do not apply to `tomacs calibrate --diagnose`")
