@@ -222,8 +222,8 @@ def calibrate(
     out: str = typer.Option(None, "--out", "-o", help="--diagnose: also write the JSON to this file."),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
-    With --diagnose: break the simulator's multi-round debates down (tomacs/sim_diagnose.py)."""
-    from tomacs import calibrate as cal
+    With --diagnose: break the simulator's multi-round debates down (tomacs/sim/diagnose.py)."""
+    from tomacs.sim import calibrate as cal
 
     if diagnose:
         _calibrate_diagnose(list(ctx.args or []), benchmark, method, attack, size, seed, ablate, as_json, out)
@@ -256,8 +256,8 @@ def _calibrate_diagnose(
     import json
     from pathlib import Path
 
-    from tomacs import sim_diagnose as sd
-    from tomacs.backbones.sim_model import PROFILE_NAMES
+    from tomacs.sim import diagnose as sd
+    from tomacs.sim.model import PROFILE_NAMES
 
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
         _fail("hydra.* and mode overrides do not apply to `tomacs calibrate --diagnose`")
@@ -313,7 +313,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     import time
     from pathlib import Path
 
-    from tomacs.build import build
+    from tomacs.build import backbone_label, build
     from tomacs.detector_data import DataSpec, default_path, ensure
     from tomacs.progress import Progress
 
@@ -343,7 +343,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     share = sum(sum(r["labels"]) for r in records) / max(1, sum(len(r["labels"]) for r in records))
-    label = "sim" if cfg.backbone.name == "sim" else backbone
+    label = backbone_label(cfg, comps.backbone)
     console.print(
         f"{len(records)} conversations ({stats['generated']} generated now, {stats['calls']} LLM calls, "
         f"{time.perf_counter() - t0:.1f} s) | backbone={label} | benchmark={spec.benchmark} | "

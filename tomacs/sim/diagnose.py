@@ -10,7 +10,7 @@ built from a composed config exactly as `tomacs evaluate` builds them) and takes
   conditional rates fall = P(wrong_t | right_t-1), recover = P(right_t | wrong_t-1),
   stay = P(target_t | target_t-1). The final decision's accuracy and conformity close the table.
 * **the model's terms**: every honest update (rounds 2..T and the LLM decision agent) is recorded
-  as the backbone saw it and its logits u_j (`sim_model.update_logits`) are split, by the pure
+  as the backbone saw it and its logits u_j (`model.update_logits`) are split, by the pure
   function `decompose_logits`, into additive parts that sum to u exactly:
 
       competence   beta * log p0'_j             (p0' = the prior with wrong mass spread evenly)
@@ -18,7 +18,7 @@ built from a composed config exactly as `tomacs evaluate` builds them) and takes
       self         alpha * [j == own previous answer]
       share_honest share * H_j / W,  share_adv  share * A_j / W
       count_honest count * H_j,      count_adv  count * A_j
-      persuasion   (rho - 1) * A_j * (share / W + count)
+      persuasion   (rho - 1) * A_j * (share / W + count)   (the message term's rest)
 
   with H_j / A_j the (face-value) weight of honest / persuasive messages backing j and
   W = sum_j (H_j + rho A_j). Three slices are averaged per round: term[target] - term[truth]
@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from tomacs.backbones import sim_model
-from tomacs.backbones.sim_model import QuestionLatent, SimProfile
 from tomacs.benchmarks.parsing import is_correct, numbers_equal, parse_answer
+from tomacs.sim import model
+from tomacs.sim.model import QuestionLatent, SimProfile
 from tomacs.types import Episode, Question
 
 TERMS: tuple[str, ...] = (
@@ -119,47 +119,34 @@ def decompose_logits(
     first_idx: int | None = None,
     message_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
-    """The logits of `sim_model.update_logits` split into the additive terms of `TERMS`.
+    """The terms of `model.logit_terms` split further into the additive parts of `TERMS`.
 
     Same arguments as `update_logits`; ``sum(result.values())`` equals its output (up to float
-    rounding). See the module docstring for each term's formula.
+    rounding). The rule itself lives only in `model.logit_terms`: the prior term is split into the
+    even-spread competence part and the rest (distractor), the message term by sender class with
+    the persuasion surplus as the rest. See the module docstring for each part's formula.
     """
-    p0 = sim_model.initial_probs(profile, latent, n_cand, truth_idx, capability)
+    rule = model.logit_terms(
+        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+    )
     even = replace(profile, distractor_share=1.0 / (n_cand - 1))
-    q0 = sim_model.initial_probs(even, latent, n_cand, truth_idx, capability)
-    lp0 = np.log(np.maximum(p0, 1e-300))
-    lq0 = np.log(np.maximum(q0, 1e-300))
+    q0 = model.initial_probs(even, latent, n_cand, truth_idx, capability)
     out = {k: np.zeros(n_cand) for k in TERMS}
-    out["competence"] = profile.prior_weight * lq0
-    out["distractor"] = profile.prior_weight * (lp0 - lq0)
-    if prev_idx is not None:
-        if not 0 <= prev_idx < n_cand:
-            raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
-        out["self"][prev_idx] = profile.self_weight
-    if first_idx is not None:
-        if not 0 <= first_idx < n_cand:
-            raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
-        out["anchor"][first_idx] = profile.anchor_weight
+    out["competence"] = profile.prior_weight * np.log(np.maximum(q0, 1e-300))
+    out["distractor"] = rule["prior"] - out["competence"]
+    out["self"] = rule["self"]
+    out["anchor"] = rule["anchor"]
     if messages:
-        hon, adv = np.zeros(n_cand), np.zeros(n_cand)
-        for msg in messages:
-            idx, persuasive = msg[0], msg[1]
-            weight = float(msg[2]) if len(msg) > 2 else 1.0  # type: ignore[misc]
-            if not 0 <= idx < n_cand:
-                raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
-            (adv if persuasive else hon)[idx] += weight
-        rho, s, kc = (
-            profile.persuasion,
-            message_scale * profile.share_weight,
-            message_scale * profile.count_weight,
-        )
-        total = float((hon + rho * adv).sum())
+        support, hon, adv = model.message_support(messages, n_cand, profile.persuasion)
+        total = float(support.sum())
         if total > 0:
+            s, kc = message_scale * profile.share_weight, message_scale * profile.count_weight
             out["share_honest"] = s * hon / total
             out["share_adv"] = s * adv / total
             out["count_honest"] = kc * hon
             out["count_adv"] = kc * adv
-            out["persuasion"] = (rho - 1.0) * adv * (s / total + kc)
+            face_value = out["share_honest"] + out["share_adv"] + out["count_honest"] + out["count_adv"]
+            out["persuasion"] = rule["messages"] - face_value
     return out
 
 
@@ -230,7 +217,7 @@ class RecordingBackbone:
         prof = self.inner.profile
         scale = prof.decision_weight if req.kind == "decision" else 1.0
         terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
-        u = sim_model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
+        u = model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
         ans = parse_answer(q, rep.text)
         self.records.append(
             UpdateRecord(
@@ -244,7 +231,7 @@ class RecordingBackbone:
                 messages=msgs,
                 chosen=_index(q, cands, ans),
                 terms=terms,
-                probs=sim_model.update_probs(prof, latent, prev, msgs, len(cands), truth, cap, first),
+                probs=model.update_probs(prof, latent, prev, msgs, len(cands), truth, cap, first),
                 error=float(np.max(np.abs(sum(terms.values()) - u))),
             )
         )
@@ -474,11 +461,11 @@ def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: 
 def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
-    from tomacs.backbones.sim import SimBackbone
     from tomacs.build import build
     from tomacs.config import ConfigError
     from tomacs.jobfiles import git_rev
     from tomacs.report.paper import lookup
+    from tomacs.sim.backbone import SimBackbone
 
     if str(cfg.backbone.name) != "sim":
         raise ConfigError(f"--diagnose needs backbone=sim (got {cfg.backbone.name})")
