@@ -356,10 +356,20 @@ class LiteLLMBackbone:
         results = await asyncio.gather(*(self._one(r) for r in requests), return_exceptions=True)
         for res in results:
             if isinstance(res, SpendCapReached) and self._spend is not None:
+                await self._drain()
                 raise self._spend.final(res) from None
             if isinstance(res, BaseException):
                 raise res
         return list(results)  # type: ignore[arg-type]
+
+    async def _drain(self) -> None:
+        """Let the calls already on the wire (from this and every other pending `generate` of this
+        process) land in the cache before a cap stops the job: they are paid for either way, and
+        the job unwinding would cancel them."""
+        while self._inflight:
+            pending = [asyncio.shield(f) for f in list(self._inflight.values())]
+            await asyncio.gather(*pending, return_exceptions=True)
+            await asyncio.sleep(0)  # let each call's own coroutine store its reply and unregister
 
     def stats(self) -> dict[str, Any]:
         """Counters for results.json. `calls` = successful API completions (paid), `attempts`

@@ -159,11 +159,12 @@ class SpendLedger(SqliteStore):
         calls, usd = row if row else (0, 0.0)
         return int(calls), float(usd), int(res[0]), float(res[1])
 
-    def reserve(self, caps: list[_Cap], estimate_usd: float, ttl_s: float) -> str:
-        """Reserve one call under every cap at once, or raise SpendCapReached naming the first one
-        it would break (nothing is reserved then)."""
+    def reserve(self, caps: list[_Cap], estimate_usd: float, ttl_s: float, scopes: list[str]) -> str:
+        """Reserve one call in every scope of `scopes` (the job's and the sweep's, capped or not, so
+        that a cap added on a resume counts what was paid before), checking every cap at once;
+        or raise SpendCapReached naming the first one it would break (nothing is reserved then)."""
         rid = uuid.uuid4().hex
-        scopes = sorted({cap.scope for cap in caps})
+        scopes = sorted({*scopes, *(cap.scope for cap in caps)})
 
         def txn(c: sqlite3.Connection) -> str:
             now = time.time()
@@ -228,7 +229,7 @@ class SpendGuard:
         self._caps = [_Cap(k, s, float(v), d) for k, s, v, d in listed if v is not None]
 
     def reserve(self, estimate_usd: float) -> str:
-        return self.ledger.reserve(self._caps, estimate_usd, self.ttl_s)
+        return self.ledger.reserve(self._caps, estimate_usd, self.ttl_s, [self.job_scope, "sweep"])
 
     def settle(self, rid: str, usd: float) -> None:
         self.ledger.settle(rid, usd)
