@@ -213,3 +213,23 @@ def test_sweep_cap_holds_over_two_processes(tmp_path: Path) -> None:
     per_call = usd / calls
     assert usd <= 0.5 + 2 * 8 * per_call * 1.5  # in flight: at most 8 per process
     assert all(s["calls"] > 0 for s in stats)  # both processes drew from the one cap
+
+
+@pytest.mark.parametrize(
+    ("override", "want"),
+    [
+        ("backbone.max_calls=2.5", "expected a whole number >= 0 or null"),
+        ("backbone.max_usd=-1", "expected a number >= 0 or null"),
+        ("backbone.rpm=0", "expected a number > 0 or null"),
+        ("backbone.sweep_max_usd=abc", "'backbone.sweep_max_usd'"),
+    ],
+)
+def test_bad_caps_and_limits_are_one_line_config_errors(override: str, want: str) -> None:
+    from tomacs.config import ConfigError, compose
+
+    with pytest.raises(ConfigError, match=want):
+        compose(["backbone=gpt-4.1-nano", override])
+    cfg = compose(
+        ["backbone=gpt-4.1-nano", "backbone.max_usd=2.5", "backbone.sweep_max_calls=0", "backbone.rpm=500"]
+    )
+    assert cfg.backbone.max_usd == 2.5 and cfg.backbone.max_calls is None

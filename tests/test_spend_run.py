@@ -71,3 +71,41 @@ def test_cap_stops_with_one_line_and_its_command_resumes_without_repaying(tmp_pa
     res = json.loads((out / "results.json").read_text())
     assert res["metrics"]["resumed_questions"] == done
     assert res["backbone_stats"]["calls"] == 16 and res["backbone_stats"]["cache_hits"] > 0
+
+
+def body_key(body: dict) -> str:
+    from tomacs.backbones.cache import make_key
+
+    return make_key("openai/fake", body["messages"], {"max_tokens": body["max_tokens"]}, 0)
+
+
+def test_sweep_cap_over_two_joblib_workers_ends_with_one_line_and_resumes(tmp_path: Path) -> None:
+    import sqlite3
+
+    sweep, cache = tmp_path / "sweep", tmp_path / "cache.sqlite"
+    with FakeOpenAIServer(latency=0.05) as srv:
+        cmd = args(srv, tmp_path / "unused", cache, "backbone.sweep_max_calls=30", "agents=3,4")
+        cmd = [a for a in cmd if not a.startswith("hydra.run.dir=")]
+        cmd[4:4] = ["-m"]
+        cmd += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}"]
+        p = tomacs(cmd)
+        assert p.returncode == 4, p.stderr[-3000:]
+        jobs = [ln for ln in p.stderr.splitlines() if ln.startswith("[job") and "spend cap reached" in ln]
+        final = [ln for ln in p.stderr.splitlines() if ln.startswith("spend cap reached")]
+        assert jobs and len(final) == 1 and "Traceback" not in p.stderr
+        assert "backbone.sweep_max_calls=30 (this sweep's jobs have paid $" in final[0]
+        assert srv.requests == 30  # one cap over both processes, never exceeded
+        # the job directories do not carry the cap, so the raised cap finds them
+        assert sorted(d.name.split("_", 1)[0] for d in sweep.iterdir() if d.is_dir()) == ["0", "1"]
+        assert not any("sweep_max_calls" in d.name for d in sweep.iterdir())
+        with sqlite3.connect(cache) as c:
+            paid = {k for (k,) in c.execute("SELECT key FROM responses")}
+        first = len(srv.bodies)
+
+        resume = shlex.split(final[0].split("resume with: ", 1)[1])
+        assert "backbone.sweep_max_calls=60" in resume and f"hydra.sweep.dir={sweep}" in resume
+        p = tomacs(resume)
+        assert p.returncode == 0, p.stderr[-3000:]
+        second = {body_key(b) for b in srv.bodies[first:]}
+    assert second and not second & paid  # nothing paid for before was requested again
+    assert len(list(sweep.rglob("results.json"))) == 2  # (the api_base's slashes nest the job directories)

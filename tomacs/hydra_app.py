@@ -15,7 +15,7 @@ from rich.text import Text
 
 from tomacs.backbones.llm import BackboneError
 from tomacs.backbones.spend import EXIT_CODE as SPEND_CAP_EXIT
-from tomacs.backbones.spend import SpendCapReached, set_scope
+from tomacs.backbones.spend import SpendCapReached, raised_argv, set_scope
 from tomacs.config import ConfigError, register_schema
 from tomacs.paths import conf_dir
 from tomacs.progress import Progress, pct
@@ -140,13 +140,20 @@ def hydra_entry(cfg: DictConfig) -> float:
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     except SpendCapReached as exc:  # stopped before a paid call: everything paid for is kept
-        from tomacs.rundir import command_argv
+        if multirun:  # the sweep goes on (other jobs may still have cached or capped work) and its end
+            # prints the one resume line (tomacs.sweep.SweepSummary); raising here would let joblib
+            # kill the other jobs with their paid calls in flight
+            from tomacs.backbones.spend import SpendLedger, current_scope
 
-        key = exc.raised().split("=", 1)[0]
-        argv = [a for a in command_argv() if not a.lstrip("+").startswith(key + "=")] + [exc.raised()]
+            ledger, scope = current_scope()
+            if ledger is not None:
+                with SpendLedger(ledger) as book:
+                    book.record_stop(scope, exc)
+            print(f"{where}{exc}; stopped before its next paid call", file=sys.stderr, flush=True)
+            return float("nan")
         print(
-            f"{where}{exc}; finished work and paid replies are kept; raise it and resume with: "
-            f"{resume_command(resume_dir, multirun, argv)}",
+            f"{exc}; finished work and paid replies are kept; raise it and resume with: "
+            f"{resume_command(resume_dir, multirun, raised_argv([exc]))}",
             file=sys.stderr,
             flush=True,
         )

@@ -35,7 +35,15 @@ from typing import Any
 
 from tomacs.sqlite_store import SqliteStore
 
-__all__ = ["LEDGER_NAME", "SpendCapReached", "SpendCaps", "SpendLedger", "current_scope", "set_scope"]
+__all__ = [
+    "LEDGER_NAME",
+    "SpendCapReached",
+    "SpendCaps",
+    "SpendLedger",
+    "current_scope",
+    "raised_argv",
+    "set_scope",
+]
 
 LEDGER_NAME = ".tomacs_spend.sqlite"
 EXIT_CODE = 4  # documented in README (Spend caps and rate limits) and outputs/README.md
@@ -127,6 +135,10 @@ class SpendLedger(SqliteStore):
                    host TEXT NOT NULL, pid INTEGER NOT NULL, expires REAL NOT NULL,
                    PRIMARY KEY (id, scope))"""
         )
+        c.execute(
+            "CREATE TABLE IF NOT EXISTS stops (time REAL NOT NULL, job TEXT NOT NULL, key TEXT NOT NULL, "
+            "cap REAL NOT NULL, message TEXT NOT NULL)"
+        )
 
     def _txn(self, fn: Any) -> Any:
         def run() -> Any:
@@ -206,6 +218,22 @@ class SpendLedger(SqliteStore):
         """The reserved call was never paid (it failed for good, or was cancelled)."""
         self._txn(lambda c: c.execute("DELETE FROM reserved WHERE id = ?", (rid,)))
 
+    def record_stop(self, job: str, exc: SpendCapReached) -> None:
+        """A job of a sweep stopped on a cap: the sweep's end reads this to print the one resume line."""
+        row = (time.time(), job, exc.key, exc.limit, str(exc))
+        self._txn(
+            lambda c: c.execute(
+                "INSERT INTO stops (time, job, key, cap, message) VALUES (?, ?, ?, ?, ?)", row
+            )
+        )
+
+    def stops_since(self, t: float) -> list[SpendCapReached]:
+        """The caps that stopped jobs since `t`, one per cap key (the last one recorded)."""
+        rows = self._txn(
+            lambda c: c.execute("SELECT key, cap FROM stops WHERE time >= ? ORDER BY time", (t,)).fetchall()
+        )
+        return [SpendCapReached(k, float(cap), 0.0, 0, 0) for k, cap in dict(rows).items()]
+
     def paid(self, scope: str) -> tuple[int, float]:
         """(calls, usd) paid so far in `scope`."""
         calls, usd, _, _ = self._txn(lambda c: self._totals(c, scope))
@@ -260,3 +288,14 @@ def current_scope() -> tuple[Path | None, str]:
     """(ledger file or None, this job's scope)."""
     d = _scope["dir"]
     return (None if d is None else d / LEDGER_NAME), str(_scope["job"])
+
+
+def raised_argv(stops: list[SpendCapReached]) -> list[str]:
+    """The command as typed, with every cap that stopped a job doubled (see SpendCapReached.raised)."""
+    from tomacs.rundir import command_argv
+
+    argv = command_argv()
+    for exc in stops:
+        key = exc.key
+        argv = [a for a in argv if not a.lstrip("+").startswith(key + "=")] + [exc.raised()]
+    return argv
