@@ -193,3 +193,41 @@ def test_two_processes_share_one_rpm_bucket(tmp_path: Path) -> None:
         assert srv.ok == 52 and srv.rate_limited == 0, (srv.ok, srv.rate_limited)
     assert elapsed >= 4.9
     assert all(b'"rate_limited": 0' in o for o in outs)
+
+
+def test_tpm_paces_by_estimated_tokens(tmp_path: Path) -> None:
+    from tomacs.tokens import count_chat_tokens
+
+    # tpm 6000 = 100 tokens/s, bucket of 100; each request is estimated at its prompt + max_tokens 50.
+    # Four taken at once (concurrency 4): the k-th waits (k * est - 100) / 100 s when positive.
+    requests = [req(f"count the tokens of request {i}") for i in range(4)]
+    est = count_chat_tokens(requests[0].messages) + 50
+    waits = [max(0.0, (k * est - 100) / 100) for k in range(1, 5)]
+    with FakeOpenAIServer() as srv:
+        warm = LiteLLMBackbone("openai/fake", api_base=srv.base_url, cache=False)
+        asyncio.run(warm.generate([req("warm-up")]))
+        bb = LiteLLMBackbone(
+            "openai/fake",
+            api_base=srv.base_url,
+            cache=False,
+            tpm=6000,
+            max_tokens=50,
+            max_concurrency=4,
+            rate_state=tmp_path / "rl.sqlite",
+        )
+        bb._bucket.clock = lambda: 1000.0  # type: ignore[union-attr]  # no refill: the waits are exact
+        settled: list[float] = []
+        adjust = bb._bucket.adjust  # type: ignore[union-attr]
+        bb._bucket.adjust = lambda key, rate, cap, delta: (
+            settled.append(delta),
+            adjust(key, rate, cap, delta),
+        )[1]  # type: ignore[union-attr]
+        t0 = time.monotonic()
+        asyncio.run(bb.generate(requests))
+        elapsed = time.monotonic() - t0
+    assert waits[-1] > 1.0  # the case is a real test of pacing
+    assert bb.stats()["rate_wait_s"] == pytest.approx(sum(waits))
+    assert elapsed >= waits[-1] - 0.05
+    # each reply settled its estimate with the real usage (fewer tokens: given back to the bucket)
+    used = bb.stats()["prompt_tokens"] + bb.stats()["completion_tokens"]
+    assert len(settled) == 4 and sum(settled) == used - 4 * est < 0
