@@ -233,3 +233,16 @@ def test_bad_caps_and_limits_are_one_line_config_errors(override: str, want: str
         ["backbone=gpt-4.1-nano", "backbone.max_usd=2.5", "backbone.sweep_max_calls=0", "backbone.rpm=500"]
     )
     assert cfg.backbone.max_usd == 2.5 and cfg.backbone.max_calls is None
+
+
+def test_a_new_process_estimates_by_what_the_scope_paid(tmp_path: Path) -> None:
+    from tomacs.backbones.spend import SpendGuard
+
+    path = tmp_path / "l.sqlite"
+    first = SpendGuard(SpendCaps(max_usd=1.0), SpendLedger(path), "job:a", 60)
+    for _ in range(3):
+        first.settle(first.reserve(0.0), 0.3)  # paid 0.9, 0.3 a call
+    # a resume with the same cap: 0.9 + 0.3 >= 1, refused before any call (a zero estimate would send)
+    with pytest.raises(SpendCapReached, match=r"paid \$0.9000 for 3 calls"):
+        SpendGuard(SpendCaps(max_usd=1.0), SpendLedger(path), "job:a", 60).reserve(None)
+    SpendGuard(SpendCaps(max_usd=1.25), SpendLedger(path), "job:a", 60).reserve(None)  # 0.9 + 0.3 < 1.25

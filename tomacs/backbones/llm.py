@@ -538,7 +538,7 @@ class LiteLLMBackbone:
                             # reserved right before the first send, inside the concurrency slot: at most
                             # max_concurrency reservations per process are waiting on replies
                             done = self._counters["calls"]
-                            estimate = self._counters["cost_usd"] / done if done else 0.0
+                            estimate = self._counters["cost_usd"] / done if done else None
                             reservation = self._spend.reserve(estimate)
                         async with asyncio.timeout(self.timeout + _HARD_TIMEOUT_SLACK_S):
                             resp = await litellm.acompletion(**kwargs)

@@ -14,9 +14,10 @@ Guarantee (what the README states):
 - `max_calls` / `sweep_max_calls`: never exceeded; reservations count, not completions.
 - `max_usd` / `sweep_max_usd`: a call is sent only while paid + reserved + this call's estimate is
   below the cap; each in-flight call reserves the mean cost of this process's paid calls so far
-  (0 before the first reply). So the spend can pass the cap only by the difference between the
-  real and the estimated cost of calls already in flight when it was reached: at most the cost of
-  `max_concurrency` calls per process (plus calls waiting out a retry), and usually much less.
+  (before its first reply: the mean of what the scope paid; 0 in a fresh ledger). So the spend can
+  pass the cap only by the difference between the real and the estimated cost of calls already in
+  flight when it was reached: at most the cost of `max_concurrency` calls per process (plus calls
+  waiting out a retry), and usually much less.
 - A cap of 0 sends nothing: only cached replies are used.
 Reservations of a process that died are dropped (same host: its pid is gone; any host: after the
 longest time a call can take, timeout x attempts plus backoff).
@@ -171,7 +172,7 @@ class SpendLedger(SqliteStore):
         calls, usd = row if row else (0, 0.0)
         return int(calls), float(usd), int(res[0]), float(res[1])
 
-    def reserve(self, caps: list[_Cap], estimate_usd: float, ttl_s: float, scopes: list[str]) -> str:
+    def reserve(self, caps: list[_Cap], estimate_usd: float | None, ttl_s: float, scopes: list[str]) -> str:
         """Reserve one call in every scope of `scopes` (the job's and the sweep's, capped or not, so
         that a cap added on a resume counts what was paid before), checking every cap at once;
         or raise SpendCapReached naming the first one it would break (nothing is reserved then)."""
@@ -181,10 +182,15 @@ class SpendLedger(SqliteStore):
         def txn(c: sqlite3.Connection) -> str:
             now = time.time()
             self._purge(c, now)
+            est: dict[str, float] = {}
+            for scope in scopes:
+                calls, usd, _, _ = self._totals(c, scope)
+                # a process with no reply yet estimates by what the scope's calls cost so far
+                est[scope] = estimate_usd if estimate_usd is not None else (usd / calls if calls else 0.0)
             for cap in caps:
                 calls, usd, r_calls, r_usd = self._totals(c, cap.scope)
                 over = (
-                    usd + r_usd + estimate_usd >= cap.limit
+                    usd + r_usd + est[cap.scope] >= cap.limit
                     if cap.dollars
                     else calls + r_calls + 1 > cap.limit
                 )
@@ -193,7 +199,7 @@ class SpendLedger(SqliteStore):
             for scope in scopes:
                 c.execute(
                     "INSERT INTO reserved (id, scope, usd, host, pid, expires) VALUES (?, ?, ?, ?, ?, ?)",
-                    (rid, scope, estimate_usd, socket.gethostname(), os.getpid(), now + ttl_s),
+                    (rid, scope, est[scope], socket.gethostname(), os.getpid(), now + ttl_s),
                 )
             return rid
 
@@ -256,7 +262,8 @@ class SpendGuard:
         ]
         self._caps = [_Cap(k, s, float(v), d) for k, s, v, d in listed if v is not None]
 
-    def reserve(self, estimate_usd: float) -> str:
+    def reserve(self, estimate_usd: float | None) -> str:
+        """`estimate_usd`: what the call is expected to cost; None = the mean the scope paid so far."""
         return self.ledger.reserve(self._caps, estimate_usd, self.ttl_s, [self.job_scope, "sweep"])
 
     def settle(self, rid: str, usd: float) -> None:
