@@ -11,6 +11,9 @@ Why this shape:
   retried with exponential backoff and jitter; permanent ones (400/401/403/404, exhausted quota)
   stop at once. After `max_retries` the batch raises `BackboneError`: the run stops rather than
   silently scoring a missing answer, and what is cached stays cached.
+* Spend caps (`tomacs.backbones.spend`) reserve each paid call before it is sent, in a ledger the
+  processes of a sweep share; rate limits (`tomacs.backbones.ratelimit`) pace every process on the
+  machine through one token bucket, and a 429's Retry-After is a floor for the next try.
 * The API key is only ever read from the environment variable named by `api_key_env`, at call
   time. It is never stored on the object, in the cache, in stats, or in repr/str.
 * litellm is imported lazily (it takes seconds) with `LITELLM_LOCAL_MODEL_COST_MAP=True` and
@@ -544,14 +547,13 @@ class LiteLLMBackbone:
                             resp = await litellm.acompletion(**kwargs)
                     rec = self._record(litellm, resp, messages)
                     self._counters["calls"] += 1
-                    if reservation is not None:
-                        self._spend.settle(reservation, rec["cost_usd"])  # type: ignore[union-attr]
+                    if reservation is not None and self._spend is not None:
+                        self._spend.settle(reservation, rec["cost_usd"])
                         paid = True
-                    if self.tpm is not None:
+                    if self.tpm is not None and self._bucket is not None:  # settle the estimate
                         used = rec["prompt_tokens"] + rec["completion_tokens"]
-                        self._bucket.adjust(
-                            self._rate_key("tpm"), self.tpm / 60.0, self.tpm / 60.0, used - tokens
-                        )  # type: ignore[union-attr]
+                        rate = self.tpm / 60.0
+                        self._bucket.adjust(self._rate_key("tpm"), rate, rate, used - tokens)
                     return rec, retries
                 except (asyncio.CancelledError, SpendCapReached):
                     raise
@@ -574,8 +576,8 @@ class LiteLLMBackbone:
                     log.debug("%s: retry %d in %.2fs after %s", self.name, retries, delay, _short(e, 120))
                     await asyncio.sleep(delay)
         finally:
-            if reservation is not None and not paid:
-                self._spend.release(reservation)  # type: ignore[union-attr]  # failed or cancelled: unpaid
+            if reservation is not None and not paid and self._spend is not None:
+                self._spend.release(reservation)  # failed for good or cancelled: nothing was paid
         raise AssertionError("unreachable")
 
     def _record(self, litellm: Any, resp: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
