@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from tomacs.backbones.llm import BackboneError
+from tomacs.backbones.spend import EXIT_CODE as SPEND_CAP_EXIT
+from tomacs.backbones.spend import SpendCapReached, raised_argv, set_scope
 from tomacs.config import ConfigError, register_schema
 from tomacs.paths import conf_dir
 from tomacs.progress import Progress, pct
@@ -114,6 +117,8 @@ def hydra_entry(cfg: DictConfig) -> float:
     num = hc.job.get("num") if multirun else None
     where = f"[job {num}] " if multirun else ""
     resume_dir = Path(str(hc.sweep.dir)).resolve() if multirun else out_dir  # a sweep resumes whole
+    # spend caps: the ledger lives in the sweep (single run: run) directory, one scope per job
+    set_scope(resume_dir, os.path.relpath(out_dir.resolve(), resume_dir.resolve()) if multirun else ".")
     try:
         results = run_job(
             cfg,
@@ -137,6 +142,25 @@ def hydra_entry(cfg: DictConfig) -> float:
             remove_stub(out_dir)
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
+    except SpendCapReached as exc:  # stopped before a paid call: everything paid for is kept
+        if multirun:  # the sweep goes on (other jobs may still have cached or capped work) and its end
+            # prints the one resume line (tomacs.sweep.SweepSummary); raising here would let joblib
+            # kill the other jobs with their paid calls in flight
+            from tomacs.backbones.spend import SpendLedger, current_scope
+
+            ledger, scope = current_scope()
+            if ledger is not None:
+                with SpendLedger(ledger) as book:
+                    book.record_stop(scope, exc)
+            print(f"{where}{exc}; stopped before its next paid call", file=sys.stderr, flush=True)
+            return float("nan")
+        print(
+            f"{exc}; finished work and paid replies are kept; raise it and resume with: "
+            f"{resume_command(resume_dir, multirun, raised_argv([exc]))}",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(SPEND_CAP_EXIT) from None
     except BackboneError as exc:  # the run is resumable: finished questions and paid replies are kept
         console.print(f"[bold red]backbone error:[/] {exc}", highlight=False, soft_wrap=True)
         print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)

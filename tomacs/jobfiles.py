@@ -182,7 +182,17 @@ _RESUME_FREE = (
     "backbone.backoff_max",
     "backbone.cache",
     "embed.cache",  # cached vectors are bit-identical to fresh ones
+    *(f"backbone.{k}" for k in ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")),
 )
+# Spend caps and rate limits: raising a cap and re-running must skip the jobs that finished.
+_SKIP_FREE = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")
+
+
+def _without_limits(config: dict[str, Any]) -> dict[str, Any]:
+    bb = config.get("backbone")
+    if not isinstance(bb, dict):
+        return config
+    return {**config, "backbone": {k: v for k, v in bb.items() if k not in _SKIP_FREE}}
 
 
 def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
@@ -224,7 +234,9 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
         old = json.loads(path.read_text())
     except json.JSONDecodeError:
         return None
-    same = isinstance(old.get("config"), dict) and _settled(old["config"]) == resolved
+    same = isinstance(old.get("config"), dict) and _without_limits(
+        _settled(old["config"])
+    ) == _without_limits(resolved)
     return old if same and old.get("mode") == mode else None
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,8 +138,39 @@ def print_summary(console: Console, sweep_dir: Path) -> None:
 class SweepSummary(Callback):
     """Registered in conf/config.yaml (hydra.callbacks); prints the table after a multirun."""
 
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        self._started = time.time()
+
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if sweep_dir.exists():
             print_summary(console, sweep_dir)
             console.print(f"report: tomacs report {sweep_dir}", highlight=False, soft_wrap=True)
+        stop_on_spend_cap(sweep_dir, getattr(self, "_started", 0.0))
+
+
+def stop_on_spend_cap(sweep_dir: Path, since: float) -> None:
+    """Jobs stopped by a spend cap returned normally (so the others could finish or reach it too);
+    the sweep ends with one line naming the caps, the command that goes on, and exit code 4."""
+    from tomacs.backbones.spend import EXIT_CODE, LEDGER_NAME, SpendLedger
+
+    path = sweep_dir / LEDGER_NAME
+    if not path.is_file():
+        return
+    with SpendLedger(path) as book:
+        stops = book.stops_since(since)
+        calls, usd = book.paid("sweep")
+    if not stops:
+        return
+    from tomacs.backbones.spend import raised_argv
+    from tomacs.rundir import resume_command
+
+    caps = ", ".join(f"{e.key}={e.limit:g}" for e in stops)
+    command = resume_command(sweep_dir.resolve(), True, raised_argv(stops))
+    print(
+        f"spend cap reached: {caps} (this sweep's jobs have paid ${usd:.4f} for {calls} calls); finished "
+        f"work and paid replies are kept; raise it and resume with: {command}",
+        file=sys.stderr,
+        flush=True,
+    )
+    raise SystemExit(EXIT_CODE)

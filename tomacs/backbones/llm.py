@@ -11,6 +11,9 @@ Why this shape:
   retried with exponential backoff and jitter; permanent ones (400/401/403/404, exhausted quota)
   stop at once. After `max_retries` the batch raises `BackboneError`: the run stops rather than
   silently scoring a missing answer, and what is cached stays cached.
+* Spend caps (`tomacs.backbones.spend`) reserve each paid call before it is sent, in a ledger the
+  processes of a sweep share; rate limits (`tomacs.backbones.ratelimit`) pace every process on the
+  machine through one token bucket, and a 429's Retry-After is a floor for the next try.
 * The API key is only ever read from the environment variable named by `api_key_env`, at call
   time. It is never stored on the object, in the cache, in stats, or in repr/str.
 * litellm is imported lazily (it takes seconds) with `LITELLM_LOCAL_MODEL_COST_MAP=True` and
@@ -34,9 +37,18 @@ from typing import Any
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.backbones.cache import ResponseCache, make_key
+from tomacs.backbones.ratelimit import SharedBucket, default_state_path, retry_after_of
+from tomacs.backbones.spend import SpendCapReached, SpendCaps, SpendGuard, SpendLedger, current_scope
 from tomacs.tokens import count_chat_tokens, count_tokens
 
-__all__ = ["FAST_CALL_SETTINGS", "BackboneError", "LiteLLMBackbone", "Price", "import_litellm"]
+__all__ = [
+    "FAST_CALL_SETTINGS",
+    "BackboneError",
+    "LiteLLMBackbone",
+    "Price",
+    "SpendCapReached",
+    "import_litellm",
+]
 
 log = logging.getLogger(__name__)
 
@@ -156,16 +168,18 @@ def _is_retryable(exc: BaseException) -> bool:
     return "timeout" in name or isinstance(exc, OSError)
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    resp = getattr(exc, "response", None)
-    headers = getattr(resp, "headers", None)
-    if not headers:
+def _opt(c: Mapping[str, Any], key: str, kind: type) -> Any:
+    """An optional non-negative number from the backbone config (None = unset)."""
+    v = c.get(key)
+    if v is None:
         return None
     try:
-        value = headers.get("retry-after") or headers.get("Retry-After")
-        return float(value) if value is not None else None
+        out = kind(v)
     except (TypeError, ValueError):
-        return None
+        raise ValueError(f"backbone.{key} must be a number >= 0 or null (got {v!r})") from None
+    if out < 0 or isinstance(v, bool):
+        raise ValueError(f"backbone.{key} must be a number >= 0 or null (got {v!r})")
+    return out
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
@@ -199,6 +213,12 @@ class LiteLLMBackbone:
         price: Price | Mapping[str, float] | None = None,
         params: Mapping[str, Any] | None = None,
         name: str | None = None,
+        caps: SpendCaps | None = None,
+        spend_ledger: str | Path | None = None,
+        job_scope: str = "job:.",
+        rpm: float | None = None,
+        tpm: float | None = None,
+        rate_state: str | Path | None = None,
     ) -> None:
         if not model:
             raise ValueError("LiteLLMBackbone needs a model name (e.g. 'gpt-4.1-nano' or 'openai/smollm2')")
@@ -236,6 +256,26 @@ class LiteLLMBackbone:
 
         self._inflight: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._cost_unknown = False
+        # Spend caps: a ledger file shared by the sweep's processes, else one in memory (this process).
+        self.caps = caps or SpendCaps()
+        self._spend: SpendGuard | None = None
+        if self.caps.any():
+            ledger = SpendLedger(spend_ledger if spend_ledger is not None else ":memory:")
+            # the longest a call can hold its reservation: every attempt timing out, every backoff
+            ttl = (self.timeout + _HARD_TIMEOUT_SLACK_S) * (self.max_retries + 1) + max(
+                self.backoff_max, 600.0
+            ) * self.max_retries
+            self._spend = SpendGuard(self.caps, ledger, job_scope, ttl)
+        # Rate limits: token buckets shared by every process on this machine that uses this endpoint.
+        for what, v in (("rpm", rpm), ("tpm", tpm)):
+            if v is not None and v <= 0:
+                raise ValueError(f"backbone.{what} must be > 0 or null (got {v})")
+        self.rpm = rpm
+        self.tpm = tpm
+        self._bucket: SharedBucket | None = None
+        if rpm is not None or tpm is not None:
+            path = rate_state or default_state_path(self.cache.path if self.cache is not None else None)
+            self._bucket = SharedBucket(path)
         self._counters: dict[str, Any] = {
             "requests": 0,
             "calls": 0,
@@ -251,6 +291,8 @@ class LiteLLMBackbone:
             "tokens_estimated": 0,
             "cost_usd": 0.0,
             "cost_usd_cached": 0.0,
+            "rate_wait_s": 0.0,
+            "rate_limited": 0,
         }
 
     # -- construction from config -------------------------------------------------------------
@@ -276,6 +318,13 @@ class LiteLLMBackbone:
             cache = cache_cfg
         if c.get("require_api_base") and not c.get("api_base"):
             raise ValueError("this backbone preset needs `api_base` (e.g. http://127.0.0.1:8000/v1)")
+        caps = SpendCaps(
+            max_usd=_opt(c, "max_usd", float),
+            max_calls=_opt(c, "max_calls", int),
+            sweep_max_usd=_opt(c, "sweep_max_usd", float),
+            sweep_max_calls=_opt(c, "sweep_max_calls", int),
+        )
+        ledger, job_scope = current_scope()
         kwargs = {
             k: c[k]
             for k in (
@@ -291,10 +340,12 @@ class LiteLLMBackbone:
                 "backoff_max",
                 "price",
                 "params",
+                "rpm",
+                "tpm",
             )
             if c.get(k) is not None
         }
-        return cls(cache=cache, **kwargs)
+        return cls(cache=cache, caps=caps, spend_ledger=ledger, job_scope=job_scope, **kwargs)
 
     # -- protocol -----------------------------------------------------------------------------
     async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
@@ -307,9 +358,21 @@ class LiteLLMBackbone:
             return []
         results = await asyncio.gather(*(self._one(r) for r in requests), return_exceptions=True)
         for res in results:
+            if isinstance(res, SpendCapReached) and self._spend is not None:
+                await self._drain()
+                raise self._spend.final(res) from None
             if isinstance(res, BaseException):
                 raise res
         return list(results)  # type: ignore[arg-type]
+
+    async def _drain(self) -> None:
+        """Let the calls already on the wire (from this and every other pending `generate` of this
+        process) land in the cache before a cap stops the job: they are paid for either way, and
+        the job unwinding would cancel them."""
+        while self._inflight:
+            pending = [asyncio.shield(f) for f in list(self._inflight.values())]
+            await asyncio.gather(*pending, return_exceptions=True)
+            await asyncio.sleep(0)  # let each call's own coroutine store its reply and unregister
 
     def stats(self) -> dict[str, Any]:
         """Counters for results.json. `calls` = successful API completions (paid), `attempts`
@@ -324,10 +387,14 @@ class LiteLLMBackbone:
         return out
 
     async def aclose(self) -> None:
-        """Close the cache. litellm's shared HTTP clients are left to its own atexit cleanup,
-        because other backbones in this process may still be using them."""
+        """Close the cache and the shared ledgers. litellm's shared HTTP clients are left to its own
+        atexit cleanup, because other backbones in this process may still be using them."""
         if self.cache is not None:
             self.cache.close()
+        if self._spend is not None:
+            self._spend.ledger.close()
+        if self._bucket is not None:
+            self._bucket.close()
 
     def __repr__(self) -> str:
         return (
@@ -369,6 +436,12 @@ class LiteLLMBackbone:
             rec, retries = await self._call_with_retries(request.messages)
             if self.cache is not None:
                 self.cache.put(key, rec)
+            if self._cost_unknown and self.caps.needs_price():
+                raise BackboneError(
+                    f"a dollar cap (backbone.max_usd / sweep_max_usd) needs a price, and litellm has "
+                    f"none for {self.model}: set backbone.price={{input_per_mtok: .., output_per_mtok: ..}} "
+                    "or cap calls with backbone.max_calls instead"
+                )
             fut.set_result(rec)
             return self._reply(rec, cached=False, retries=retries)
         except BaseException as e:
@@ -404,13 +477,40 @@ class LiteLLMBackbone:
         return None
 
     def _backoff(self, attempt: int, exc: BaseException) -> float:
-        """Exponential backoff with equal jitter; honours Retry-After up to backoff_max."""
+        """Exponential backoff with equal jitter; a Retry-After the server sends (seconds or an
+        HTTP-date) is a floor, honoured even beyond backoff_max (up to RETRY_AFTER_MAX_S)."""
         d = min(self.backoff_max, self.backoff_base * (2**attempt))
         d = d / 2 + random.uniform(0, d / 2)
-        ra = _retry_after(exc)
+        ra = retry_after_of(exc)
         if ra is not None:
-            d = max(d, min(ra, self.backoff_max))
+            d = max(d, ra)
+            if self._bucket is not None and self.rpm is not None and ra > 0:
+                self._bucket.pause(self._rate_key("rpm"), self.rpm / 60.0, 1.0, ra)  # every process waits
         return d
+
+    def _rate_key(self, what: str) -> str:
+        return f"{self.endpoint}|{self.model}|{what}"
+
+    def _tokens_estimate(self, messages: list[dict[str, str]]) -> int:
+        """Tokens a request will count against a tpm limit: its prompt, plus max_tokens (what
+        providers reserve) or else the mean completion so far."""
+        done = self._counters["calls"]
+        completion = self.max_tokens or (self._counters["completion_tokens"] // done if done else 256)
+        return count_chat_tokens(messages) + int(completion)
+
+    async def _pace(self, tokens: int) -> None:
+        """Wait for this request's turn under the shared rpm/tpm buckets (no-op without limits)."""
+        if self._bucket is None:
+            return
+        wait = 0.0
+        if self.rpm is not None:
+            wait = self._bucket.take(self._rate_key("rpm"), self.rpm / 60.0, 1.0, 1.0)
+        if self.tpm is not None:
+            rate = self.tpm / 60.0
+            wait = max(wait, self._bucket.take(self._rate_key("tpm"), rate, rate, float(tokens)))
+        if wait > 0:
+            self._counters["rate_wait_s"] += wait
+            await asyncio.sleep(wait)
 
     async def _call_with_retries(self, messages: list[dict[str, str]]) -> tuple[dict[str, Any], int]:
         litellm = import_litellm()
@@ -427,32 +527,57 @@ class LiteLLMBackbone:
         if api_key is not None:
             kwargs["api_key"] = api_key
         sem = _endpoint_semaphore(self.endpoint, self.max_concurrency)
+        tokens = self._tokens_estimate(messages) if self.tpm is not None else 0
+        reservation: str | None = None
+        paid = False
         retries = 0
-        for attempt in range(self.max_retries + 1):
-            self._counters["attempts"] += 1
-            try:
-                async with sem:
-                    async with asyncio.timeout(self.timeout + _HARD_TIMEOUT_SLACK_S):
-                        resp = await litellm.acompletion(**kwargs)
-                rec = self._record(litellm, resp, messages)
-                self._counters["calls"] += 1
-                return rec, retries
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # noqa: BLE001 - classified below
-                self._counters["failures"] += 1
-                if not _is_retryable(e) or attempt >= self.max_retries:
-                    self._counters["errors"] += 1
-                    what = f"gave up after {attempt + 1} attempts" if _is_retryable(e) else "permanent error"
-                    raise BackboneError(
-                        f"{self.name} at {self.api_base or 'provider default endpoint'}: {what}; "
-                        f"last error: {_short(e)}. Responses obtained so far are kept in the cache."
-                    ) from None
-                delay = self._backoff(attempt, e)
-                retries += 1
-                self._counters["retries"] += 1
-                log.debug("%s: retry %d in %.2fs after %s", self.name, retries, delay, _short(e, 120))
-                await asyncio.sleep(delay)
+        try:
+            for attempt in range(self.max_retries + 1):
+                self._counters["attempts"] += 1
+                try:
+                    async with sem:
+                        await self._pace(tokens)
+                        if self._spend is not None and reservation is None:
+                            # reserved right before the first send, inside the concurrency slot: at most
+                            # max_concurrency reservations per process are waiting on replies
+                            done = self._counters["calls"]
+                            estimate = self._counters["cost_usd"] / done if done else None
+                            reservation = self._spend.reserve(estimate)
+                        async with asyncio.timeout(self.timeout + _HARD_TIMEOUT_SLACK_S):
+                            resp = await litellm.acompletion(**kwargs)
+                    rec = self._record(litellm, resp, messages)
+                    self._counters["calls"] += 1
+                    if reservation is not None and self._spend is not None:
+                        self._spend.settle(reservation, rec["cost_usd"])
+                        paid = True
+                    if self.tpm is not None and self._bucket is not None:  # settle the estimate
+                        used = rec["prompt_tokens"] + rec["completion_tokens"]
+                        rate = self.tpm / 60.0
+                        self._bucket.adjust(self._rate_key("tpm"), rate, rate, used - tokens)
+                    return rec, retries
+                except (asyncio.CancelledError, SpendCapReached):
+                    raise
+                except Exception as e:  # noqa: BLE001 - classified below
+                    self._counters["failures"] += 1
+                    if _status_code(e) == 429:
+                        self._counters["rate_limited"] += 1
+                    if not _is_retryable(e) or attempt >= self.max_retries:
+                        self._counters["errors"] += 1
+                        what = (
+                            f"gave up after {attempt + 1} attempts" if _is_retryable(e) else "permanent error"
+                        )
+                        raise BackboneError(
+                            f"{self.name} at {self.api_base or 'provider default endpoint'}: {what}; "
+                            f"last error: {_short(e)}. Responses obtained so far are kept in the cache."
+                        ) from None
+                    delay = self._backoff(attempt, e)
+                    retries += 1
+                    self._counters["retries"] += 1
+                    log.debug("%s: retry %d in %.2fs after %s", self.name, retries, delay, _short(e, 120))
+                    await asyncio.sleep(delay)
+        finally:
+            if reservation is not None and not paid and self._spend is not None:
+                self._spend.release(reservation)  # failed for good or cancelled: nothing was paid
         raise AssertionError("unreachable")
 
     def _record(self, litellm: Any, resp: Any, messages: list[dict[str, str]]) -> dict[str, Any]:

@@ -11,21 +11,32 @@ request gets the default behaviour ("ok"). Actions:
     "ok"          a normal completion (with usage unless `include_usage=False`)
     "no_usage"    a normal completion without the `usage` field
     "429"         HTTP 429 rate limit (with a Retry-After: 0 header)
+    "429:<s>"     HTTP 429 with Retry-After: <s> (delta-seconds)
+    "429-date:<s>" HTTP 429 with Retry-After as an HTTP-date <s> seconds ahead
     "500" / "503" HTTP 5xx
     "400" / "401" HTTP 4xx that a client must not retry
     "malformed"   HTTP 200 with a body that is not JSON
     "empty"       HTTP 200 with empty message content
     "sleep:<s>"   wait <s> seconds, then answer normally (exercises client timeouts)
 
+Rate-limit mode (`rpm=`): a token bucket of `rpm_burst_s` seconds' worth of requests
+(rpm / 60 x rpm_burst_s, at least 1), refilled at rpm / 60 per second, like a provider that
+quantizes its per-minute limit. A request finding it empty is answered 429 at once, with
+Retry-After the whole seconds until a token is back; `GET /stats` counts ok and 429 answers.
+Latency is drawn uniformly from [latency, latency_max] when latency_max is given.
+
 Run standalone (prints the port on the first stdout line):
-    python -m tomacs.testing.fake_openai_server --latency 0.2
+    python -m tomacs.testing.fake_openai_server --latency 1 --latency-max 2 --rpm 600
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import email.utils
 import json
+import math
+import random
 import sys
 import threading
 import time
@@ -47,9 +58,19 @@ class FakeOpenAIServer:
         reply: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        latency_max: float | None = None,
+        rpm: float | None = None,
+        rpm_burst_s: float = 1.0,
     ) -> None:
         self.script: deque[str] = deque(script)
         self.latency = latency
+        self.latency_max = latency_max
+        self.rpm = rpm
+        self._capacity = max(1.0, (rpm or 0) / 60.0 * rpm_burst_s)
+        self._tokens = self._capacity
+        self._refilled = time.monotonic()
+        self.ok = 0  # completions answered 200
+        self.rate_limited = 0  # 429s, scripted or from the rpm limit
         self.include_usage = include_usage
         self.reply = reply
         self.host = host
@@ -78,6 +99,8 @@ class FakeOpenAIServer:
     def reset_counts(self) -> None:
         with self._lock:
             self.requests = 0
+            self.ok = 0
+            self.rate_limited = 0
             self.actions.clear()
             self.auth_headers.clear()
             self.bodies.clear()
@@ -130,6 +153,7 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/stats", self._stats)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(
@@ -149,6 +173,24 @@ class FakeOpenAIServer:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    async def _stats(self, request: web.Request) -> web.Response:
+        with self._lock:
+            body = {"requests": self.requests, "ok": self.ok, "rate_limited": self.rate_limited}
+        return web.json_response(body)
+
+    def _over_limit(self) -> float | None:
+        """Seconds until the rpm bucket has a token again, or None when it had one (taken)."""
+        if self.rpm is None:
+            return None
+        rate = self.rpm / 60.0
+        now = time.monotonic()
+        self._tokens = min(self._capacity, self._tokens + (now - self._refilled) * rate)
+        self._refilled = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return None
+        return (1.0 - self._tokens) / rate
+
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
@@ -161,23 +203,42 @@ class FakeOpenAIServer:
         with self._lock:  # one lock: requests/actions/bodies/auth_headers stay aligned by index
             self.requests += 1
             action = self.script.popleft() if self.script else "ok"
+            wait = self._over_limit() if action == "ok" else None
+            if wait is not None:
+                action = f"429:{math.ceil(wait)}"
             self.actions.append(action)
             self.auth_headers.append(request.headers.get("Authorization", ""))
             self.bodies.append(body)
-        if self.latency > 0:
+            if action.startswith("429"):
+                self.rate_limited += 1
+        if action.startswith("429"):  # a provider refuses at once, before any work
+            kind, _, secs = action.partition(":")
+            when = float(secs or 0)
+            after = (
+                email.utils.formatdate(time.time() + when, usegmt=True) if kind == "429-date" else secs or "0"
+            )
+            err = {
+                "error": {"message": "rate limit (fake)", "type": "requests", "code": "rate_limit_exceeded"}
+            }
+            return web.json_response(err, status=429, headers={"Retry-After": after})
+        if self.latency_max is not None:
+            await asyncio.sleep(random.uniform(self.latency, self.latency_max))
+        elif self.latency > 0:
             await asyncio.sleep(self.latency)
         if action.startswith("sleep:"):
             await asyncio.sleep(float(action.split(":", 1)[1]))
             action = "ok"
         if action.isdigit():
             code = int(action)
-            headers = {"Retry-After": "0"} if code == 429 else {}
             err = {"error": {"message": f"injected {code}", "type": "fake", "code": code}}
-            return web.json_response(err, status=code, headers=headers)
+            return web.json_response(err, status=code)
         if action == "malformed":
             return web.Response(status=200, text="{not json at all", content_type="application/json")
         text = "" if action == "empty" else self._text(body)
         usage = self.include_usage and action != "no_usage"
+        if action != "malformed" and text:
+            with self._lock:
+                self.ok += 1
         return web.json_response(self._completion(body, text, usage))
 
     def _text(self, body: dict[str, Any]) -> str:
@@ -218,8 +279,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--no-usage", action="store_true")
+    ap.add_argument("--latency-max", type=float, default=None, help="latency drawn from [latency, this]")
+    ap.add_argument("--rpm", type=float, default=None, help="answer 429 beyond this many requests per minute")
+    ap.add_argument(
+        "--rpm-burst-s", type=float, default=1.0, help="seconds' worth of requests allowed at once"
+    )
     args = ap.parse_args(argv)
-    server = FakeOpenAIServer(latency=args.latency, include_usage=not args.no_usage, port=args.port).start()
+    server = FakeOpenAIServer(
+        latency=args.latency,
+        include_usage=not args.no_usage,
+        port=args.port,
+        latency_max=args.latency_max,
+        rpm=args.rpm,
+        rpm_burst_s=args.rpm_burst_s,
+    ).start()
     print(server.port, flush=True)
     try:
         sys.stdin.read()  # parent closes the pipe -> exit
