@@ -31,7 +31,6 @@ wrong options, so this loses nothing and lets one vectorised pass cover every de
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -114,6 +113,7 @@ class Observations:
     initial: np.ndarray  # (O,) bool: answered from p0 (round 1, or nothing to update on)
     n_groups: int
     keys: list[str] = field(default_factory=list)  # question key of each group
+    target: np.ndarray | None = None  # (G,) the adversaries' relabelled target, -1 = none or mixed
 
     @property
     def size(self) -> int:
@@ -123,6 +123,7 @@ class Observations:
 def observations(debates: Sequence[Debate], model: str | None = None) -> list[Observations]:
     """Turn debates into per-answer rows, one block per candidate count."""
     by_n: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
+    targets: dict[str, set[int]] = {}
     for d in debates:
         n = len(d.letters)
         if n < 2 or d.gold not in d.letters:
@@ -135,6 +136,7 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
             return -1 if t is None or t.answer is None or t.answer not in _i else _i[t.answer]
 
         rows = by_n.setdefault(n, {}).setdefault(question_key(d), [])
+        targets.setdefault(question_key(d), set()).add(debate_target(d))
         for i in honest_agents(d, model):
             first = ans(i, 1)
             for r in range(1, d.n_rounds + 1):
@@ -185,6 +187,7 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                 initial=np.array(ini, dtype=bool),
                 n_groups=len(keys),
                 keys=keys,
+                target=np.array([next(iter(targets[k])) if len(targets[k]) == 1 else -1 for k in keys]),
             )
         )
     return blocks
@@ -300,6 +303,7 @@ def block_loglik(
     obs: Observations,
     nodes: int = QUAD_NODES,
     grid: tuple[np.ndarray, np.ndarray] | None = None,
+    lure: float | None = None,
 ) -> np.ndarray:
     """Marginal log-likelihood of each latent group (question): the latent integrated out.
 
@@ -309,13 +313,40 @@ def block_loglik(
     w = np.asarray(w, dtype=float)
     g = group_loglik(profile, obs, c)  # (G, K, D)
     with np.errstate(divide="ignore"):
-        lw = np.log(w)[None, :, None] - math.log(obs.n_cand - 1)
+        lw = np.log(w)[None, :, None] + np.log(distractor_prior(obs, lure))[:, None, :]
     return special.logsumexp(g + lw, axis=(1, 2))
 
 
-def loglik(profile: SimProfile, blocks: Sequence[Observations], nodes: int = QUAD_NODES) -> float:
+def distractor_prior(obs: Observations, lure: float | None = None) -> np.ndarray:
+    """(G, D) prior of each question's distractor (1..n-1). The simulator draws it uniformly, and
+    independently of any adversary's target; `lure` is instead the probability that the distractor
+    IS the question's adversarial target (the rest spread evenly), for sources whose target rule is
+    tied to the question (MAD-Follower's fixed letter). None = uniform = the simulator."""
+    d = obs.n_cand - 1
+    pri = np.full((obs.n_groups, d), 1.0 / d)
+    if lure is None or d < 2 or obs.target is None:
+        return pri
+    has = obs.target >= 1
+    rows = np.flatnonzero(has)
+    pri[rows] = (1.0 - lure) / (d - 1)
+    pri[rows, obs.target[has] - 1] = lure
+    return pri
+
+
+def debate_target(d: Debate) -> int:
+    """The adversaries' target, relabelled (gold = 0); -1 when there is none."""
+    idx = _letter_index(d)
+    for a in d.agents:
+        if a.role == "adversary" and a.target in idx:
+            return idx[a.target]
+    return -1
+
+
+def loglik(
+    profile: SimProfile, blocks: Sequence[Observations], nodes: int = QUAD_NODES, lure: float | None = None
+) -> float:
     """Total marginal log-likelihood of every block."""
-    return float(sum(block_loglik(profile, b, nodes).sum() for b in blocks))
+    return float(sum(block_loglik(profile, b, nodes, lure=lure).sum() for b in blocks))
 
 
 def n_answers(blocks: Sequence[Observations]) -> int:
@@ -346,6 +377,7 @@ class FitResult:
     seconds: float
     converged: bool
     starts: int
+    target_lure: float | None = None  # fitted P(distractor = target), when asked for
 
 
 def _profile_at(base: SimProfile, names: Sequence[str], x: np.ndarray) -> SimProfile:
@@ -360,6 +392,7 @@ def fit(
     nodes: int = QUAD_NODES,
     extra: Sequence[str] = (),
     fixed: dict[str, float] | None = None,
+    fit_lure: bool = False,
 ) -> FitResult:
     """Maximum likelihood over FIT_PARAMS (plus `extra` profile fields, starting at their defaults),
     L-BFGS-B within bounds from `restarts` starting points; the best optimum wins."""
@@ -392,25 +425,31 @@ def fit(
     lo = np.array([_LOWER[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_BOUNDS[k][0] for k in names])
     hi = np.array([_UPPER[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_BOUNDS[k][1] for k in names])
     n_ans = n_answers(blocks)
-
+    n_p = len(names)
+    if fit_lure:  # one more variable, after the profile's
+        lo, hi = np.r_[lo, 0.0], np.r_[hi, 1.0]
     span = hi - lo
 
     def nll(z: np.ndarray) -> float:
         # the optimiser works on [0, 1] per parameter, so one step size suits all of them
-        v = -loglik(_profile_at(base, names, lo + z * span), blocks, nodes) / n_ans
+        x = lo + z * span
+        lure = float(x[n_p]) if fit_lure else None
+        v = -loglik(_profile_at(base, names, x[:n_p]), blocks, nodes, lure=lure) / n_ans
         return v if np.isfinite(v) else 1e6
 
     best: Any = None
     for s in _STARTS[: max(1, restarts)]:
         x0 = np.array([s[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_START[k] for k in names])
+        if fit_lure:
+            x0 = np.r_[x0, 1.0 / max(n_cand - 1, 1)]
         z0 = np.clip((x0 - lo) / span, 1e-6, 1 - 1e-6)
         res = optimize.minimize(
-            nll, z0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(names), options={"maxiter": 300}
+            nll, z0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(z0), options={"maxiter": 300}
         )
         if best is None or res.fun < best.fun:
             best = res
     best.x = lo + best.x * span
-    prof = _profile_at(base, names, best.x)
+    prof = _profile_at(base, names, best.x[:n_p])
     return FitResult(
         profile=prof,
         loglik=-best.fun * n_ans,
@@ -420,6 +459,7 @@ def fit(
         seconds=time.perf_counter() - t0,
         converged=bool(best.success),
         starts=max(1, restarts),
+        target_lure=float(best.x[n_p]) if fit_lure else None,
     )
 
 

@@ -119,7 +119,8 @@ def run(
         fit_d, held = list(debates), []
     else:
         fit_d, held = fe.split_questions(debates, split, split_seed)
-    res = fe.fit(fit_d, name=name, model=model, restarts=restarts)
+    res = fe.fit(fit_d, name=name, model=model, restarts=restarts, fit_lure=True)
+    lure = res.target_lure
     paper = paper_profile()
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),
@@ -130,13 +131,18 @@ def run(
             "loglik_per_answer": res.loglik / res.n_answers,
             "seconds": res.seconds,
             "converged": res.converged,
+            "target_lure": lure,
         },
     }
     if held:
-        out["held_out"] = ho.evaluate(res.profile, held, model, fit_d, paper, draws=draws, seed=seed)
+        out["held_out"] = ho.evaluate(
+            res.profile, held, model, fit_d, paper, draws=draws, seed=seed, lure=lure
+        )
     if predict:
         other = read_debates(predict, model)
-        out["predict"] = ho.evaluate(res.profile, other, model, fit_d, paper, draws=draws, seed=seed)
+        out["predict"] = ho.evaluate(
+            res.profile, other, model, fit_d, paper, draws=draws, seed=seed, lure=lure
+        )
         out["predict"]["sources"] = list(predict)
     models = sorted({m for d in fit_d for m in fe.debate_models(d)})
     provenance: dict[str, Any] = {
@@ -153,6 +159,9 @@ def run(
         "fit_loglik_per_answer": round(res.loglik / res.n_answers, 6),
         "model_variant": MODEL_VARIANT,
         "fitted": list(fe.FIT_PARAMS) + ["compliance (adversaries' target rate)"],
+        # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
+        # the adversaries' target); the simulator draws targets independently of the lure
+        "target_lure": None if lure is None else round(lure, 6),
     }
     if held:
         provenance["held_out"] = _summary(out["held_out"])

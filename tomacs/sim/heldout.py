@@ -146,12 +146,24 @@ def stat_counts(lay: Layout, ans: np.ndarray, n_cand: int, r_max: int) -> np.nda
 
 
 def _latent_draws(
-    profile: SimProfile, n: int, draws: int, rng: np.random.Generator
+    profile: SimProfile,
+    n: int,
+    draws: int,
+    rng: np.random.Generator,
+    target: int = -1,
+    lure: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-draw competence and distractor; with `lure`, the distractor is the target with that
+    probability (fe.distractor_prior), else uniform as in the simulator."""
     a, b = profile.beta_ab
     c = np.clip(rng.beta(a, b, size=draws), 1e-9, 1 - 1e-9)
-    d = rng.integers(1, n, size=draws) if n > 2 else np.ones(draws, dtype=np.int64)
-    return c, d
+    if n <= 2:
+        return c, np.ones(draws, dtype=np.int64)
+    if lure is None or target < 1:
+        return c, rng.integers(1, n, size=draws)
+    p = np.full(n - 1, (1.0 - lure) / (n - 2))
+    p[target - 1] = lure
+    return c, 1 + rng.choice(n - 1, size=draws, p=p / p.sum())
 
 
 def _log_p0(profile: SimProfile, c: np.ndarray, d: np.ndarray, n: int) -> np.ndarray:
@@ -168,7 +180,12 @@ def _log_p0(profile: SimProfile, c: np.ndarray, d: np.ndarray, n: int) -> np.nda
 
 
 def simulate(
-    profile: SimProfile, debates: Sequence[Debate], model: str | None, draws: int, seed: int
+    profile: SimProfile,
+    debates: Sequence[Debate],
+    model: str | None,
+    draws: int,
+    seed: int,
+    lure: float | None = None,
 ) -> list[np.ndarray]:
     """Replay each debate `draws` times: modelled honest agents from the profile, the others as
     observed. One latent draw per question and draw index, shared by that question's debates."""
@@ -179,7 +196,7 @@ def simulate(
         n = len(d.letters)
         key = (fe.question_key(d), n)
         if key not in latents:
-            latents[key] = _latent_draws(profile, n, draws, rng)
+            latents[key] = _latent_draws(profile, n, draws, rng, fe.debate_target(d), lure)
         c, dist = latents[key]
         lp0 = _log_p0(profile, c, dist, n)
         p0 = np.exp(lp0)
@@ -304,6 +321,7 @@ def evaluate(
     draws: int = 400,
     reps: int = 2000,
     seed: int = 0,
+    lure: float | None = None,
 ) -> dict[str, Any]:
     """Held-out statistics (predicted vs observed with intervals) and log-likelihood per answer."""
     if not debates:
@@ -314,7 +332,7 @@ def evaluate(
     obs_ans = [observed_answers(d)[None] for d in debates]
     keys, per_q = _question_counts(debates, obs_ans, model, r_max)
     value, lo, hi, exact = bootstrap(per_q, reps, seed)
-    sim = simulate(profile, debates, model, draws, seed)
+    sim = simulate(profile, debates, model, draws, seed, lure)
     _, pred_q = _question_counts(debates, sim, model, r_max)
     pred = _ratio(pred_q[:, :, 0].sum(0), pred_q[:, :, 1].sum(0))
     cells = []
@@ -338,7 +356,7 @@ def evaluate(
             )
     blocks = fe.observations(debates, model)
     n_ans = fe.n_answers(blocks)
-    ll = {"fitted": fe.loglik(profile, blocks) / n_ans if n_ans else float("nan")}
+    ll = {"fitted": fe.loglik(profile, blocks, lure=lure) / n_ans if n_ans else float("nan")}
     if fit_debates is not None:
         acc, eps = keep_previous_baseline(fe.observations(fit_debates, model))
         ll["keep_previous"] = keep_previous_loglik(blocks, acc, eps) / n_ans
