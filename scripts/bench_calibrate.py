@@ -1,7 +1,7 @@
 """Wall time of the full `sim` fit (`tomacs calibrate`): Tables 7-8 jointly with Table 2 Complete.
 
 Why: the fit simulates thousands of multi-round debates per objective evaluation (the vectorised
-simulator, tomacs/sim_episodes.py); it must stay well under 30 minutes on 2 CPU cores. This runs
+simulator, tomacs/sim/episodes.py); it must stay well under 30 minutes on 2 CPU cores. This runs
 the same fit as `tomacs calibrate` (all five profiles, or those named) in `--jobs` processes
 (one profile per process, numpy single-threaded), writes nothing, and prints the fitted cells
 and the total wall time.
@@ -21,8 +21,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 
 def main() -> None:
-    from tomacs.backbones.sim_model import PROFILE_NAMES
-    from tomacs.calibrate import calibrate, format_report
+    from tomacs.sim.calibrate import calibrate, format_report
+    from tomacs.sim.model import PROFILE_NAMES
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-p", "--profile", action="append", help="profile(s) to fit (default: all five)")

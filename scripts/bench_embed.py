@@ -26,8 +26,8 @@ def load() -> str:
 
 
 def analyses(n: int) -> list[str]:
-    from tomacs.backbones import sim_text
     from tomacs.benchmarks.base import get_benchmark
+    from tomacs.sim.text import honest_analysis
 
     qs = get_benchmark("synthetic").load("test", 200, 0)
     rng = np.random.default_rng(0)
@@ -36,7 +36,7 @@ def analyses(n: int) -> list[str]:
     while len(out) < n:
         q = qs[len(out) % len(qs)]
         label = q.labels[int(rng.integers(len(q.labels)))]
-        out.append(sim_text.honest_analysis(q, roles[len(out) % len(roles)], label, rng))
+        out.append(honest_analysis(q, roles[len(out) % len(roles)], label, rng))
     return out
 
 

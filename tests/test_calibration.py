@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tomacs.backbones.sim_model import PROFILE_NAMES, load_profiles
-from tomacs.calibrate import (
+from tomacs.sim.calibrate import (
     ATTACKS,
     GROUP_COMPLETE,
     GROUP_RANDOM,
@@ -18,7 +17,8 @@ from tomacs.calibrate import (
     format_report,
     stored_rows,
 )
-from tomacs.sim_episodes import make_draws, table2_cells
+from tomacs.sim.episodes import make_draws, table2_cells
+from tomacs.sim.model import PROFILE_NAMES, load_profiles
 
 # The documented state of the stored fit (docs/deviations.md, sim section): the Complete rows miss
 # the ±4 target on 6 of 15 cells (largest: ARC-C lt50, -14.8; the four vote cells at lt50 are the

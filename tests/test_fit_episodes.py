@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tomacs.backbones import sim_model as sm
+from tomacs.sim import model as sm
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
@@ -118,7 +118,7 @@ def _random_debates(rng: np.random.Generator, n: int, n_cand: int = 4) -> list[D
 
 def test_likelihood_agrees_with_the_simulator_update_rule() -> None:
     """Every honest answer's probability, summed per question, equals a brute force through
-    sim_model.initial_probs / update_probs (adversarial senders persuasive from their onset,
+    tomacs.sim.model.initial_probs / update_probs (adversarial senders persuasive from their onset,
     unparsed answers skipped as outcomes and dropped as messages)."""
     rng = np.random.default_rng(3)
     debates = _random_debates(rng, 12)

@@ -112,7 +112,7 @@ def test_list_shows_table_and_decision() -> None:
 
 
 def test_calibrate_check_says_which_cells_are_table_7_and_8() -> None:
-    from tomacs.calibrate import format_report, stored_rows
+    from tomacs.sim.calibrate import format_report, stored_rows
 
     text = format_report(stored_rows(trials=50, episodes=50, table2=False))
     assert "table 7: vanilla" in text and "table 8: advK" in text

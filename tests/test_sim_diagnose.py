@@ -1,4 +1,4 @@
-"""`tomacs calibrate --diagnose` (tomacs/sim_diagnose.py): hand-computed statistics, an exact term
+"""`tomacs calibrate --diagnose` (tomacs/sim/diagnose.py): hand-computed statistics, an exact term
 decomposition, a recorder that changes nothing, and the CLI on a tiny size."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tomacs.backbones.sim_model import QuestionLatent, SimProfile, load_profiles, update_logits
-from tomacs.sim_diagnose import (
+from tomacs.sim.diagnose import (
     TERMS,
     RecordingBackbone,
     UpdateRecord,
@@ -23,6 +22,7 @@ from tomacs.sim_diagnose import (
     term_stats,
     truth_without,
 )
+from tomacs.sim.model import QuestionLatent, SimProfile, load_profiles, update_logits
 from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Question
 
 PROF = SimProfile(

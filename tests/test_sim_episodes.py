@@ -1,4 +1,4 @@
-"""The vectorised debate simulator (tomacs/sim_episodes.py) and the joint Tables 7-8 + Table 2 fit:
+"""The vectorised debate simulator (tomacs/sim/episodes.py) and the joint Tables 7-8 + Table 2 fit:
 agreement with the executor path, determinism, recovery of known parameters from model-made data."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tomacs.backbones.sim_model import QuestionLatent, SimProfile, initial_probs
-from tomacs.calibrate import expected_cells, fit_profile
-from tomacs.sim_episodes import ATTACK_COUNTS, initial_probs_batch, make_draws, simulate, table2_cells
+from tomacs.sim.calibrate import expected_cells, fit_profile
+from tomacs.sim.episodes import ATTACK_COUNTS, initial_probs_batch, make_draws, simulate, table2_cells
+from tomacs.sim.model import QuestionLatent, SimProfile, initial_probs
 
 # Every term switched on, memory split between self and anchor, weak competence in updates: a
 # profile where the decision agent's own answer and the anchor matter (as for ARC-C).
@@ -67,10 +67,10 @@ def test_decision_modes_and_graphs_differ_where_they_should() -> None:
 
 def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict:
     from tomacs.analysis.propagation import run_episodes
-    from tomacs.backbones.sim import SimBackbone
     from tomacs.build import build
     from tomacs.config import compose
-    from tomacs.sim_diagnose import round_stats
+    from tomacs.sim.backbone import SimBackbone
+    from tomacs.sim.diagnose import round_stats
 
     cfg = compose(
         ["benchmark=synthetic", f"method={method}", f"attack={attack}", f"eval.size={size}", "logger=none"]
@@ -181,7 +181,7 @@ def test_compliance_one_is_the_old_adversary_and_lower_compliance_helps_the_vote
 
 
 def test_expected_tables_7_8_agree_with_sampled_under_partial_compliance() -> None:
-    from tomacs.calibrate import simulate_cells
+    from tomacs.sim.calibrate import simulate_cells
 
     prof = replace(PROF, compliance=0.6)
     exp = expected_cells(prof)

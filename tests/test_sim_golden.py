@@ -21,7 +21,7 @@ import pytest
 GOLDEN = Path(__file__).parent / "data" / "sim_golden.json"
 
 # Different question kinds (mc / numeric), attacks, graphs and decision modes (llm decision agent,
-# vote), so every sim_text path and every token count is covered.
+# vote), so every tomacs.sim.text path and every token count is covered.
 RUNS: dict[str, list[str]] = {
     "complete_gt50_llm": ["benchmark=synthetic", "method=complete", "attack=gt50", "eval.size=24"],
     "chain_lt50_numeric": ["benchmark=synthetic_numeric", "method=chain", "attack=lt50", "eval.size=24"],

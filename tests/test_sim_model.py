@@ -1,11 +1,11 @@
-"""The simulator's behavioural model: hand-checkable properties of sim_model."""
+"""The simulator's behavioural model: hand-checkable properties of tomacs.sim.model."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tomacs.backbones.sim_model import (
+from tomacs.sim.model import (
     QuestionLatent,
     SimProfile,
     adversarial_answer,

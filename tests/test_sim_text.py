@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tomacs.agents.prompts import PERSUASIVE_SUFFIX, add_persuasive_suffix
-from tomacs.backbones import sim_text as st
+from tomacs.sim import text as st
 from tomacs.types import Message, Question
 
 MC = Question(

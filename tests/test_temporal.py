@@ -15,7 +15,6 @@ import pytest
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.prompts import agent_messages, format_message
 from tomacs.backbones.base import GenerationReply, GenerationRequest
-from tomacs.backbones.sim import SimBackbone
 from tomacs.config import compose
 from tomacs.executor import Executor, ExecutorConfig
 from tomacs.graphs import all_pairs, complete_dag, constrain, constrain_round, random_pairs, reachable_filter
@@ -25,6 +24,7 @@ from tomacs.methods.static import STATIC_METHODS
 from tomacs.metrics import summarize
 from tomacs.run import run_job
 from tomacs.serialize import episode_from_dict
+from tomacs.sim.backbone import SimBackbone
 from tomacs.types import DecisionGraph, Message, Question, RoundGraph
 
 Q = Question(

@@ -49,7 +49,7 @@ def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
     """The simulator (profiled for the benchmark unless backbone.profile says otherwise) or an LLM."""
     name = cfg.backbone.name
     if name == "sim":
-        from tomacs.backbones.sim import SimBackbone
+        from tomacs.sim.backbone import SimBackbone
 
         profile = cfg.backbone.get("profile") or bench.profile
         return SimBackbone(profile=profile, seed=int(cfg.seed))

@@ -239,9 +239,9 @@ def calibrate(
     draws: int = typer.Option(400, "--draws", help="--from-episodes: simulated replays per held-out debate."),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
-    With --diagnose: break the simulator's multi-round debates down (tomacs/sim_diagnose.py).
+    With --diagnose: break the simulator's multi-round debates down (tomacs/sim/diagnose.py).
     With --from-episodes: fit a profile to real debates and print how it predicts held-out questions."""
-    from tomacs import calibrate as cal
+    from tomacs.sim import calibrate as cal
 
     if from_episodes:
         _calibrate_from_episodes(
@@ -360,8 +360,8 @@ def _calibrate_diagnose(
     import json
     from pathlib import Path
 
-    from tomacs import sim_diagnose as sd
-    from tomacs.backbones.sim_model import PROFILE_NAMES
+    from tomacs.sim import diagnose as sd
+    from tomacs.sim.model import PROFILE_NAMES
 
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
         _fail("hydra.* and mode overrides do not apply to `tomacs calibrate --diagnose`")

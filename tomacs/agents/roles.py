@@ -9,7 +9,7 @@ clinical pool for MedQA. Profiles are rewritten so that every role answers in th
 `Answer:` format (the public G-Designer profiles ask some roles for code blocks or search
 entities only, which would break parsing and voting across roles — a deliberate departure).
 
-`focus` phrases are used only by the simulator's text generator (`tomacs.backbones.sim_text`) to
+`focus` phrases are used only by the simulator's text generator (`tomacs.sim.text`) to
 give each role's simulated analysis a recognisable angle; real LLMs never see them.
 """
 

@@ -50,7 +50,6 @@ import numpy as np
 from omegaconf import DictConfig
 from rich.table import Table
 
-from tomacs.backbones import sim_text
 from tomacs.batches import walk
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import parse_answer
@@ -58,6 +57,7 @@ from tomacs.executor import Executor, ForceFn
 from tomacs.methods.base import Method
 from tomacs.progress import Progress
 from tomacs.seeding import stable_seed
+from tomacs.sim.text import honest_analysis
 from tomacs.types import AdversaryPlan, Episode, Question, RoundGraph
 
 MODES = ("wrong", "right")
@@ -81,7 +81,7 @@ def wrong_target(q: Question, plan: AdversaryPlan, seed: int) -> str:
 def forced_text(q: Question, role: str, answer: str, rng: np.random.Generator) -> str:
     """A reply a neighbour (or a real LLM) reads as an ordinary analysis; the answer line is
     guaranteed to parse back to `answer`, otherwise the intervention would not be the one asked."""
-    text = sim_text.honest_analysis(q, role, answer, rng)
+    text = honest_analysis(q, role, answer, rng)
     if parse_answer(q, text) != answer:
         text = f"{text.rstrip()}\nAnswer: {answer}"
     if parse_answer(q, text) != answer:

@@ -1,1 +1,1 @@
-"""Backbones: the simulator and real LLMs behind one interface."""
+"""Backbones: the interface every backbone serves, and real LLMs (the simulator is `tomacs.sim.backbone`)."""

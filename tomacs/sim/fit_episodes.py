@@ -5,7 +5,7 @@ and how each answer followed from what the agent had read is exactly what the si
 rule models. The likelihood of every honest agent's answer, given its own previous and first answer
 and the answers it read, uses all of that; aggregate moments would throw most of it away.
 
-The model is the simulator's own (`sim_model`, module docstring): per question a latent competence
+The model is the simulator's own (`tomacs.sim.model`, module docstring): per question a latent competence
 ``c ~ Beta(acc kappa, (1 - acc) kappa)`` and a distractor ``d`` (uniform over the wrong options),
 shared by every agent on the question; round-1 answers are draws from ``p0(c, d)``, later answers
 from ``softmax(update_logits)``. The latent is integrated out: Gauss-Jacobi quadrature over ``c``
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from tomacs.backbones.sim_model import SimProfile
+from tomacs.sim.model import SimProfile
 from tomacs.transcripts.schema import Debate
 
 QUAD_NODES = 24  # Gauss-Jacobi nodes over competence (exact for polynomials of degree 47 in c)
@@ -206,7 +206,7 @@ def quadrature(profile: SimProfile, nodes: int = QUAD_NODES) -> tuple[np.ndarray
 def own_and_message_logits(
     profile: SimProfile, s_honest: np.ndarray, s_pers: np.ndarray, prev: np.ndarray, first: np.ndarray
 ) -> np.ndarray:
-    """The latent-free part of `sim_model.update_logits`, batched over rows (..., n): own previous
+    """The latent-free part of `tomacs.sim.model.update_logits`, batched over rows (..., n): own previous
     and first answer (index, -1 = none) and the share and count terms of what was read, given
     per-answer counts of non-persuasive and persuasive messages. The likelihood and the held-out
     simulation both use it; tests check it against `update_logits`."""

@@ -14,12 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tomacs.backbones.sim_model import SimProfile, load_profiles
+from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.transcripts.schema import Debate
 
-MODEL_VARIANT = "sim_model update rule (tomacs.debate/1 episodes fit, issue 26); no extensions"
+MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26); no extensions"
 PAPER_BASELINE = "mmlu"
 
 

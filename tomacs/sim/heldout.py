@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.backbones.sim_model import SimProfile
+from tomacs.sim.model import SimProfile
 from tomacs.sim import fit_episodes as fe
 from tomacs.transcripts.schema import Debate
 

@@ -2,8 +2,8 @@
 
 It reads only the structure of a request (question, own previous and first answers, neighbour
 answers and whether they were persuasive), decides the answer with the model fitted to TodyComm
-Tables 7-8 and Table 2 Complete (`sim_model`), writes a realistic reply text around it
-(`sim_text`), and counts tokens on the real prompt and reply strings. Every draw is keyed by the
+Tables 7-8 and Table 2 Complete (`tomacs.sim.model`), writes a realistic reply text around it
+(`tomacs.sim.text`), and counts tokens on the real prompt and reply strings. Every draw is keyed by the
 request's seed key, so a run is reproducible whatever order the calls complete in, and two
 methods asked the same thing get the same draw (common random numbers).
 """
@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.backbones import sim_model, sim_text
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.benchmarks.base import candidate_answers
 from tomacs.seeding import stable_seed
+from tomacs.sim import model
+from tomacs.sim.text import adversarial_analysis, decision_text, honest_analysis
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
@@ -27,17 +28,15 @@ LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 ke
 class SimBackbone:
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
 
-    def __init__(
-        self, profile: str, seed: int, profiles: dict[str, sim_model.SimProfile] | None = None
-    ) -> None:
-        profiles = profiles if profiles is not None else sim_model.load_profiles()
+    def __init__(self, profile: str, seed: int, profiles: dict[str, model.SimProfile] | None = None) -> None:
+        profiles = profiles if profiles is not None else model.load_profiles()
         if profile not in profiles:
             raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
         self.profile_name = profile
         self.profile = profiles[profile]
         self.seed = seed
         self.name = f"sim:{profile}"
-        self._latents: dict[str, tuple[list[str], int, sim_model.QuestionLatent]] = {}
+        self._latents: dict[str, tuple[list[str], int, model.QuestionLatent]] = {}
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -47,7 +46,7 @@ class SimBackbone:
         meets the same simulated replies to the same prompts."""
         return self.seed if req.seed is None else req.seed
 
-    def _question_state(self, q: Question) -> tuple[list[str], int, sim_model.QuestionLatent]:
+    def _question_state(self, q: Question) -> tuple[list[str], int, model.QuestionLatent]:
         """Candidates, truth index and the per-question latent shared by all agents."""
         st = self._latents.get(q.id)
         if st is None:
@@ -56,7 +55,7 @@ class SimBackbone:
             # how hard a question is (and which wrong answer lures) is a property of the question
             # and the model, not of the run: the same for every seed, as for a real LLM
             rng = np.random.default_rng(stable_seed(LATENT_SEED, "latent", q.id))
-            st = (cands, truth, sim_model.sample_latent(self.profile, rng, len(cands), truth))
+            st = (cands, truth, model.sample_latent(self.profile, rng, len(cands), truth))
             self._latents[q.id] = st
         return st
 
@@ -65,7 +64,7 @@ class SimBackbone:
         generator keyed by the request, so a diagnosis can recompute it."""
         cands, truth, latent = self._question_state(req.question)
         cap = 1.0 if req.capability is None else float(req.capability)
-        p0 = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
+        p0 = model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
         rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index, "own"))
         return int(rng.choice(len(cands), p=p0))
 
@@ -81,7 +80,7 @@ class SimBackbone:
             seed = stable_seed(self._seed(req), req.seed_key, req.sample_index, "comply")
             comply = np.random.default_rng(seed)
             tgt = cands.index(req.target)
-            idx = sim_model.adversarial_answer(self.profile, latent, tgt, len(cands), truth, comply, cap)
+            idx = model.adversarial_answer(self.profile, latent, tgt, len(cands), truth, comply, cap)
             return cands[idx]
         # A temporal message (a neighbour's previous-round answer) goes through the same update as a
         # current-round one, with the same parameters: Tables 7-8 identify no difference between
@@ -95,7 +94,7 @@ class SimBackbone:
             # The decision agent is a receiver holding its own answer, as in Tables 7-8: that answer
             # (a draw from p0) is both its previous and its first answer.
             own = self.decision_own_answer(req)
-            probs = sim_model.update_probs(
+            probs = model.update_probs(
                 self.profile,
                 latent,
                 own,
@@ -107,11 +106,11 @@ class SimBackbone:
                 message_scale=self.profile.decision_weight,
             )
         elif req.round == 1 or req.previous_answer is None and not msgs:
-            probs = sim_model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
+            probs = model.initial_probs(self.profile, latent, len(cands), truth, capability=cap)
         else:
             prev = cands.index(req.previous_answer) if req.previous_answer in cands else None
             first = cands.index(req.first_answer) if req.first_answer in cands else None
-            probs = sim_model.update_probs(
+            probs = model.update_probs(
                 self.profile, latent, prev, msgs, len(cands), truth, capability=cap, first_idx=first
             )
         return cands[int(rng.choice(len(cands), p=probs))]
@@ -119,11 +118,11 @@ class SimBackbone:
     def _reply_text(self, req: GenerationRequest, answer: str, rng: np.random.Generator) -> str:
         q = req.question
         if req.kind == "decision":
-            return sim_text.decision_text(q, answer, rng)
+            return decision_text(q, answer, rng)
         if req.behaviour == "adversarial":
-            return sim_text.adversarial_analysis(q, answer, rng)
+            return adversarial_analysis(q, answer, rng)
         changed = req.previous_answer is not None and req.previous_answer != answer
-        return sim_text.honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming)
+        return honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming)
 
     def generate_one(self, req: GenerationRequest) -> GenerationReply:
         rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index))

@@ -11,9 +11,9 @@ the SAME model on index arrays, thousands of episodes at once:
 * round 1: every agent draws from ``p0``; rounds 2..T: agents in order 0..N-1, each hearing the
   current-round answers of its in-neighbours in the static DAG (complete: every earlier agent;
   random: each earlier agent with `edge_prob`, drawn once per episode and kept every round, as
-  `method=random` does), with the update of `sim_model.update_logits` (prev = its last answer,
+  `method=random` does), with the update of `model.update_logits` (prev = its last answer,
   first = its round-1 answer); an adversary from its onset answers the target with probability
-  `compliance` (else a draw from ``p0``, as `sim_model.adversarial_answer`) and its message is
+  `compliance` (else a draw from ``p0``, as `model.adversarial_answer`) and its message is
   persuasive either way;
 * the decision (`decision=auto`): plurality vote with uniform tie-breaking below 50 % adversaries,
   at or above it the LLM decision agent, a receiver holding its own answer drawn from ``p0``
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from tomacs.backbones.sim_model import SimProfile
+from tomacs.sim.model import SimProfile
 
 N_AGENTS = 6
 ROUNDS = 4
@@ -81,7 +81,7 @@ def make_draws(episodes: int, seed: int, n_agents: int = N_AGENTS, rounds: int =
 
 
 def initial_probs_batch(profile: SimProfile, u_comp: np.ndarray, distractor: np.ndarray) -> np.ndarray:
-    """(E, n) first-answer distributions, truth at 0, as `sim_model.initial_probs` (capability 1)."""
+    """(E, n) first-answer distributions, truth at 0, as `model.initial_probs` (capability 1)."""
     n = profile.n_cand
     a, b = profile.beta_ab
     c = np.clip(special.betaincinv(a, b, u_comp), 1e-9, 1 - 1e-9)

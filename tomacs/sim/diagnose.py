@@ -10,7 +10,7 @@ built from a composed config exactly as `tomacs evaluate` builds them) and takes
   conditional rates fall = P(wrong_t | right_t-1), recover = P(right_t | wrong_t-1),
   stay = P(target_t | target_t-1). The final decision's accuracy and conformity close the table.
 * **the model's terms**: every honest update (rounds 2..T and the LLM decision agent) is recorded
-  as the backbone saw it and its logits u_j (`sim_model.update_logits`) are split, by the pure
+  as the backbone saw it and its logits u_j (`model.update_logits`) are split, by the pure
   function `decompose_logits`, into additive parts that sum to u exactly:
 
       competence   beta * log p0'_j             (p0' = the prior with wrong mass spread evenly)
@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from tomacs.backbones import sim_model
-from tomacs.backbones.sim_model import QuestionLatent, SimProfile
 from tomacs.benchmarks.parsing import is_correct, numbers_equal, parse_answer
+from tomacs.sim import model
+from tomacs.sim.model import QuestionLatent, SimProfile
 from tomacs.types import Episode, Question
 
 TERMS: tuple[str, ...] = (
@@ -119,14 +119,14 @@ def decompose_logits(
     first_idx: int | None = None,
     message_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
-    """The logits of `sim_model.update_logits` split into the additive terms of `TERMS`.
+    """The logits of `model.update_logits` split into the additive terms of `TERMS`.
 
     Same arguments as `update_logits`; ``sum(result.values())`` equals its output (up to float
     rounding). See the module docstring for each term's formula.
     """
-    p0 = sim_model.initial_probs(profile, latent, n_cand, truth_idx, capability)
+    p0 = model.initial_probs(profile, latent, n_cand, truth_idx, capability)
     even = replace(profile, distractor_share=1.0 / (n_cand - 1))
-    q0 = sim_model.initial_probs(even, latent, n_cand, truth_idx, capability)
+    q0 = model.initial_probs(even, latent, n_cand, truth_idx, capability)
     lp0 = np.log(np.maximum(p0, 1e-300))
     lq0 = np.log(np.maximum(q0, 1e-300))
     out = {k: np.zeros(n_cand) for k in TERMS}
@@ -230,7 +230,7 @@ class RecordingBackbone:
         prof = self.inner.profile
         scale = prof.decision_weight if req.kind == "decision" else 1.0
         terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
-        u = sim_model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
+        u = model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
         ans = parse_answer(q, rep.text)
         self.records.append(
             UpdateRecord(
@@ -244,7 +244,7 @@ class RecordingBackbone:
                 messages=msgs,
                 chosen=_index(q, cands, ans),
                 terms=terms,
-                probs=sim_model.update_probs(prof, latent, prev, msgs, len(cands), truth, cap, first),
+                probs=model.update_probs(prof, latent, prev, msgs, len(cands), truth, cap, first),
                 error=float(np.max(np.abs(sum(terms.values()) - u))),
             )
         )
@@ -474,11 +474,11 @@ def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: 
 def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
-    from tomacs.backbones.sim import SimBackbone
     from tomacs.build import build
     from tomacs.config import ConfigError
     from tomacs.jobfiles import git_rev
     from tomacs.report.paper import lookup
+    from tomacs.sim.backbone import SimBackbone
 
     if str(cfg.backbone.name) != "sim":
         raise ConfigError(f"--diagnose needs backbone=sim (got {cfg.backbone.name})")

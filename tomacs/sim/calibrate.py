@@ -3,7 +3,7 @@ and report simulated vs paper (fitted cells, and the held-out Random rows).
 
 The simulator is fitted to Tables 7-8 (single-agent accuracy, one persuasive sender, and 0/2/3/4
 adversarial senders among six) jointly with Table 2's *Complete* rows (5 benchmarks x 3 attack
-rates, simulated by the vectorised debate simulator `tomacs.sim_episodes`): the single-update
+rates, simulated by the vectorised debate simulator `tomacs.sim.episodes`): the single-update
 tables cannot tell apart the memory terms that only matter over several rounds (prior vs self vs
 anchor weight, distractor share; docs/sim_multiround_diagnosis.md). Every other table (Table 2's
 Random rows, learned methods, Tables 3-6, 9, 10) is an outcome of running methods on the fitted
@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from tomacs.backbones.sim_model import (
+from tomacs.sim.episodes import make_draws, table2_cells
+from tomacs.sim.model import (
     PROFILE_NAMES,
     SimProfile,
     adversarial_answer,
@@ -56,7 +57,6 @@ from tomacs.backbones.sim_model import (
     sample_wrong,
     update_probs,
 )
-from tomacs.sim_episodes import make_draws, table2_cells
 
 # TodyComm (shared/papers/todycomm.txt) Appendix E.1, Table 7 "Performance degradation under
 # adversarial attack for a single agent": (Vanilla, Attacked), accuracy in %.
@@ -541,7 +541,7 @@ def write_profiles(profiles: dict[str, SimProfile], path: str | Path, trials: in
     """Write the `sim` backbone config with a header saying where the numbers come from."""
     order = [n for n in PROFILE_NAMES if n in profiles] + sorted(set(profiles) - set(PROFILE_NAMES))
     lines = [
-        "# Backbone `sim`: calibrated behavioural simulator of LLM agents (tomacs/backbones/sim_model.py).",
+        "# Backbone `sim`: calibrated behavioural simulator of LLM agents (tomacs/sim/model.py).",
         "# The profile values below are FITTED by `tomacs calibrate` to TodyComm Tables 7-8",
         "# (single agent vanilla/attacked; receiver with 0/2/3/4 adversarial of 6 senders) jointly with",
         "# Table 2's Complete rows (6 agents, 4 rounds, decision=auto). Every other table (Random rows,",
@@ -606,7 +606,7 @@ def format_report(rows: Sequence[dict[str, Any]]) -> str:
             "",
         ]
     out.append(
-        "simulated = sampled outcomes (seeded; Table 2: vectorised debates, tomacs/sim_episodes.py, "
+        "simulated = sampled outcomes (seeded; Table 2: vectorised debates, tomacs/sim/episodes.py, "
         "6 agents, 4 rounds, decision=auto); expected = the fit's exact expectation; backbone=sim"
     )
     if "fit_seconds" in rows[0]:
