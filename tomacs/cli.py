@@ -536,6 +536,46 @@ def analyze_propagation(
     console.print(f"results: {path}", highlight=False, soft_wrap=True)
 
 
+transcripts_app = typer.Typer(no_args_is_help=True, help="Real debate transcripts (docs/transcripts.md).")
+app.add_typer(transcripts_app, name="transcripts")
+_FORMAT_HELP = "Format of every PATH (default: detected per path); see docs/transcripts.md."
+
+
+@transcripts_app.command("convert")
+def transcripts_convert(
+    paths: list[str] = typer.Argument(..., help="Files or directories of debates (runs, sweeps, ...)."),
+    out: str = typer.Option(..., "--out", "-o", help="The tomacs.debate/1 JSON Lines file to write."),
+    fmt: str = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
+) -> None:
+    """Import debates in any known format and write them as tomacs.debate/1 JSON Lines."""
+    from tomacs.transcripts import TranscriptError, load_debates, write_debates
+
+    try:
+        debates = load_debates(paths, fmt=fmt)
+        n = write_debates(out, debates)
+    except TranscriptError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write {out}: {exc.strerror or exc}; choose a writable --out FILE")
+    console.print(f"{n} debates: {out}", highlight=False, soft_wrap=True)
+
+
+@transcripts_app.command("stats")
+def transcripts_stats(
+    paths: list[str] = typer.Argument(..., help="Files or directories of debates."),
+    fmt: str = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
+) -> None:
+    """Per source and model: debates, agents, rounds, honest round-1 accuracy, unparsed shares."""
+    from tomacs.transcripts import TranscriptError, load_debates
+    from tomacs.transcripts.stats import stats_table
+
+    try:
+        debates = load_debates(paths, fmt=fmt)
+    except TranscriptError as exc:
+        _fail(str(exc))
+    console.print(stats_table(debates))
+
+
 @app.command()
 def report(
     sweep_dir: str = typer.Argument(

@@ -58,6 +58,9 @@ class Debate:
     model: str | None = None
     question: str | None = None
     options: tuple[str, ...] | None = None
+    # the question's own id where several debates share a question (runs, samples): a held-out
+    # split by question keeps them together; None = `id` is the question
+    question_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def turn(self, agent: int, round: int) -> Turn | None:
@@ -71,3 +74,70 @@ class Debate:
         """Whether `agent` acts as an adversary in `round` (from its onset on)."""
         a = self.agents[agent]
         return a.role == "adversary" and a.onset is not None and round >= a.onset
+
+
+class TranscriptError(ValueError):
+    """A transcript is malformed; the message is one line naming the file, line, debate and field
+    (`<file>:<line>: debate '<id>': field '<field>': <problem>`, the benchmark files' form)."""
+
+
+def fail(where: str, debate: str | None, field_name: str, problem: str) -> TranscriptError:
+    """The one-line error, built in one place so every importer words it the same way."""
+    who = f"debate {debate!r}" if debate is not None else "debate '?'"
+    return TranscriptError(f"{where}: {who}: field '{field_name}': {problem}")
+
+
+def check_debate(d: Debate, where: str) -> Debate:
+    """Every rule a fitter relies on, for debates from any importer: indices in range, letters in
+    the letter set, one turn per (agent, round), reads of earlier or same-round outputs only."""
+
+    def bad(field_name: str, problem: str) -> TranscriptError:
+        return fail(where, d.id, field_name, problem)
+
+    letters = d.letters
+    shown = "-".join((letters[0], letters[-1])) if letters else "(none)"
+    if not letters or len(set(letters)) != len(letters) or not all(isinstance(x, str) and x for x in letters):
+        raise bad("letters", f"{list(letters)!r} must be distinct non-empty strings")
+    if d.gold not in letters:
+        raise bad("gold", f"{d.gold!r} is not one of the letters {shown}")
+    if d.options is not None and len(d.options) != len(letters):
+        raise bad("options", f"{len(d.options)} options for {len(letters)} letters")
+    if d.n_agents < 1:
+        raise bad("n_agents", f"{d.n_agents} must be at least 1")
+    if d.n_rounds < 1:
+        raise bad("n_rounds", f"{d.n_rounds} must be at least 1")
+    if len(d.agents) != d.n_agents:
+        raise bad("agents", f"{len(d.agents)} agents listed for n_agents={d.n_agents}")
+    for i, a in enumerate(d.agents):
+        if a.agent != i:
+            raise bad(f"agents[{i}].agent", f"{a.agent} must equal its position {i} in the list")
+        if a.role not in ("honest", "adversary"):
+            raise bad(f"agents[{i}].role", f"{a.role!r} is not one of honest, adversary")
+        if a.role == "adversary":
+            if a.onset is None or a.onset < 1:
+                raise bad(f"agents[{i}].onset", f"{a.onset!r}: an adversary needs an onset round >= 1")
+            if a.target is not None and a.target not in letters:  # None: the source gave no valid target
+                raise bad(f"agents[{i}].target", f"{a.target!r} is not one of the letters {shown}")
+        elif a.onset is not None or a.target is not None:
+            raise bad(f"agents[{i}].onset", "an honest agent has no onset or target (role: adversary?)")
+    seen: set[tuple[int, int]] = set()
+    for k, t in enumerate(d.turns):
+        at = f"turns[{k}]"
+        if not 1 <= t.round <= d.n_rounds:
+            raise bad(f"{at}.round", f"{t.round} is outside 1..{d.n_rounds}")
+        if not 0 <= t.agent < d.n_agents:
+            raise bad(f"{at}.agent", f"{t.agent} is outside 0..{d.n_agents - 1}")
+        if (t.agent, t.round) in seen:
+            raise bad(f"{at}", f"a second turn of agent {t.agent} in round {t.round}")
+        seen.add((t.agent, t.round))
+        if t.answer is not None and t.answer not in letters:
+            raise bad(f"{at}.answer", f"{t.answer!r} is not one of the letters {shown} (null: unparsed)")
+        for m, (j, s) in enumerate(t.read):
+            if not 0 <= j < d.n_agents:
+                raise bad(f"{at}.read[{m}]", f"agent {j} is outside 0..{d.n_agents - 1}")
+            if not 1 <= s <= t.round or (s == t.round and j == t.agent):
+                raise bad(
+                    f"{at}.read[{m}]",
+                    f"({j}, {s}): a turn reads earlier rounds or others' same-round outputs",
+                )
+    return d
