@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tomacs.sim import model as sm
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
+from tomacs.sim import model as sm
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
 
 LETTERS = ("A", "B", "C")

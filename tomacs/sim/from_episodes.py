@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
+from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.transcripts.schema import Debate
 
 MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26); no extensions"

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.sim.model import SimProfile
 from tomacs.sim import fit_episodes as fe
+from tomacs.sim.model import SimProfile
 from tomacs.transcripts.schema import Debate
 
 STATS: tuple[str, ...] = (
