@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
@@ -315,3 +320,57 @@ def test_fitted_profile_predicts_its_own_debates_and_beats_the_baselines() -> No
     ll = ev["loglik_per_answer"]
     assert ll["fitted"] > ll["keep_previous"]
     assert ll["fitted"] > ll["paper"]
+
+
+def _tomacs(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+    )
+
+
+@pytest.mark.slow
+def test_cli_fits_mad_follower_runs_and_writes_a_profile(data_dir: Path, tmp_path: Path) -> None:
+    """Two small qwen-max MAD-Follower runs (6 debates, 3 questions) through the command."""
+    mad = data_dir / "debates" / "mad-follower"
+    runs = [mad / "20251114_070300_n5_r3_limit3", mad / "20251114_070404_n5_r3_limit3"]
+    if not all(r.is_dir() for r in runs):
+        pytest.skip("MAD-Follower runs not found under TOMACS_DATA/debates")
+    res_file = tmp_path / "res.json"
+    args = ["calibrate", "--from-episodes", str(runs[0]), "--from-episodes", str(runs[1])]
+    p = _tomacs(
+        *args, "--model", "qwen-max", "--name", "qm-small", "--draws", "50", "-o", str(res_file), cwd=tmp_path
+    )
+    assert p.returncode == 0, p.stderr
+    assert "held-out questions" in p.stdout and "keep previous answer" in p.stdout
+    res = json.loads(res_file.read_text())
+    held = res["held_out"]
+    assert held["questions"] == 1 and held["debates"] == 2  # 3 questions, 70/30: 2 fitted, 1 held out
+    assert held["cells_total"] > 0 and 0 <= held["cells_inside"] <= held["cells_total"]
+    assert {"fitted", "keep_previous", "paper"} <= set(held["loglik_per_answer"])
+    for c in held["cells"]:
+        assert c["lo"] <= c["observed"] <= c["hi"] and 0.0 <= c["predicted"] <= 1.0
+    path = Path(res["path"])
+    stored = yaml.safe_load((path if path.is_absolute() else tmp_path / path).read_text())
+    assert stored["name"] == "qm-small"
+    prof = sm.SimProfile.from_dict(stored["profile"], name="qm-small")
+    assert prof.n_cand == 5 and 0.02 <= prof.accuracy <= 0.98
+    prov = stored["provenance"]
+    assert prov["debates_fit"] == 4 and prov["debates_held_out"] == 2 and prov["models"] == ["qwen-max"]
+    assert prov["split_seed"] == 0 and prov["held_out"]["cells_total"] == held["cells_total"]
+    assert len(prov["sources"]) == 2 and prov["fit_date"]
+
+
+@pytest.mark.slow
+def test_cli_bad_input_fails_in_one_line(data_dir: Path, tmp_path: Path) -> None:
+    run = data_dir / "debates" / "mad-follower" / "20251114_070404_n5_r3_limit3"
+    if not run.is_dir():
+        pytest.skip("MAD-Follower runs not found under TOMACS_DATA/debates")
+    p = _tomacs("calibrate", "--from-episodes", str(run), cwd=tmp_path)
+    assert p.returncode == 2 and "--name" in p.stderr
+    p = _tomacs("calibrate", "--from-episodes", str(run), "--name", "x", "--model", "gpt-9", cwd=tmp_path)
+    assert p.returncode == 2 and "gpt-9" in p.stderr and "qwen-max" in p.stderr  # lists the models there
+    p = _tomacs("calibrate", "--from-episodes", str(run), str(run), "--name", "x", cwd=tmp_path)
+    assert p.returncode == 2 and "repeat the flag" in p.stderr
+    p = _tomacs("calibrate", "--from-episodes", str(tmp_path / "nope"), "--name", "x", cwd=tmp_path)
+    assert p.returncode == 2 and "nope" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
