@@ -541,6 +541,18 @@ app.add_typer(transcripts_app, name="transcripts")
 _FORMAT_HELP = "Format of every PATH (default: detected per path); see docs/transcripts.md."
 
 
+def _load_transcripts(paths: list[str], fmt: str | None) -> list:
+    from tomacs.transcripts import TranscriptError, load_debates
+
+    try:
+        return load_debates(paths, fmt=fmt)
+    except TranscriptError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot read {exc.filename or ' '.join(paths)}: {exc.strerror or exc}")
+    return []
+
+
 @transcripts_app.command("convert")
 def transcripts_convert(
     paths: list[str] = typer.Argument(..., help="Files or directories of debates (runs, sweeps, ...)."),
@@ -548,13 +560,11 @@ def transcripts_convert(
     fmt: str = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
 ) -> None:
     """Import debates in any known format and write them as tomacs.debate/1 JSON Lines."""
-    from tomacs.transcripts import TranscriptError, load_debates, write_debates
+    from tomacs.transcripts import write_debates
 
+    debates = _load_transcripts(paths, fmt)
     try:
-        debates = load_debates(paths, fmt=fmt)
         n = write_debates(out, debates)
-    except TranscriptError as exc:
-        _fail(str(exc))
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}; choose a writable --out FILE")
     console.print(f"{n} debates: {out}", highlight=False, soft_wrap=True)
@@ -566,14 +576,9 @@ def transcripts_stats(
     fmt: str = typer.Option(None, "--format", "-f", help=_FORMAT_HELP),
 ) -> None:
     """Per source and model: debates, agents, rounds, honest round-1 accuracy, unparsed shares."""
-    from tomacs.transcripts import TranscriptError, load_debates
     from tomacs.transcripts.stats import stats_table
 
-    try:
-        debates = load_debates(paths, fmt=fmt)
-    except TranscriptError as exc:
-        _fail(str(exc))
-    console.print(stats_table(debates))
+    console.print(stats_table(_load_transcripts(paths, fmt)))
 
 
 @app.command()

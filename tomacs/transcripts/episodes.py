@@ -25,7 +25,7 @@ from tomacs.serialize import episode_from_dict
 from tomacs.transcripts.formats import transcript_format
 from tomacs.transcripts.jsonl import json_lines
 from tomacs.transcripts.native import first_object
-from tomacs.transcripts.schema import AgentInfo, Debate, Turn, check_debate, fail
+from tomacs.transcripts.schema import AgentInfo, Debate, TranscriptError, Turn, check_debate, fail
 from tomacs.types import Episode
 
 EPISODES = "episodes.jsonl"
@@ -128,8 +128,8 @@ def _debates_of_file(file: Path, label: str) -> Iterator[Debate]:
     model = run_model(file.parent)
     source = f"tomacs:{label}"
     for where, obj in json_lines(file):
-        qid = obj.get("question", {}).get("id") if isinstance(obj, dict) else None
-        qid = qid if isinstance(qid, str) else None
+        q = obj.get("question") if isinstance(obj, dict) else None
+        qid = q.get("id") if isinstance(q, dict) and isinstance(q.get("id"), str) else None
         try:
             ep = episode_from_dict(obj)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -145,7 +145,10 @@ def read_episodes(path: Path) -> Iterable[Debate]:
     Ids are `<run>/<question id>` with <run> the run directory relative to the sweep (its name
     for a single run), so one question answered by several jobs stays several debates."""
     out: list[Debate] = []
-    for file in _episode_files(path):
+    files = _episode_files(path)
+    if not files:
+        raise TranscriptError(f"{path}: no {EPISODES} in this directory or below it")
+    for file in files:
         if path.is_dir() and file.parent != path:
             label = f"{path.resolve().name}/{file.parent.relative_to(path).as_posix()}"
         else:

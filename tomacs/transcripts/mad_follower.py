@@ -9,7 +9,7 @@ round 1 and backs the attacker from round 2 (an adversary with onset 2 and the a
 
 Reads come from each turn's prompt: its "Conversation so far" lists `[Round k] <agent> ...` for
 every agent, the agent itself included, and every earlier round, not only the last one (runs
-before 2025-11-11 12:40 show answer letters only, later ones the full replies under anonymous
+before 2025-11-11 12:46 show answer letters only, later ones the full replies under anonymous
 names `agent_<n>`, n = config order + 1). One early letters-only 5-round run
 (20251111_122829) shows a window from round 4 on: the first message, "...", and the last 11. A
 turn whose prompt is missing (a copy that dropped prompts) or is an error message (failed calls)
@@ -166,7 +166,7 @@ def _reads(prompt: Any, run: _Run, t: int, n: int) -> tuple[tuple[int, int], ...
 
 
 def _full_history(t: int, n: int) -> tuple[tuple[int, int], ...]:
-    return tuple((j, s) for s in range(1, t) for j in range(n))
+    return tuple((j, s) for j in range(n) for s in range(1, t))  # sorted, as parsed reads are
 
 
 def read_question_file(file: Path, run: _Run) -> Debate:
@@ -275,7 +275,14 @@ def _read_run(run_dir: Path) -> list[Debate]:
 )
 def read_mad_follower(path: Path) -> Iterable[Debate]:
     if path.is_file():
+        if not _is_run(path.parent.parent):
+            raise TranscriptError(
+                f"{path}: not a question file of a MAD-Follower run (<run>/questions/<file>.json)"
+            )
         return [read_question_file(path, _Run(path.parent.parent))]
     if _is_run(path):
         return _read_run(path)
-    return [d for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p) for d in _read_run(p)]
+    runs = [p for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p)]
+    if not runs:
+        raise TranscriptError(f"{path}: no MAD-Follower run here (a folder with config.json and questions/)")
+    return [d for p in runs for d in _read_run(p)]

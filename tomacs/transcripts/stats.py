@@ -71,6 +71,7 @@ def source_stats(debates: Sequence[Debate]) -> list[SourceStats]:
 
 
 def stats_table(debates: Sequence[Debate]):  # -> rich.table.Table (rich imported lazily)
+    from rich import box
     from rich.table import Table
 
     def pct(x: float | None) -> str:
@@ -80,10 +81,15 @@ def stats_table(debates: Sequence[Debate]):  # -> rich.table.Table (rich importe
         return ",".join(str(x) for x in sorted(v))
 
     rows = source_stats(debates)
-    t = Table(title=f"{len(debates)} debates from {len({r.source for r in rows})} sources")
-    for col in ("source", "model (honest)", "debates", "agents", "rounds"):
-        t.add_column(col)
-    for col in ("honest r1 acc %", "unparsed %", "unparsed honest %"):
+    t = Table(
+        title=f"{len(debates)} debates from {len({r.source for r in rows})} sources",
+        box=box.SIMPLE_HEAD,
+        caption="model: the honest agents'; N agents, T rounds; acc r1: the honest agents' round-1 accuracy %"
+        " (unparsed = wrong); unparsed: % of all answers, of the honest agents' answers",
+    )
+    t.add_column("source", overflow="fold", min_width=12)
+    t.add_column("model", overflow="fold", min_width=8)
+    for col in ("debates", "N", "T", "acc r1", "unparsed", "honest unparsed"):
         t.add_column(col, justify="right")
     for r in rows:
         t.add_row(
