@@ -374,3 +374,36 @@ def test_cli_bad_input_fails_in_one_line(data_dir: Path, tmp_path: Path) -> None
     p = _tomacs("calibrate", "--from-episodes", str(tmp_path / "nope"), "--name", "x", cwd=tmp_path)
     assert p.returncode == 2 and "nope" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "mad_follower_small"
+
+
+@pytest.mark.slow
+def test_cli_fits_the_small_fixture(tmp_path: Path) -> None:
+    """The CI fit: the 4 qwen3-8b debates of the MAD-Follower fixture, 3 questions fitted, 1 held out."""
+    res_file = tmp_path / "res.json"
+    p = _tomacs(
+        "calibrate",
+        "--from-episodes",
+        str(FIXTURE),
+        "--model",
+        "qwen3-8b",
+        "--name",
+        "fixture-q8",
+        "--split",
+        "0.75",
+        "--draws",
+        "50",
+        "-o",
+        str(res_file),
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    res = json.loads(res_file.read_text())
+    assert res["fit"]["debates"] == 3 and res["held_out"]["debates"] == 1
+    assert res["held_out"]["answers"] == 15  # 3 honest agents x 5 rounds
+    path = Path(res["path"])
+    stored = yaml.safe_load((path if path.is_absolute() else tmp_path / path).read_text())
+    assert stored["provenance"]["models"] == ["qwen3-8b"] and stored["provenance"]["debates_fit"] == 3
+    sm.SimProfile.from_dict(stored["profile"], name="fixture-q8")  # loads back as a profile
