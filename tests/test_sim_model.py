@@ -11,6 +11,8 @@ from tomacs.sim.model import (
     adversarial_answer,
     effective_competence,
     initial_probs,
+    logit_terms,
+    message_support,
     sample_latent,
     sample_wrong,
     update_logits,
@@ -58,6 +60,62 @@ def test_update_logits_hand_computed() -> None:
     support = np.array([0.0, 1.0, 0.0, 2.0])  # persuasive message weighs rho = 2
     expected = np.log(p0) + np.array([0, 1.0, 0, 0]) + 2.0 * support / 3.0 + 0.5 * support
     assert u == pytest.approx(expected)
+
+
+def test_logit_terms_name_the_rule_hand_computed() -> None:
+    lat = QuestionLatent(competence=0.6, distractor=2)
+    t = logit_terms(PROF, lat, 1, [(3, True), (1, False)], 4, 1, first_idx=0, message_scale=0.5)
+    support = np.array([0.0, 1.0, 0.0, 2.0])
+    assert list(t) == ["prior", "self", "anchor", "messages"]
+    assert t["prior"] == pytest.approx(np.log([0.1, 0.6, 0.2, 0.1]))
+    assert list(t["self"]) == [0.0, 1.0, 0.0, 0.0]
+    assert list(t["anchor"]) == [0.0] * 4  # anchor_weight 0 in PROF
+    assert t["messages"] == pytest.approx(0.5 * (2.0 * support / 3.0 + 0.5 * support))
+    assert message_support([(3, True), (1, False), (3, False, 0.5)], 4, 2.0)[0].tolist() == [0, 1, 0, 2.5]
+    assert message_support([(3, True), (3, False, 0.5)], 4, 2.0)[1].tolist() == [0, 0, 0, 0.5]
+    assert message_support([(3, True), (3, False, 0.5)], 4, 2.0)[2].tolist() == [0, 0, 0, 1.0]
+
+
+def _update_logits_as_first_written(prof, lat, prev, msgs, n, truth, cap, first, scale):  # type: ignore[no-untyped-def]
+    """The element-wise update the rule had before it was split into named terms (reference)."""
+    u = prof.prior_weight * np.log(np.maximum(initial_probs(prof, lat, n, truth, cap), 1e-300))
+    if prev is not None:
+        u[prev] += prof.self_weight
+    if first is not None:
+        u[first] += prof.anchor_weight
+    support = np.zeros(n)
+    for m in msgs:
+        support[m[0]] += (float(m[2]) if len(m) > 2 else 1.0) * (prof.persuasion if m[1] else 1.0)
+    if msgs and support.sum() > 0:
+        u += scale * (prof.share_weight * support / support.sum() + prof.count_weight * support)
+    return u
+
+
+def test_update_logits_is_bit_identical_to_the_element_wise_rule() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(2, 7))
+        truth = int(rng.integers(n))
+        prof = SimProfile(
+            "r", n, 0.6, 3.0, float(rng.uniform(0.2, 0.9)), float(rng.uniform(0, 2)),
+            float(rng.uniform(0, 3)), float(rng.uniform(0, 4)), float(rng.uniform(0, 2)),
+            float(rng.uniform(1, 9)), anchor_weight=float(rng.uniform(0, 2)),
+        )  # fmt: skip
+        lat = sample_latent(prof, rng, n, truth)
+        msgs = [
+            (int(rng.integers(n)), bool(rng.random() < 0.4), float(rng.choice([0.0, 0.3, 1.0])))
+            for _ in range(int(rng.integers(0, 6)))
+        ]
+        prev = None if rng.random() < 0.2 else int(rng.integers(n))
+        first = None if rng.random() < 0.3 else int(rng.integers(n))
+        scale = float(rng.choice([1.0, 0.7, 1.53]))
+        args = (prof, lat, prev, msgs, n, truth, 1.3, first, scale)
+        got = update_logits(*args)
+        assert got.tobytes() == _update_logits_as_first_written(*args).tobytes()
+        terms = logit_terms(*args)
+        assert (
+            got.tobytes() == (terms["prior"] + terms["self"] + terms["anchor"] + terms["messages"]).tobytes()
+        )
 
 
 def test_message_scale_weighs_only_the_messages() -> None:

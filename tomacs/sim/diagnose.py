@@ -18,7 +18,7 @@ built from a composed config exactly as `tomacs evaluate` builds them) and takes
       self         alpha * [j == own previous answer]
       share_honest share * H_j / W,  share_adv  share * A_j / W
       count_honest count * H_j,      count_adv  count * A_j
-      persuasion   (rho - 1) * A_j * (share / W + count)
+      persuasion   (rho - 1) * A_j * (share / W + count)   (the message term's rest)
 
   with H_j / A_j the (face-value) weight of honest / persuasive messages backing j and
   W = sum_j (H_j + rho A_j). Three slices are averaged per round: term[target] - term[truth]
@@ -119,47 +119,34 @@ def decompose_logits(
     first_idx: int | None = None,
     message_scale: float = 1.0,
 ) -> dict[str, np.ndarray]:
-    """The logits of `model.update_logits` split into the additive terms of `TERMS`.
+    """The terms of `model.logit_terms` split further into the additive parts of `TERMS`.
 
     Same arguments as `update_logits`; ``sum(result.values())`` equals its output (up to float
-    rounding). See the module docstring for each term's formula.
+    rounding). The rule itself lives only in `model.logit_terms`: the prior term is split into the
+    even-spread competence part and the rest (distractor), the message term by sender class with
+    the persuasion surplus as the rest. See the module docstring for each part's formula.
     """
-    p0 = model.initial_probs(profile, latent, n_cand, truth_idx, capability)
+    rule = model.logit_terms(
+        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+    )
     even = replace(profile, distractor_share=1.0 / (n_cand - 1))
     q0 = model.initial_probs(even, latent, n_cand, truth_idx, capability)
-    lp0 = np.log(np.maximum(p0, 1e-300))
-    lq0 = np.log(np.maximum(q0, 1e-300))
     out = {k: np.zeros(n_cand) for k in TERMS}
-    out["competence"] = profile.prior_weight * lq0
-    out["distractor"] = profile.prior_weight * (lp0 - lq0)
-    if prev_idx is not None:
-        if not 0 <= prev_idx < n_cand:
-            raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
-        out["self"][prev_idx] = profile.self_weight
-    if first_idx is not None:
-        if not 0 <= first_idx < n_cand:
-            raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
-        out["anchor"][first_idx] = profile.anchor_weight
+    out["competence"] = profile.prior_weight * np.log(np.maximum(q0, 1e-300))
+    out["distractor"] = rule["prior"] - out["competence"]
+    out["self"] = rule["self"]
+    out["anchor"] = rule["anchor"]
     if messages:
-        hon, adv = np.zeros(n_cand), np.zeros(n_cand)
-        for msg in messages:
-            idx, persuasive = msg[0], msg[1]
-            weight = float(msg[2]) if len(msg) > 2 else 1.0  # type: ignore[misc]
-            if not 0 <= idx < n_cand:
-                raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
-            (adv if persuasive else hon)[idx] += weight
-        rho, s, kc = (
-            profile.persuasion,
-            message_scale * profile.share_weight,
-            message_scale * profile.count_weight,
-        )
-        total = float((hon + rho * adv).sum())
+        support, hon, adv = model.message_support(messages, n_cand, profile.persuasion)
+        total = float(support.sum())
         if total > 0:
+            s, kc = message_scale * profile.share_weight, message_scale * profile.count_weight
             out["share_honest"] = s * hon / total
             out["share_adv"] = s * adv / total
             out["count_honest"] = kc * hon
             out["count_adv"] = kc * adv
-            out["persuasion"] = (rho - 1.0) * adv * (s / total + kc)
+            face_value = out["share_honest"] + out["share_adv"] + out["count_honest"] + out["count_adv"]
+            out["persuasion"] = rule["messages"] - face_value
     return out
 
 

@@ -197,6 +197,66 @@ def initial_probs(
     return p / p.sum()
 
 
+UPDATE_TERMS: tuple[str, ...] = ("prior", "self", "anchor", "messages")
+
+
+def message_support(
+    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]], n_cand: int, persuasion: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(S, honest, adversarial): the persuasion-weighted support S_j of what an agent read, and the
+    told-weight sums of honest and of persuasive senders per candidate (S = honest + rho * adversarial).
+
+    S is accumulated message by message, as the update has always summed it, so every run's logits
+    stay bit-identical; the per-class sums exist for the diagnosis's split of the message term."""
+    support, honest, adversarial = np.zeros(n_cand), np.zeros(n_cand), np.zeros(n_cand)
+    for msg in messages:
+        idx, persuasive = msg[0], msg[1]
+        # optional 3rd entry: the credibility a coordinator was told for this sender. Not fitted
+        # (Tables 7-8 have no scores): a told score scales the sender's support (docs/deviations.md).
+        weight = float(msg[2]) if len(msg) > 2 else 1.0  # type: ignore[misc]
+        if not 0 <= idx < n_cand:
+            raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
+        support[idx] += weight * (persuasion if persuasive else 1.0)
+        (adversarial if persuasive else honest)[idx] += weight
+    return support, honest, adversarial
+
+
+def logit_terms(
+    profile: SimProfile,
+    latent: QuestionLatent,
+    prev_idx: int | None,
+    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]],
+    n_cand: int,
+    truth_idx: int,
+    capability: float = 1.0,
+    first_idx: int | None = None,
+    message_scale: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """The update rule, written once: the additive terms of u_j by name (`UPDATE_TERMS`).
+
+    `update_logits` sums them; `tomacs.sim.diagnose` splits them further (competence vs distractor,
+    honest vs adversarial senders) without restating the rule. `first_idx` is the agent's own
+    round-1 answer (None: no anchor term, e.g. unknown)."""
+    p0 = initial_probs(profile, latent, n_cand, truth_idx, capability)
+    terms = {k: np.zeros(n_cand) for k in UPDATE_TERMS}
+    terms["prior"] = profile.prior_weight * np.log(np.maximum(p0, 1e-300))
+    if prev_idx is not None:
+        if not 0 <= prev_idx < n_cand:
+            raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
+        terms["self"][prev_idx] = profile.self_weight
+    if first_idx is not None:
+        if not 0 <= first_idx < n_cand:
+            raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
+        terms["anchor"][first_idx] = profile.anchor_weight
+    if messages:
+        support = message_support(messages, n_cand, profile.persuasion)[0]
+        if support.sum() > 0:  # all senders told credibility 0: nothing to be moved by
+            terms["messages"] = message_scale * (
+                profile.share_weight * support / support.sum() + profile.count_weight * support
+            )
+    return terms
+
+
 def update_logits(
     profile: SimProfile,
     latent: QuestionLatent,
@@ -208,33 +268,16 @@ def update_logits(
     first_idx: int | None = None,
     message_scale: float = 1.0,
 ) -> np.ndarray:
-    """The logits u_j of the update model (see module docstring); exposed for inspection and tests.
+    """The logits u_j of the update model (see module docstring): the sum of `logit_terms`.
 
-    `first_idx` is the agent's own round-1 answer (None: no anchor term, e.g. unknown)."""
-    p0 = initial_probs(profile, latent, n_cand, truth_idx, capability)
-    u = profile.prior_weight * np.log(np.maximum(p0, 1e-300))
-    if prev_idx is not None:
-        if not 0 <= prev_idx < n_cand:
-            raise ValueError(f"previous answer {prev_idx} outside 0..{n_cand - 1}")
-        u[prev_idx] += profile.self_weight
-    if first_idx is not None:
-        if not 0 <= first_idx < n_cand:
-            raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
-        u[first_idx] += profile.anchor_weight
-    if messages:
-        support = np.zeros(n_cand)
-        for msg in messages:
-            idx, persuasive = msg[0], msg[1]
-            # optional 3rd entry: the credibility a coordinator was told for this sender. Not fitted
-            # (Tables 7-8 have no scores): a told score scales the sender's support (docs/deviations.md).
-            weight = float(msg[2]) if len(msg) > 2 else 1.0  # type: ignore[misc]
-            if not 0 <= idx < n_cand:
-                raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
-            support[idx] += weight * (profile.persuasion if persuasive else 1.0)
-        if support.sum() > 0:  # all senders told credibility 0: nothing to be moved by
-            u += message_scale * (
-                profile.share_weight * support / support.sum() + profile.count_weight * support
-            )
+    Adding a term that is zero at j leaves u_j unchanged bit for bit, so this sum equals the
+    element-wise updates the rule was first written with."""
+    terms = logit_terms(
+        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+    )
+    u = terms[UPDATE_TERMS[0]]
+    for k in UPDATE_TERMS[1:]:
+        u = u + terms[k]
     return u
 
 
