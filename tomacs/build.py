@@ -46,7 +46,8 @@ def resolve_device(name: str, needed: bool) -> str:
 
 
 def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
-    """The simulator (profiled for the benchmark unless backbone.profile says otherwise) or an LLM."""
+    """The simulator (profiled for the benchmark unless backbone.profile names a paper profile, a
+    stored one or a profile file: `tomacs.sim.profiles`) or an LLM."""
     name = cfg.backbone.name
     if name == "sim":
         from tomacs.sim.backbone import SimBackbone
@@ -59,8 +60,11 @@ def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
 
 
 def backbone_label(cfg: DictConfig, backbone: Any) -> str:
-    """The backbone as results name it: every simulator result is labelled `sim`."""
-    return "sim" if cfg.backbone.name == "sim" else str(getattr(backbone, "name", cfg.backbone.name))
+    """The backbone as results name it: a paper profile's simulator result is labelled `sim`, one on a
+    user profile (fitted from real episodes) `sim:NAME`, so no table mistakes it for the paper's."""
+    if cfg.backbone.name == "sim":
+        return backbone.name if getattr(backbone, "user_profile", False) else "sim"
+    return str(getattr(backbone, "name", cfg.backbone.name))
 
 
 @dataclass

@@ -417,7 +417,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     import time
     from pathlib import Path
 
-    from tomacs.build import build
+    from tomacs.build import backbone_label, build
     from tomacs.detector_data import DataSpec, default_path, ensure
     from tomacs.progress import Progress
 
@@ -447,7 +447,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     share = sum(sum(r["labels"]) for r in records) / max(1, sum(len(r["labels"]) for r in records))
-    label = "sim" if cfg.backbone.name == "sim" else backbone
+    label = backbone_label(cfg, comps.backbone)
     console.print(
         f"{len(records)} conversations ({stats['generated']} generated now, {stats['calls']} LLM calls, "
         f"{time.perf_counter() - t0:.1f} s) | backbone={label} | benchmark={spec.benchmark} | "

@@ -153,7 +153,10 @@ def _locked_job(
     if on_start is not None:
         on_start()
     write_config(out_dir, resolved)
-    comps.tracker = make_tracker(to_container(cfg.logger), resolved, out_dir, job or {})
+    # W&B's config also names the sim profile the run used (its file and fit date for a user profile)
+    info = comps.backbone.profile_info() if hasattr(comps.backbone, "profile_info") else None
+    tracked = {**resolved, "sim_profile": info} if info is not None else resolved
+    comps.tracker = make_tracker(to_container(cfg.logger), tracked, out_dir, job or {})
     results: dict[str, Any] | None = None
     try:
         results = _run(comps, cfg, mode, out_dir, progress, resolved, t0, job)

@@ -56,7 +56,13 @@ class Job:
         return context_of(self.config, self.results)
 
     def setting_label(self, keys: list[str]) -> str:
-        return ", ".join(f"{k}={_show(self.settings.get(k))}" for k in keys)
+        return ", ".join(f"{k}={_show(self.settings.get(k))}{self._profile_label(k)}" for k in keys)
+
+    def _profile_label(self, key: str) -> str:
+        """A sim profile setting also shows the backbone it gave: `sim` (a paper profile) or `sim:NAME`
+        (a user profile fitted from real episodes), whether it was named or given as a file."""
+        label = str(self.results.get("backbone", ""))
+        return f" ({label})" if key == "backbone.profile" and label.split(":")[0] == "sim" else ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:

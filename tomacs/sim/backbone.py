@@ -18,6 +18,7 @@ from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.benchmarks.base import candidate_answers
 from tomacs.seeding import stable_seed
 from tomacs.sim import model
+from tomacs.sim.profiles import PAPER, describe, resolve_profile
 from tomacs.sim.text import adversarial_analysis, decision_text, honest_analysis
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
@@ -29,13 +30,21 @@ class SimBackbone:
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
 
     def __init__(self, profile: str, seed: int, profiles: dict[str, model.SimProfile] | None = None) -> None:
-        profiles = profiles if profiles is not None else model.load_profiles()
-        if profile not in profiles:
-            raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
-        self.profile_name = profile
-        self.profile = profiles[profile]
+        """`profile`: a paper profile's name, a stored profile's name or a profile file
+        (`tomacs.sim.profiles.resolve_profile`); `profiles` replaces that lookup (ablations, tests)."""
+        if profiles is not None:
+            if profile not in profiles:
+                raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
+            prof, provenance, source = profiles[profile], None, PAPER
+        else:
+            prof, provenance, source = resolve_profile(profile)
+        self.profile_name = profile if profiles is not None else prof.name
+        self.profile = prof
+        self.provenance = provenance
+        self.profile_source = source  # "paper", else the file the profile was read from
+        self.user_profile = source != PAPER
         self.seed = seed
-        self.name = f"sim:{profile}"
+        self.name = f"sim:{self.profile_name}"
         self._latents: dict[str, tuple[list[str], int, model.QuestionLatent]] = {}
         self.calls = 0
         self.prompt_tokens = 0
@@ -141,13 +150,17 @@ class SimBackbone:
     def stats(self) -> dict[str, Any]:
         return {
             "backbone": "sim",
-            "profile": self.profile_name,
+            **self.profile_info(),
             "calls": self.calls,
             "cache_hits": 0,
             "cache_misses": 0,
             "retries": 0,
             "cost_usd": 0.0,
         }
+
+    def profile_info(self) -> dict[str, Any]:
+        """The profile this run used, as results.json and W&B record it (`profiles.describe`)."""
+        return describe(self.profile, self.provenance, self.profile_source)
 
     async def aclose(self) -> None:
         return None

@@ -78,24 +78,12 @@ def paper_profile() -> SimProfile:
 def write_profile(
     name: str, profile: SimProfile, provenance: dict[str, Any], out_dir: str | Path | None = None
 ) -> Path:
-    """Store the profile where `backbone.profile=NAME` finds it (the profile store), with provenance."""
-    try:
-        from tomacs.sim.profiles import save_profile  # type: ignore[import-not-found]
-    except ImportError:  # before the store lands: its file format, written directly
-        save_profile = None
-    if save_profile is not None and out_dir is None:
-        return Path(save_profile(name, profile, provenance))
-    import yaml
+    """Store the profile where `backbone.profile=NAME` finds it (the profile store, tomacs.sim.profiles),
+    with its provenance; `out_dir` writes NAME.yaml there instead."""
+    from tomacs.sim.profiles import save_profile
 
-    d = Path(out_dir) if out_dir is not None else Path("outputs") / "profiles"
-    d.mkdir(parents=True, exist_ok=True)
-    body = {k: v for k, v in profile.to_dict().items() if k != "name"}
-    path = d / f"{name}.yaml"
-    path.write_text(
-        yaml.safe_dump({"name": name, "profile": body, "provenance": provenance}, sort_keys=False),
-        encoding="utf-8",
-    )
-    return path
+    dest = None if out_dir is None else Path(out_dir) / f"{name}.yaml"
+    return Path(save_profile(replace(profile, name=name), provenance, dest))
 
 
 def run(
@@ -112,8 +100,11 @@ def run(
 ) -> dict[str, Any]:
     """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
     write the profile. Returns everything the CLI prints."""
-    if not name or "/" in name or name.startswith("."):
-        raise ValueError(f"--name {name!r}: give a plain profile name, e.g. --name my-model")
+    if not name:
+        raise ValueError("--name is empty: give a plain profile name, e.g. --name my-model")
+    from tomacs.sim.profiles import _check_name
+
+    _check_name(name, "--name")  # before the fit, not after it
     debates = read_debates(paths, model)
     if split >= 1.0:
         fit_d, held = list(debates), []
