@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -406,4 +407,20 @@ def test_cli_fits_the_small_fixture(tmp_path: Path) -> None:
     path = Path(res["path"])
     stored = yaml.safe_load((path if path.is_absolute() else tmp_path / path).read_text())
     assert stored["provenance"]["models"] == ["qwen3-8b"] and stored["provenance"]["debates_fit"] == 3
-    sm.SimProfile.from_dict(stored["profile"], name="fixture-q8")  # loads back as a profile
+    fitted = sm.SimProfile.from_dict(stored["profile"], name="fixture-q8")
+    assert path == (tmp_path / "outputs" / "profiles" / "fixture-q8.yaml").resolve()  # the store
+    # a later run in the same directory takes it by name
+    env = {k: v for k, v in os.environ.items() if k != "TOMACS_PROFILES"}
+    p = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "train", "method=debate", "backbone=sim",
+         "backbone.profile=fixture-q8", "eval.size=3", "train.size=4", "train.epochs=1", "embedder=hashing",
+         "hydra.run.dir=outputs/runs/fitted"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    run = json.loads((tmp_path / "outputs" / "runs" / "fitted" / "results.json").read_text())
+    assert run["backbone"] == "sim:fixture-q8"
+    st = run["backbone_stats"]
+    assert st["profile"] == "fixture-q8" and st["profile_source"] == "store"
+    assert st["profile_fit_date"] == stored["provenance"]["fit_date"]
+    assert fitted.n_cand == 5

@@ -159,5 +159,5 @@ def run(
     if predict:
         provenance["predict"] = {"sources": list(predict), **_summary(out["predict"])}
     out["provenance"] = provenance
-    out["path"] = str(write_profile(name, replace(res.profile, name=name), provenance, out_dir))
+    out["path"] = str(write_profile(name, replace(res.profile, name=name), provenance, out_dir).resolve())
     return out
