@@ -218,13 +218,55 @@ def calibrate(
     attack: str = typer.Option("gt50", "--attack", help="--diagnose: comma list of attack options."),
     size: int = typer.Option(153, "--size", help="--diagnose: test questions (eval.size)."),
     ablate: bool = typer.Option(True, "--ablate/--no-ablate", help="--diagnose: also run the ablations."),
-    as_json: bool = typer.Option(False, "--json", help="--diagnose: print JSON instead of tables."),
-    out: str = typer.Option(None, "--out", "-o", help="--diagnose: also write the JSON to this file."),
+    as_json: bool = typer.Option(
+        False, "--json", help="--diagnose / --from-episodes: print JSON instead of tables."
+    ),
+    out: str = typer.Option(
+        None, "--out", "-o", help="--diagnose / --from-episodes: also write the JSON to this file."
+    ),
+    from_episodes: list[str] = typer.Option(
+        None,
+        "--from-episodes",
+        help="Fit a profile to real debates instead (episodes.jsonl, tomacs.debate/1 JSONL, MAD-Follower "
+        "run folders); repeat the flag for more paths, or quote a glob.",
+    ),
+    name: str = typer.Option(
+        None, "--name", help="--from-episodes: the profile's name (backbone.profile=NAME)."
+    ),
+    split: float = typer.Option(0.7, "--split", help="--from-episodes: share of QUESTIONS fitted (1 = all)."),
+    split_seed: int = typer.Option(0, "--split-seed", help="--from-episodes: seed of the question split."),
+    model: str = typer.Option(
+        None, "--model", "--honest-model", help="--from-episodes: fit only the honest agents of this model."
+    ),
+    predict: list[str] = typer.Option(
+        None,
+        "--predict",
+        help="--from-episodes: also score the fitted profile on these debates (repeatable).",
+    ),
+    draws: int = typer.Option(400, "--draws", help="--from-episodes: simulated replays per held-out debate."),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
-    With --diagnose: break the simulator's multi-round debates down (tomacs/sim/diagnose.py)."""
+    With --diagnose: break the simulator's multi-round debates down (tomacs/sim/diagnose.py).
+    With --from-episodes: fit a profile to real debates and print how it predicts held-out questions."""
     from tomacs.sim import calibrate as cal
 
+    if from_episodes:
+        _calibrate_from_episodes(
+            list(ctx.args or []),
+            from_episodes,
+            name,
+            split,
+            split_seed,
+            model,
+            list(predict or []),
+            draws,
+            seed,
+            as_json,
+            out,
+        )
+        return
+    if predict or name:
+        _fail("--name and --predict go with --from-episodes PATH")
     if diagnose:
         _calibrate_diagnose(list(ctx.args or []), benchmark, method, attack, size, seed, ablate, as_json, out)
         return
@@ -239,6 +281,75 @@ def calibrate(
         rows = cal.calibrate(profiles, trials=trials, seed=seed, write=write, jobs=jobs)
     out_console = console if console.is_terminal else Console(width=170)  # no wrapping in a pipe
     out_console.print(cal.format_report(rows), highlight=False, markup=False)
+
+
+def _calibrate_from_episodes(
+    extra: list[str],
+    paths: list[str],
+    name: str | None,
+    split: float,
+    split_seed: int,
+    model: str | None,
+    predict: list[str],
+    draws: int,
+    seed: int,
+    as_json: bool,
+    out: str | None,
+) -> None:
+    """`tomacs calibrate --from-episodes`: fit, store, and print the held-out tables."""
+    import json
+    from pathlib import Path
+
+    if extra:
+        _fail(
+            f"unexpected arguments {' '.join(extra)}: give one path per --from-episodes/--predict "
+            "(repeat the flag), or quote a glob: --from-episodes 'runs/*_r3_*'"
+        )
+    if not name:
+        _fail("--from-episodes needs --name NAME (the profile's name, used as backbone.profile=NAME)")
+    if not 0.0 < split <= 1.0:
+        _fail(f"--split must be in (0, 1], got {split}")
+    if split >= 1.0 and not predict:
+        _fail("--split 1 fits every question and leaves none held out: add --predict PATH to score it")
+    if draws < 1:
+        _fail("--draws must be >= 1")
+    if out:
+        _check_out_file(out)
+    from tomacs.sim import from_episodes as fx
+    from tomacs.sim import heldout as ho
+
+    try:
+        res = fx.run(paths, name, split, split_seed, model, predict, draws=draws, seed=seed)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(res, indent=1), encoding="utf-8")
+    if as_json:
+        print(json.dumps(res, indent=1))
+        return
+    out_console = console if console.is_terminal else Console(width=170)
+    fit = res["fit"]
+    prof = {k: v for k, v in res["profile"].items() if k not in ("name", "decision_weight")}
+    out_console.print(
+        f"fitted {name} on {fit['debates']} debates ({fit['questions']} questions, "
+        f"{fit['answers']} honest answers) in {fit['seconds']:.1f} s: "
+        f"log-lik/answer {fit['loglik_per_answer']:.4f}"
+        + ("" if fit["converged"] else " [yellow](optimiser did not report convergence)[/]"),
+        highlight=False,
+    )
+    out_console.print("  " + ", ".join(f"{k}={v}" for k, v in prof.items()), highlight=False, markup=False)
+    for key, title in (("held_out", "held-out questions"), ("predict", "--predict")):
+        if key in res:
+            for t in ho.tables(res[key], title):
+                out_console.print(t)
+    console.print(
+        f"profile: {res['path']}  (use: backbone=sim backbone.profile={name})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if out:
+        console.print(f"results: {out}", highlight=False, soft_wrap=True)
 
 
 def _calibrate_diagnose(

@@ -1,0 +1,61 @@
+"""Time `tomacs calibrate --from-episodes`' fit on 500 episodes (issue 26 target: <= 2 min on 2 cores).
+
+Why: a researcher fits their own model from a few hundred real debates; the fit must stay a
+coffee-break job. The real MAD-Follower debates (209) are replicated, each copy a question of its
+own (the copies' latents are separate, as 500 distinct questions would be), up to --episodes. The
+fit is the one the command runs (every parameter, 3 L-BFGS-B starts).
+
+    python scripts/bench_fit_episodes.py                      # 500 episodes, qwen-max honest agents
+    python scripts/bench_fit_episodes.py --model qwen3-8b --episodes 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+from tomacs.sim import fit_episodes as fe
+
+DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "debates" / "mad-follower"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "paths", nargs="*", default=[str(DEFAULT)], help="debate transcripts (default: MAD-Follower)"
+    )
+    ap.add_argument("--episodes", type=int, default=500)
+    ap.add_argument("--model", default="qwen-max", help="honest agents' model ('' = all honest agents)")
+    ap.add_argument("--restarts", type=int, default=3)
+    args = ap.parse_args()
+    from tomacs.transcripts import load_debates
+
+    model = args.model or None
+    base = [d for d in load_debates(args.paths) if model is None or model in fe.debate_models(d)]
+    if not base:
+        raise SystemExit(f"no debates with honest agents of {model!r} in {args.paths}")
+    debates = []
+    k = 0
+    while len(debates) < args.episodes:
+        for d in base:
+            if len(debates) >= args.episodes:
+                break
+            q = f"{d.question or d.id} [copy {k}]"
+            debates.append(dataclasses.replace(d, id=f"{d.id}#{k}", question=q))
+        k += 1
+    cpu0 = time.process_time()
+    res = fe.fit(debates, model=model, restarts=args.restarts)
+    cpu = time.process_time() - cpu0
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"fit on {len(debates)} episodes ({res.n_answers} honest answers, {res.n_questions} questions, "
+        f"{args.restarts} starts): {res.seconds:.1f} s wall, {cpu:.1f} s CPU (load average {load:.1f}, "
+        f"{os.cpu_count()} cores); converged={res.converged}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,426 @@
+"""The episode fitter (tomacs/sim/fit_episodes.py) and held-out scoring (tomacs/sim/heldout.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tomacs.sim import fit_episodes as fe
+from tomacs.sim import heldout as ho
+from tomacs.sim import model as sm
+from tomacs.transcripts.schema import AgentInfo, Debate, Turn
+
+LETTERS = ("A", "B", "C")
+
+
+def _profile(**kw: float) -> sm.SimProfile:
+    base = dict(
+        name="t",
+        n_cand=3,
+        accuracy=0.6,
+        concentration=3.0,
+        distractor_share=0.6,
+        prior_weight=1.0,
+        self_weight=0.5,
+        share_weight=1.0,
+        count_weight=0.2,
+        persuasion=2.0,
+        anchor_weight=0.0,
+    )
+    base.update(kw)
+    return sm.SimProfile(**base)  # type: ignore[arg-type]
+
+
+def _debate(
+    qid: str,
+    answers: dict[tuple[int, int], str | None],
+    roles: list[AgentInfo],
+    gold: str = "A",
+    n_rounds: int = 2,
+    question: str | None = None,
+    letters: tuple[str, ...] = LETTERS,
+) -> Debate:
+    """Everyone reads every other agent's previous-round answer."""
+    n = len(roles)
+    turns = []
+    for (i, r), a in sorted(answers.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        read = tuple((j, r - 1) for j in range(n) if j != i) if r > 1 else ()
+        turns.append(Turn(round=r, agent=i, answer=a, read=read))
+    return Debate(
+        id=qid,
+        gold=gold,
+        letters=letters,
+        n_agents=n,
+        n_rounds=n_rounds,
+        agents=tuple(roles),
+        turns=tuple(turns),
+        question=question,
+    )
+
+
+HONEST2 = [AgentInfo(agent=0), AgentInfo(agent=1)]
+
+
+def test_likelihood_matches_a_hand_computed_case() -> None:
+    """One question, 2 honest agents, 2 rounds, a 2-point competence grid, 3 options (gold A).
+    Round 1: agent 0 says A, agent 1 says B; round 2: both say A after reading each other."""
+    prof = _profile()
+    d = _debate("q", {(0, 1): "A", (1, 1): "B", (0, 2): "A", (1, 2): "A"}, HONEST2)
+    (block,) = fe.observations([d])
+    grid_c, grid_w = [0.3, 0.8], [0.25, 0.75]
+    got = fe.block_loglik(prof, block, grid=(np.array(grid_c), np.array(grid_w)))
+
+    delta, alpha, share, count = 0.6, 0.5, 1.0, 0.2
+    total = 0.0
+    for c, w in zip(grid_c, grid_w, strict=True):
+        for dist in ("B", "C"):  # the distractor, each with probability 1/2
+            p0 = {"A": c, dist: (1 - c) * delta}
+            p0["C" if dist == "B" else "B"] = (1 - c) * (1 - delta)
+            # round 2, agent 0: previous A, reads one honest message B (share 1, count 1)
+            u0 = {j: math.log(p0[j]) for j in LETTERS}
+            u0["A"] += alpha
+            u0["B"] += share * 1.0 + count * 1.0
+            p_a0 = math.exp(u0["A"]) / sum(math.exp(v) for v in u0.values())
+            # round 2, agent 1: previous B, reads one honest message A
+            u1 = {j: math.log(p0[j]) for j in LETTERS}
+            u1["B"] += alpha
+            u1["A"] += share + count
+            p_a1 = math.exp(u1["A"]) / sum(math.exp(v) for v in u1.values())
+            total += w * 0.5 * p0["A"] * p0["B"] * p_a0 * p_a1
+    assert got.shape == (1,)
+    assert got[0] == pytest.approx(math.log(total), rel=1e-12)
+
+
+def _random_debates(rng: np.random.Generator, n: int, n_cand: int = 4) -> list[Debate]:
+    letters = tuple("ABCDE"[:n_cand])
+    roles = [
+        AgentInfo(agent=0, role="adversary", onset=1, target="B"),
+        AgentInfo(agent=1, role="adversary", onset=2, target="B"),
+        AgentInfo(agent=2),
+        AgentInfo(agent=3),
+    ]
+    out = []
+    for q in range(n):
+        ans = {}
+        for i in range(4):
+            for r in range(1, 4):
+                ans[(i, r)] = None if rng.random() < 0.1 else letters[int(rng.integers(n_cand))]
+        out.append(
+            _debate(
+                f"q{q // 2}", ans, roles, gold=letters[int(rng.integers(n_cand))], n_rounds=3, letters=letters
+            )
+        )
+    return out
+
+
+def test_likelihood_agrees_with_the_simulator_update_rule() -> None:
+    """Every honest answer's probability, summed per question, equals a brute force through
+    tomacs.sim.model.initial_probs / update_probs (adversarial senders persuasive from their onset,
+    unparsed answers skipped as outcomes and dropped as messages)."""
+    rng = np.random.default_rng(3)
+    debates = _random_debates(rng, 12)
+    prof = _profile(n_cand=4, anchor_weight=0.7, self_weight=1.3, prior_weight=0.8, persuasion=3.0)
+    (block,) = fe.observations(debates)
+    c = np.array([0.2, 0.55, 0.9])
+    got = fe.group_loglik(prof, block, c)
+    keys = block.keys
+    ref = np.zeros_like(got)
+    for d in debates:
+        g = keys.index(fe.question_key(d))
+        idx = {letter: i for i, letter in enumerate(d.letters)}
+        truth = idx[d.gold]
+        for k, ck in enumerate(c):
+            wrong = [j for j in range(4) if j != truth]
+            for di, dist in enumerate(wrong):
+                lat = sm.QuestionLatent(competence=float(ck), distractor=dist)
+                for i in (2, 3):
+                    for r in range(1, 4):
+                        y = d.turn(i, r).answer
+                        if y is None:
+                            continue
+                        if r == 1:
+                            p = sm.initial_probs(prof, lat, 4, truth)
+                        else:
+                            msgs = [
+                                (idx[d.turn(j, rr).answer], d.is_adversarial(j, rr))
+                                for j, rr in d.turn(i, r).read
+                                if d.turn(j, rr).answer is not None
+                            ]
+                            prev, first = d.turn(i, r - 1).answer, d.turn(i, 1).answer
+                            if prev is None and not msgs:
+                                p = sm.initial_probs(prof, lat, 4, truth)
+                            else:
+                                p = sm.update_probs(
+                                    prof,
+                                    lat,
+                                    None if prev is None else idx[prev],
+                                    msgs,
+                                    4,
+                                    truth,
+                                    first_idx=None if first is None else idx[first],
+                                )
+                        # the fitter relabels gold -> 0 and orders distractors 1..n-1
+                        dd = (dist - truth) % 4 - 1
+                        ref[g, k, dd] += math.log(p[idx[y]])
+                del di
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
+
+
+def _generate(prof: sm.SimProfile, n_questions: int, seed: int) -> list[Debate]:
+    """Debates drawn with the simulator's own functions: 1 adversary from round 1 (compliant with
+    probability `compliance`), 4 honest agents reading everyone's previous answers, 3 rounds."""
+    rng = np.random.default_rng(seed)
+    letters = ("A", "B", "C", "D")
+    roles = [AgentInfo(agent=0, role="adversary", onset=1, target=None)] + [
+        AgentInfo(agent=i) for i in range(1, 5)
+    ]
+    out = []
+    for q in range(n_questions):
+        truth = int(rng.integers(4))
+        lat = sm.sample_latent(prof, rng, 4, truth)
+        tgt = sm.sample_wrong(rng, 4, truth)
+        ans: dict[tuple[int, int], int] = {}
+        for r in range(1, 4):
+            new = {0: sm.adversarial_answer(prof, lat, tgt, 4, truth, rng)}
+            for i in range(1, 5):
+                if r == 1:
+                    p = sm.initial_probs(prof, lat, 4, truth)
+                else:
+                    msgs = [(ans[(j, r - 1)], j == 0) for j in range(5) if j != i]
+                    p = sm.update_probs(prof, lat, ans[(i, r - 1)], msgs, 4, truth, first_idx=ans[(i, 1)])
+                new[i] = sm.sample_index(p, rng)
+            ans.update({(i, r): a for i, a in new.items()})
+        adv = replace(roles[0], target=letters[tgt])
+        out.append(
+            _debate(
+                f"q{q}",
+                {k: letters[v] for k, v in ans.items()},
+                [adv, *roles[1:]],
+                letters[truth],
+                3,
+                letters=letters,
+            )
+        )
+    return out
+
+
+def test_parameters_are_recovered_from_synthetic_debates() -> None:
+    """Fit debates generated from a known profile. Tolerances are what 400 questions (4,800 honest
+    answers) pin down; weakly identified terms are checked through the likelihood instead."""
+    true = _profile(
+        n_cand=4,
+        accuracy=0.65,
+        concentration=2.0,
+        distractor_share=0.6,
+        prior_weight=1.0,
+        self_weight=2.0,
+        share_weight=3.0,
+        count_weight=0.1,
+        persuasion=2.5,
+        anchor_weight=0.5,
+        compliance=0.9,
+    )
+    debates = _generate(true, 400, seed=11)
+    res = fe.fit(debates, restarts=1)
+    got = res.profile
+    assert got.accuracy == pytest.approx(true.accuracy, abs=0.05)
+    assert got.concentration == pytest.approx(true.concentration, rel=0.5)
+    assert got.distractor_share == pytest.approx(true.distractor_share, abs=0.15)
+    assert got.self_weight + got.anchor_weight == pytest.approx(
+        true.self_weight + true.anchor_weight, rel=0.35
+    )
+    assert got.share_weight == pytest.approx(true.share_weight, rel=0.5)
+    assert got.persuasion == pytest.approx(true.persuasion, rel=0.6)
+    assert got.compliance == pytest.approx(0.9, abs=0.05)  # plain rate, counts chance hits as compliant
+    # the optimum is at least as likely as the truth (it is the maximum), and not far above it
+    blocks = fe.observations(debates)
+    ll_true = fe.loglik(true, blocks)
+    assert res.loglik >= ll_true - 1e-6
+    assert res.loglik - ll_true < 40.0
+
+
+def test_split_is_seeded_and_question_disjoint() -> None:
+    roles = HONEST2
+    debates = []
+    for q in range(20):
+        for run in range(2):  # every question debated twice, as across MAD-Follower runs
+            debates.append(
+                _debate(
+                    f"{q}-{run}", {(0, 1): "A", (1, 1): "B"}, roles, n_rounds=1, question=f"Question  {q}?"
+                )
+            )
+    a_fit, a_held = fe.split_questions(debates, 0.7, seed=0)
+    b_fit, b_held = fe.split_questions(list(reversed(debates)), 0.7, seed=0)
+    c_fit, _ = fe.split_questions(debates, 0.7, seed=1)
+    keys = lambda ds: {fe.question_key(d) for d in ds}  # noqa: E731
+    assert keys(a_fit) == keys(b_fit) and keys(a_held) == keys(b_held)  # same seed, any input order
+    assert keys(a_fit) != keys(c_fit)  # another seed, another split
+    assert not keys(a_fit) & keys(a_held)
+    assert len(keys(a_fit)) == 14 and len(keys(a_held)) == 6
+    assert len(a_fit) == 28 and len(a_held) == 12  # both runs of a question on one side
+    # wording decides, not the debate id (ids differ per run here)
+    assert fe.question_key(debates[0]) == fe.question_key(debates[1])
+    with pytest.raises(ValueError, match="--split"):
+        fe.split_questions(debates, 1.5)
+
+
+def test_statistics_on_a_hand_case() -> None:
+    """Adversary (agent 0, target B from round 1), two honest agents; 3 rounds, gold A.
+    Agent 1: A, B, B (switches at its first exposure, then stays). Agent 2: C, A, B (recovers in
+    round 2, switches at a later exposure in round 3)."""
+    roles = [
+        AgentInfo(agent=0, role="adversary", onset=1, target="B"),
+        AgentInfo(agent=1),
+        AgentInfo(agent=2),
+    ]
+    ans = {(0, 1): "B", (0, 2): "B", (0, 3): "B", (1, 1): "A", (1, 2): "B", (1, 3): "B"}
+    ans.update({(2, 1): "C", (2, 2): "A", (2, 3): "B"})
+    d = _debate("q", ans, roles, n_rounds=3)
+    counts = ho.stat_counts(ho.layout(d), ho.observed_answers(d)[None], 3, 3)
+
+    def rate(stat: str, r: int) -> tuple[float, float]:
+        num, den = counts[ho.STATS.index(stat), :, r - 1]
+        return num, den
+
+    assert rate("accuracy", 1) == (1, 2) and rate("accuracy", 2) == (1, 2) and rate("accuracy", 3) == (0, 2)
+    assert rate("conformity", 1) == (0, 2) and rate("conformity", 3) == (2, 2)
+    assert rate("switch_first", 2) == (1, 2)  # both off target before round 2, agent 1 switches
+    assert rate("switch_later", 3) == (1, 1)  # agent 2, exposed again, switches
+    assert rate("stay_target", 3) == (1, 1)
+    assert rate("recovery", 2) == (1, 1) and rate("recovery", 3) == (0, 1)
+    # votes: round 1 A/B/C tie (gold among 3 tied -> 1/3), round 2 B,B,A -> wrong
+    assert rate("vote_accuracy", 1) == (pytest.approx(1 / 3), 1) and rate("vote_accuracy", 2) == (0, 1)
+
+
+def test_bootstrap_interval_is_never_a_point_at_zero_or_one() -> None:
+    per_q = np.zeros((10, 1, 2, 1))
+    per_q[:, 0, 1, 0] = 4.0  # 0 of 40 observed
+    value, lo, hi, exact = ho.bootstrap(per_q, reps=200)
+    assert value[0, 0] == 0.0 and exact[0, 0]
+    assert lo[0, 0] == 0.0 and hi[0, 0] == pytest.approx(1 - 0.025 ** (1 / 40))
+
+
+def test_fitted_profile_predicts_its_own_debates_and_beats_the_baselines() -> None:
+    """On debates generated from a profile, the TRUE profile's held-out simulation lands inside the
+    observed intervals in most cells and its log-likelihood beats keep-previous."""
+    true = _profile(n_cand=4, accuracy=0.65, self_weight=1.0, share_weight=4.0, persuasion=3.0)
+    debates = _generate(true, 120, seed=5)
+    fit_d, held = fe.split_questions(debates, 0.5, seed=0)
+    ev = ho.evaluate(true, held, None, fit_d, sm.load_profiles()["mmlu"], draws=200, reps=500)
+    assert ev["cells_total"] >= 10
+    assert ev["inside_share"] >= 0.8
+    ll = ev["loglik_per_answer"]
+    assert ll["fitted"] > ll["keep_previous"]
+    assert ll["fitted"] > ll["paper"]
+
+
+def _tomacs(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+    )
+
+
+@pytest.mark.slow
+def test_cli_fits_mad_follower_runs_and_writes_a_profile(data_dir: Path, tmp_path: Path) -> None:
+    """Two small qwen-max MAD-Follower runs (6 debates, 3 questions) through the command."""
+    mad = data_dir / "debates" / "mad-follower"
+    runs = [mad / "20251114_070300_n5_r3_limit3", mad / "20251114_070404_n5_r3_limit3"]
+    if not all(r.is_dir() for r in runs):
+        pytest.skip("MAD-Follower runs not found under TOMACS_DATA/debates")
+    res_file = tmp_path / "res.json"
+    args = ["calibrate", "--from-episodes", str(runs[0]), "--from-episodes", str(runs[1])]
+    p = _tomacs(
+        *args, "--model", "qwen-max", "--name", "qm-small", "--draws", "50", "-o", str(res_file), cwd=tmp_path
+    )
+    assert p.returncode == 0, p.stderr
+    assert "held-out questions" in p.stdout and "keep previous answer" in p.stdout
+    res = json.loads(res_file.read_text())
+    held = res["held_out"]
+    assert held["questions"] == 1 and held["debates"] == 2  # 3 questions, 70/30: 2 fitted, 1 held out
+    assert held["cells_total"] > 0 and 0 <= held["cells_inside"] <= held["cells_total"]
+    assert {"fitted", "keep_previous", "paper"} <= set(held["loglik_per_answer"])
+    for c in held["cells"]:
+        assert c["lo"] <= c["observed"] <= c["hi"] and 0.0 <= c["predicted"] <= 1.0
+    path = Path(res["path"])
+    stored = yaml.safe_load((path if path.is_absolute() else tmp_path / path).read_text())
+    assert stored["name"] == "qm-small"
+    prof = sm.SimProfile.from_dict(stored["profile"], name="qm-small")
+    assert prof.n_cand == 5 and 0.02 <= prof.accuracy <= 0.98
+    prov = stored["provenance"]
+    assert prov["debates_fit"] == 4 and prov["debates_held_out"] == 2 and prov["models"] == ["qwen-max"]
+    assert prov["split_seed"] == 0 and prov["held_out"]["cells_total"] == held["cells_total"]
+    assert len(prov["sources"]) == 2 and prov["fit_date"]
+
+
+@pytest.mark.slow
+def test_cli_bad_input_fails_in_one_line(data_dir: Path, tmp_path: Path) -> None:
+    run = data_dir / "debates" / "mad-follower" / "20251114_070404_n5_r3_limit3"
+    if not run.is_dir():
+        pytest.skip("MAD-Follower runs not found under TOMACS_DATA/debates")
+    p = _tomacs("calibrate", "--from-episodes", str(run), cwd=tmp_path)
+    assert p.returncode == 2 and "--name" in p.stderr
+    p = _tomacs("calibrate", "--from-episodes", str(run), "--name", "x", "--model", "gpt-9", cwd=tmp_path)
+    assert p.returncode == 2 and "gpt-9" in p.stderr and "qwen-max" in p.stderr  # lists the models there
+    p = _tomacs("calibrate", "--from-episodes", str(run), str(run), "--name", "x", cwd=tmp_path)
+    assert p.returncode == 2 and "repeat the flag" in p.stderr
+    p = _tomacs("calibrate", "--from-episodes", str(tmp_path / "nope"), "--name", "x", cwd=tmp_path)
+    assert p.returncode == 2 and "nope" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "mad_follower_small"
+
+
+@pytest.mark.slow
+def test_cli_fits_the_small_fixture(tmp_path: Path) -> None:
+    """The CI fit: the 4 qwen3-8b debates of the MAD-Follower fixture, 3 questions fitted, 1 held out."""
+    res_file = tmp_path / "res.json"
+    p = _tomacs(
+        "calibrate",
+        "--from-episodes",
+        str(FIXTURE),
+        "--model",
+        "qwen3-8b",
+        "--name",
+        "fixture-q8",
+        "--split",
+        "0.75",
+        "--draws",
+        "50",
+        "-o",
+        str(res_file),
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    res = json.loads(res_file.read_text())
+    assert res["fit"]["debates"] == 3 and res["held_out"]["debates"] == 1
+    assert res["held_out"]["answers"] == 15  # 3 honest agents x 5 rounds
+    path = Path(res["path"])
+    stored = yaml.safe_load((path if path.is_absolute() else tmp_path / path).read_text())
+    assert stored["provenance"]["models"] == ["qwen3-8b"] and stored["provenance"]["debates_fit"] == 3
+    fitted = sm.SimProfile.from_dict(stored["profile"], name="fixture-q8")
+    assert path == (tmp_path / "outputs" / "profiles" / "fixture-q8.yaml").resolve()  # the store
+    # a later run in the same directory takes it by name
+    env = {k: v for k, v in os.environ.items() if k != "TOMACS_PROFILES"}
+    p = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "train", "method=debate", "backbone=sim",
+         "backbone.profile=fixture-q8", "eval.size=3", "train.size=4", "train.epochs=1", "embedder=hashing",
+         "hydra.run.dir=outputs/runs/fitted"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    run = json.loads((tmp_path / "outputs" / "runs" / "fitted" / "results.json").read_text())
+    assert run["backbone"] == "sim:fixture-q8"
+    st = run["backbone_stats"]
+    assert st["profile"] == "fixture-q8" and st["profile_source"] == "store"
+    assert st["profile_fit_date"] == stored["provenance"]["fit_date"]
+    assert fitted.n_cand == 5

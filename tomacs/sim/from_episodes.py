@@ -1,0 +1,163 @@
+"""`tomacs calibrate --from-episodes`: fit a profile to real debates, store it, score it on held-out
+questions (and on other debates with `--predict`).
+
+Why here and not in cli.py: the CLI only parses options; reading, splitting, fitting, scoring and
+writing the profile with its provenance are one workflow that tests drive without a subprocess.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tomacs.sim import fit_episodes as fe
+from tomacs.sim import heldout as ho
+from tomacs.sim.model import SimProfile, load_profiles
+from tomacs.transcripts.schema import Debate
+
+MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26); no extensions"
+PAPER_BASELINE = "mmlu"
+
+
+def expand_paths(paths: Sequence[str]) -> list[str]:
+    """Paths as given, with a quoted glob expanded here (sorted); a missing path fails in one line."""
+    out: list[str] = []
+    for p in paths:
+        if any(ch in p for ch in "*?["):
+            hits = sorted(glob.glob(p))
+            if not hits:
+                raise FileNotFoundError(f"{p}: the pattern matches no file or folder")
+            out.extend(hits)
+        elif not os.path.exists(p):
+            raise FileNotFoundError(
+                f"{p}: no such file or folder (pass debate transcripts: episodes.jsonl, "
+                "a tomacs.debate/1 JSONL file, or a MAD-Follower run folder)"
+            )
+        else:
+            out.append(p)
+    return out
+
+
+def read_debates(paths: Sequence[str], model: str | None) -> list[Debate]:
+    """All debates from `paths`; with `model`, only those with an honest agent of that model."""
+    from tomacs.transcripts import load_debates
+
+    debates = list(load_debates(expand_paths(paths)))
+    if not debates:
+        raise ValueError(f"no debates in {', '.join(paths)}")
+    if model is not None:
+        models = sorted({m for d in debates for m in fe.debate_models(d)})
+        debates = [d for d in debates if model in fe.debate_models(d)]
+        if not debates:
+            raise ValueError(
+                f"no debate has honest agents of model {model!r}; models there: {', '.join(models)}"
+            )
+    return debates
+
+
+def _summary(ev: dict[str, Any]) -> dict[str, Any]:
+    ll = ev["loglik_per_answer"]
+    return {
+        "debates": ev["debates"],
+        "questions": ev["questions"],
+        "answers": ev["answers"],
+        "cells_inside": ev["cells_inside"],
+        "cells_total": ev["cells_total"],
+        "loglik_per_answer": {k: v for k, v in ll.items() if isinstance(v, float)},
+    }
+
+
+def paper_profile() -> SimProfile:
+    return load_profiles()[PAPER_BASELINE]
+
+
+def write_profile(
+    name: str, profile: SimProfile, provenance: dict[str, Any], out_dir: str | Path | None = None
+) -> Path:
+    """Store the profile where `backbone.profile=NAME` finds it (the profile store, tomacs.sim.profiles),
+    with its provenance; `out_dir` writes NAME.yaml there instead."""
+    from tomacs.sim.profiles import save_profile
+
+    dest = None if out_dir is None else Path(out_dir) / f"{name}.yaml"
+    return Path(save_profile(replace(profile, name=name), provenance, dest))
+
+
+def run(
+    paths: Sequence[str],
+    name: str,
+    split: float = 0.7,
+    split_seed: int = 0,
+    model: str | None = None,
+    predict: Sequence[str] = (),
+    draws: int = 400,
+    restarts: int = 3,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
+    write the profile. Returns everything the CLI prints."""
+    if not name:
+        raise ValueError("--name is empty: give a plain profile name, e.g. --name my-model")
+    from tomacs.sim.profiles import _check_name
+
+    _check_name(name, "--name")  # before the fit, not after it
+    debates = read_debates(paths, model)
+    if split >= 1.0:
+        fit_d, held = list(debates), []
+    else:
+        fit_d, held = fe.split_questions(debates, split, split_seed)
+    res = fe.fit(fit_d, name=name, model=model, restarts=restarts, fit_lure=True)
+    lure = res.target_lure
+    paper = paper_profile()
+    out: dict[str, Any] = {
+        "profile": res.profile.to_dict(),
+        "fit": {
+            "debates": res.n_debates,
+            "questions": res.n_questions,
+            "answers": res.n_answers,
+            "loglik_per_answer": res.loglik / res.n_answers,
+            "seconds": res.seconds,
+            "converged": res.converged,
+            "target_lure": lure,
+        },
+    }
+    if held:
+        out["held_out"] = ho.evaluate(
+            res.profile, held, model, fit_d, paper, draws=draws, seed=seed, lure=lure
+        )
+    if predict:
+        other = read_debates(predict, model)
+        out["predict"] = ho.evaluate(
+            res.profile, other, model, fit_d, paper, draws=draws, seed=seed, lure=lure
+        )
+        out["predict"]["sources"] = list(predict)
+    models = sorted({m for d in fit_d for m in fe.debate_models(d)})
+    provenance: dict[str, Any] = {
+        "sources": [str(p) for p in paths],
+        "debates_fit": len(fit_d),
+        "debates_held_out": len(held),
+        "questions_fit": res.n_questions,
+        "questions_held_out": out["held_out"]["questions"] if held else 0,
+        "answers_fit": res.n_answers,
+        "models": [model] if model else models,
+        "fit_date": fe.fit_date(),
+        "split": split,
+        "split_seed": split_seed,
+        "fit_loglik_per_answer": round(res.loglik / res.n_answers, 6),
+        "model_variant": MODEL_VARIANT,
+        "fitted": list(fe.FIT_PARAMS) + ["compliance (adversaries' target rate)"],
+        # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
+        # the adversaries' target); the simulator draws targets independently of the lure
+        "target_lure": None if lure is None else round(lure, 6),
+    }
+    if held:
+        provenance["held_out"] = _summary(out["held_out"])
+    if predict:
+        provenance["predict"] = {"sources": list(predict), **_summary(out["predict"])}
+    out["provenance"] = provenance
+    out["path"] = str(write_profile(name, replace(res.profile, name=name), provenance, out_dir).resolve())
+    return out
