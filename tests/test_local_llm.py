@@ -146,3 +146,68 @@ def test_tiny_train_through_litellm_and_cached_rerun(llama_server: str, tmp_path
     assert r2["backbone_stats"]["calls"] == 0 and r2["backbone_stats"]["cache_hits"] == st["requests"]
     assert r2["metrics"]["acc"] == m["acc"] and r2["metrics"]["token"] == m["token"]
     print(f"cached re-run: 0 calls, {r2['backbone_stats']['cache_hits']} cache hits, wall {wall2:.1f} s")
+
+
+def test_real_debate_episodes_fit_a_profile_that_a_sim_run_uses(llama_server: str, tmp_path: Path) -> None:
+    """Issue 26 end to end on a real model: llama.cpp debates (tomacs' own episodes.jsonl) are
+    fitted into a simulator profile, and a sim run then uses that profile by name."""
+    env = dict(os.environ, TOMACS_PROFILES=str(tmp_path / "profiles"))
+    cli = [sys.executable, "-m", "tomacs.cli"]
+    run = tmp_path / "debate"
+    p = subprocess.run(
+        [
+            *cli,
+            "evaluate",
+            "backbone=llamacpp",
+            f"backbone.api_base={llama_server}",
+            f"backbone.cache.path={tmp_path / 'cache.sqlite'}",
+            "backbone.max_tokens=48",
+            "benchmark=arc_c" if os.environ.get("TOMACS_DATA") else "benchmark=synthetic",
+            "method=debate",
+            "agents=3",
+            "rounds=2",
+            "attack=gt50",
+            "attack.onset_rounds=[1,1]",
+            "eval.size=10",
+            f"hydra.run.dir={run}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    fit = subprocess.run(
+        [*cli, "calibrate", "--from-episodes", str(run), "--name", "smollm2", "--draws", "50"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert fit.returncode == 0, (fit.stdout + fit.stderr)[-3000:]
+    stored = tmp_path / "profiles" / "smollm2.yaml"
+    assert stored.is_file(), fit.stdout[-2000:]
+    text = stored.read_text()
+    assert "litellm:openai/smollm2" in text or "smollm2" in text.split("provenance:")[1]
+    sim = tmp_path / "sim"
+    q = subprocess.run(
+        [
+            *cli,
+            "evaluate",
+            "backbone=sim",
+            "backbone.profile=smollm2",
+            "method=debate",
+            "attack=gt50",
+            "embedder=hashing",
+            "eval.size=5",
+            f"hydra.run.dir={sim}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert q.returncode == 0, q.stderr[-3000:]
+    res = json.loads((sim / "results.json").read_text())
+    assert res["backbone"] == "sim:smollm2" and res["metrics"]["n_queries"] == 5
+    assert res["backbone_stats"]["profile_file"] == str(stored.resolve())
