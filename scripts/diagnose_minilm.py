@@ -410,7 +410,14 @@ def _gates(net: Any, z: np.ndarray) -> None:
 
 # -- which remedy helps a learner told the labels? ---------------------------------------------------------
 def part_curve(
-    benchmark: str, attack: str, questions: int, seed: int, embedder_name: str, lrs: Sequence[float]
+    benchmark: str,
+    attack: str,
+    questions: int,
+    seed: int,
+    embedder_name: str,
+    lrs: Sequence[float],
+    net_seeds: Sequence[int] = (0,),
+    only: Sequence[str] = (),
 ) -> None:
     """`tomacs diagnose`'s supervised learning curve on the same recorded features, for the default
     network and for candidate remedies. A remedy that does not speed up a learner told the labels will
@@ -466,11 +473,20 @@ def part_curve(
         f"\n(e) supervised learning curves under {embedder_name} ({q} questions, {attack}; held-out ADAcc "
         "% at step)"
     )
+    unknown = set(only) - set(variants)
+    if unknown:
+        raise SystemExit(f"unknown --curve-variants {sorted(unknown)}; choose from {list(variants)}")
     for lr in lrs:
         for name, make in variants.items():
-            c = supervised_curve(f, labels, make, lr=lr, steps=96, batch=32, seed=seed)
-            pts = " ".join(f"{r['step']}:{100 * r['adacc']:.0f}" for r in c["curve"])
-            print(f"  lr {lr:g} {name:<24} {pts}  (90 % of gain at step {c['steps_to_90pct_of_gain']})")
+            if only and name not in only:
+                continue
+            for s in net_seeds:  # the network's init and batch order; the features stay the same
+                c = supervised_curve(f, labels, make, lr=lr, steps=96, batch=32, seed=s)
+                pts = " ".join(f"{r['step']}:{100 * r['adacc']:.0f}" for r in c["curve"])
+                print(
+                    f"  lr {lr:g} seed {s} {name:<24} {pts}  "
+                    f"(90 % of gain at step {c['steps_to_90pct_of_gain']})"
+                )
 
 
 def main() -> None:
@@ -485,6 +501,10 @@ def main() -> None:
     ap.add_argument("--feature-attack", default="gt50")
     ap.add_argument("--curve-questions", type=int, default=96, help="sim questions for part curve")
     ap.add_argument("--curve-lrs", default="5e-4", help="comma-separated learning rates for part curve")
+    ap.add_argument("--curve-seeds", default="0", help="comma-separated network seeds for part curve")
+    ap.add_argument(
+        "--curve-variants", default="", help="comma-separated variant names for part curve (default: all)"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--real", default=REAL_DEFAULT, help="MAD-Follower transcript directory")
     ap.add_argument(
@@ -508,7 +528,9 @@ def main() -> None:
         part_features(a.benchmark, a.feature_attack, a.feature_questions, a.seed, a.embedder)
     if "curve" in parts:
         lrs = [float(x) for x in a.curve_lrs.split(",")]
-        part_curve(a.benchmark, a.feature_attack, a.curve_questions, a.seed, a.embedder, lrs)
+        seeds = [int(x) for x in a.curve_seeds.split(",")]
+        only = [x.strip() for x in a.curve_variants.split(",") if x.strip()]
+        part_curve(a.benchmark, a.feature_attack, a.curve_questions, a.seed, a.embedder, lrs, seeds, only)
 
 
 if __name__ == "__main__":
