@@ -3,6 +3,7 @@
     python scripts/diagnose_minilm.py                      # all parts, MiniLM (a few minutes, cached)
     python scripts/diagnose_minilm.py --parts suffix,real  # (c) and (d) only
     python scripts/diagnose_minilm.py --parts features --embedder hashing
+    python scripts/diagnose_minilm.py --parts curve --curve-seeds 0,1,2   # remedies, supervised curves
 
 Why this script: `tomacs diagnose` showed that even a learner told the labels needs 3-4x the steps on
 MiniLM features, and that their probe ceiling is lower (91.6 % against 99.9 %). That leaves three
@@ -20,6 +21,12 @@ candidate causes, each with a different fix, and each part below measures one of
 * the simulator's texts (part `real`, item (d)): template texts may embed unlike real model replies.
   It fits the same probe on real MAD-Follower transcripts (attacker vs normal, follower vs normal, per
   round, folds grouped by question) beside the sim's honest vs adversarial texts per round.
+
+Part `curve` then asks which remedy helps: `tomacs diagnose`'s supervised learning curve on the same
+recorded features for the default network, block-wise weights on the embedding dimensions, and
+`method.emb_proj=32`. The findings are in docs/deviations.md (TodyComm, issue 28). The one-feature
+"mean suffix shift" probe of part `suffix` estimates its direction on all texts (no fold split): it is a
+measure of how consistent the shift is, not a held-out detector.
 
 Probes are class-balanced logistic regressions, 5 folds grouped by question, balanced accuracy (the
 same probe as scripts/probe_adversary_texts.py). Embeddings go through the run's persistent cache
