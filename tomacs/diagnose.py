@@ -362,16 +362,10 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     groups = np.repeat(np.arange(q_n), n)
     last = f_all[:, :, -1, :].reshape(q_n * n, -1)
     hist = f_all.reshape(q_n * n, -1)
-    from tomacs.methods.nets import CreditNet
     from tomacs.metrics import summarize
 
     m = summarize(episodes, n, rounds)
-    mc = method.cfg
-
-    def fresh() -> Any:
-        clip = float(mc.get("norm_clip", 5.0))
-        return CreditNet(method.in_dim, method.hidden, method.mlp_hidden, method.normalize, clip)
-
+    fresh = method.make_net
     train_steps = _train_steps(run_dir / "train_log.jsonl")
     steps = max(96, int(train_steps or 0))
     curve = supervised_curve(

@@ -54,7 +54,7 @@ import numpy as np
 from tomacs.embed import embedder_dim
 from tomacs.graphs import credit_ranked_dag
 from tomacs.methods.base import History, MethodContext
-from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim
+from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, feature_names
 from tomacs.methods.learned import LearnedMethod, bernoulli_log_prob, reinforce_loss, torch_module
 from tomacs.types import AdversaryPlan, DecisionGraph, Episode, Question, RoundGraph
 
@@ -90,6 +90,7 @@ DEFAULTS: dict[str, Any] = {
     "norm_clip": 5.0,
     "isolated": "answer",
     "tie_tol": 0.0,
+    "emb_proj": 0,
 }
 _torch = torch_module
 
@@ -176,6 +177,10 @@ class TodyComm(LearnedMethod):
         self.in_dim = feature_dim(self.emb_dim, self.features)
         self.hidden = int(cfg["hidden_size"])
         self.mlp_hidden = int(cfg["mlp_hidden"])
+        raw = cfg["emb_proj"]
+        if raw is None or isinstance(raw, bool) or int(raw) != float(raw) or int(raw) < 0:
+            raise ValueError(f"todycomm: emb_proj must be an integer >= 0 (0 = off), got {raw!r}")
+        self.emb_proj = int(raw)
         self.meta = {
             "in_dim": self.in_dim,
             "emb_dim": self.emb_dim,
@@ -183,12 +188,22 @@ class TodyComm(LearnedMethod):
             "mlp_hidden": self.mlp_hidden,
             "features": self.features,
             "normalize": self.normalize,
+            "emb_proj": self.emb_proj,
         }
+        self.norm_clip = clip
+        self.net = self.seeded(self.make_net).to(self.device)
+        self.trace: list[tuple[int, np.ndarray]] | None = None  # (t, features) when analysed
+
+    def make_net(self) -> Any:
+        """A fresh credit network of this configuration (Alg. 1), unseeded: `tomacs diagnose` builds
+        copies of it for its supervised learning curve."""
         from tomacs.methods.nets import CreditNet
 
-        net = self.seeded(CreditNet, self.in_dim, self.hidden, self.mlp_hidden, self.normalize, clip)
-        self.net = net.to(self.device)
-        self.trace: list[tuple[int, np.ndarray]] | None = None  # (t, features) when analysed
+        names = dict(feature_names(self.emb_dim, self.features))
+        emb_cols = [list(range(names[k].start, names[k].stop)) for k in ("ana", "nbr_ana") if k in names]
+        return CreditNet(
+            self.in_dim, self.hidden, self.mlp_hidden, self.normalize, self.norm_clip, emb_cols, self.emb_proj
+        )
 
     # -- episode ---------------------------------------------------------------------------------
     def begin(
@@ -355,4 +370,6 @@ class TodyComm(LearnedMethod):
     def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
         if meta and "normalize" not in meta:
             meta["normalize"] = "none"  # checkpoints from before the option had raw inputs
+        if meta and "emb_proj" not in meta:
+            meta["emb_proj"] = 0  # checkpoints from before the option had no projection
         return meta
