@@ -128,6 +128,8 @@ class PlanBackbone:
         self.completion_tokens = completion_tokens
         self.where = where if where is not None else {"phase": "test"}
         self.counts: dict[tuple[str, str], Count] = {}
+        self._seen: dict[str, dict[str, Any]] = {}
+        self._last_key = ""
         self._fut: asyncio.Future[None] | None = None
         self._wave = 0
         self._wave_key = ("test", "agent")
@@ -143,11 +145,19 @@ class PlanBackbone:
     def count(self, phase: str, kind: str) -> Count:
         return self.counts.setdefault((phase, kind), Count())
 
-    def _cached(self, req: GenerationRequest) -> dict[str, Any] | None:
+    def _cached(self, req: GenerationRequest) -> tuple[dict[str, Any] | None, bool]:
+        """(the cached record, whether the request repeats one of this dry run): a repeated
+        request is served by the response cache in the real run too (the first reply), so it is
+        not paid twice."""
         cache = getattr(self.real, "cache", None)
         if cache is None:
-            return None
-        return cache.get(self.real.cache_key(req))
+            return None, False
+        key = self.real.cache_key(req)
+        if key in self._seen:
+            return self._seen[key], True
+        rec = cache.get(key)
+        self._last_key = key
+        return rec, False
 
     async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
         stand_ins = await self.sim.generate(requests)
@@ -155,7 +165,7 @@ class PlanBackbone:
         for req, sr in zip(requests, stand_ins, strict=True):
             c = self.count(self.phase, req.kind)
             c.calls += 1
-            rec = self._cached(req)
+            rec, repeat = self._cached(req)
             if rec is not None:
                 text, pt, ct = rec["text"], int(rec["prompt_tokens"]), int(rec["completion_tokens"])
                 c.cached += 1
@@ -165,6 +175,8 @@ class PlanBackbone:
                 c.paid_prompt += pt
                 c.paid_completion += ct
                 paid += 1
+            if not repeat and self.real is not None:
+                self._seen[self._last_key] = {"text": text, "prompt_tokens": pt, "completion_tokens": ct}
             c.prompt += pt
             c.completion += ct
             out.append(GenerationReply(text, pt, ct, cached=rec is not None))
@@ -319,6 +331,8 @@ class JobPlan:
             "cached": tot.cached,
             "prompt_tokens": tot.prompt,
             "completion_tokens": tot.completion,
+            "paid_prompt_tokens": tot.paid_prompt,
+            "paid_completion_tokens": tot.paid_completion,
             "usd": self.dollars(tot),
             "usd_bound": self.dollars(bound),
             "usd_at_patience_min": self.dollars(self.total(self.epochs_min)),
