@@ -584,3 +584,37 @@ def budget_totals(plans: list[JobPlan], latency: float) -> dict[str, dict[str, f
                 wall += o["wall_s"]
         out[b] = {"calls": calls, "usd": usd, "usd_bound": bound, "wall_s": wall}
     return out
+
+
+def job_plan_line(cfg: DictConfig, mode: str) -> str:
+    """The line a job prints when it starts. On the simulator it costs nothing (no dry run: a sim
+    job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase."""
+    from tomacs.methods.registry import is_trainable
+    from tomacs.progress import _hms
+
+    learns = mode == "train" and is_trainable(str(cfg.method.name))
+    test = f"test {int(cfg.eval.size)} questions"
+    work = (
+        f"train <= {int(cfg.train.epochs)} epochs x ({int(cfg.train.size)} + "
+        f"{int(cfg.train.val_size)} validation) questions, {test}"
+        if learns
+        else test
+    )
+    if cfg.backbone.name == "sim":
+        return f"plan: sim backbone, $0 | {work}"
+    try:
+        p = plan_job(cfg, mode, sample=32)
+    except Exception as exc:  # noqa: BLE001 - the plan line must never stop the job
+        return f"plan: unavailable ({type(exc).__name__}: {exc})"
+    s = p.summary(DEFAULT_LATENCY_S)
+    usd = "?" if s["usd"] is None else f"${s['usd']:.2f}"
+    bound = "" if s["usd_bound"] in (None, s["usd"]) else f" (bound ${s['usd_bound']:.2f})"
+    emb = ""
+    if s["embed_texts"]:
+        t = "?" if s["embed_s"] is None else _hms(s["embed_s"])
+        emb = f" | embed {s['embed_texts']:,} {p.embed_kind} texts ({t})"
+    return (
+        f"plan: {s['calls_total']:,} LLM calls ({s['cached']:,} cached), {usd}{bound}{emb} | job ETA "
+        f"{_hms(s['wall_s'])} at {DEFAULT_LATENCY_S:g} s per call, {p.concurrency} in flight | {work} "
+        "(details: tomacs plan with the same overrides)"
+    )
