@@ -172,9 +172,11 @@ def plan(
     """What `tomacs train` (or evaluate) with these OVERRIDES will cost, before any paid call: LLM calls
     by phase, tokens, dollars, cached replies, texts to embed and wall time, per job and summed. A dry
     run of the real executor on a stand-in backbone (tomacs/plan.py); makes no LLM call."""
+    import dataclasses
     import json
+    from typing import Any
 
-    from tomacs.plan import DEFAULT_LATENCY_S, budget_totals, other_budgets, plan_job, sweep_jobs
+    from tomacs.plan import DEFAULT_LATENCY_S, budget_totals, cached_rows, other_budgets, plan_job, sweep_jobs
 
     overrides = list(ctx.args or [])
     mode = "evaluate" if evaluate_only else "train"
@@ -190,14 +192,23 @@ def plan(
         jobs = sweep_jobs(overrides, multirun)
         k = sample if sample is not None else (None if len(jobs) <= 4 else 32)
         plans = []
+        shared: dict[tuple[str, ...], Any] = {}
         for i, job in enumerate(jobs):
             if len(jobs) > 1 and not as_json:
                 err.print(f"planning job {i + 1}/{len(jobs)}", highlight=False, end="\r")
             cfg = compose([*job, f"mode={mode}"])
-            p = plan_job(
-                cfg, mode, sample=k, name=",".join(o.lstrip("+") for o in job) if len(jobs) > 1 else ""
-            )
+            name = ",".join(o.lstrip("+") for o in job) if len(jobs) > 1 else ""
+            # seeds of a sweep have the same structure: with nothing of the model cached, one dry run
+            # serves them all (a seed's own cache hits need its own)
+            twin = tuple(o for o in job if not o.startswith("seed="))
+            if twin in shared and cached_rows(cfg) == 0:
+                first = shared[twin]
+                note = "seeds after the first reuse its dry run (nothing of the model is cached)"
+                plans.append(dataclasses.replace(first, name=name, notes=[*first.notes, note]))
+                continue
+            p = plan_job(cfg, mode, sample=k, name=name)
             other_budgets(p, cfg, lat)
+            shared[twin] = p
             plans.append(p)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))

@@ -411,6 +411,8 @@ def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = 
     )
     if real is not None and target is None:
         target = DEFAULT_COMPLETION_TOKENS
+    if target is not None and getattr(real, "max_tokens", None):
+        target = min(target, float(real.max_tokens))  # the server stops a reply there
     sim = SimBackbone(profile=cfg.backbone.get("profile") or comps.bench.profile, seed=int(cfg.seed))
     pb = PlanBackbone(sim, real, target, where)
     comps.executor.backbone = pb
@@ -460,16 +462,18 @@ def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = 
     dtr = pb.count("train", "decision").scaled(f_train)
     bound = tr
     if learned and tr.calls:  # everyone speaks: N x T agent calls per question
-        n_q = len(comps.train_qs)
-        full = n_q * n * rounds
-        per_call = (tr.prompt / tr.calls, tr.completion / tr.calls)
+        full = len(comps.train_qs) * n * rounds
+        paid = max(1, tr.calls - tr.cached)
+        extra = max(
+            0, full - tr.calls
+        )  # the calls of agents the policy left out: paid, at the mean paid size
         bound = Count(
             full,
             tr.cached,
-            round(full * per_call[0]),
-            round(full * per_call[1]),
-            round((full - tr.cached) * per_call[0]),
-            round((full - tr.cached) * per_call[1]),
+            tr.prompt + round(extra * tr.paid_prompt / paid),
+            tr.completion + round(extra * tr.paid_completion / paid),
+            tr.paid_prompt + round(extra * tr.paid_prompt / paid),
+            tr.paid_completion + round(extra * tr.paid_completion / paid),
             [w * full // max(1, tr.calls) for w in tr.waves],
         )
     embed_texts, embed_s, kind = 0, None, None
@@ -618,3 +622,21 @@ def job_plan_line(cfg: DictConfig, mode: str) -> str:
         f"{_hms(s['wall_s'])} at {DEFAULT_LATENCY_S:g} s per call, {p.concurrency} in flight | {work} "
         "(details: tomacs plan with the same overrides)"
     )
+
+
+def cached_rows(cfg: DictConfig) -> int:
+    """Replies of the job's model already in its response cache (0: none, or the simulator)."""
+    b = cfg.backbone
+    if b.name == "sim":
+        return 0
+    c = b.get("cache")
+    path = Path(str(c.get("path") or "")) if isinstance(c, DictConfig) and c.get("enabled", True) else None
+    if path is None or not path.is_file():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            return int(
+                con.execute("SELECT COUNT(*) FROM responses WHERE model = ?", (str(b.model),)).fetchone()[0]
+            )
+    except sqlite3.Error:
+        return 0
