@@ -150,6 +150,46 @@ def _dur(s: float | None) -> str:
     return "?" if s is None else _hms(s)
 
 
+def _plan_jobs(
+    overrides: list[str], multirun: bool, mode: str, sample: int | None, lat: float, as_json: bool
+) -> list:
+    """Dry-run every job of the command line (tomacs.plan)."""
+    import dataclasses
+    from typing import Any
+
+    from tomacs.plan import cached_rows, other_budgets, plan_job, sweep_jobs
+
+    reject_flags(overrides)
+    jobs = sweep_jobs(overrides, multirun)
+    k = sample if sample is not None else (None if len(jobs) <= 4 else 32)
+    plans = []
+    shared: dict[tuple[str, ...], Any] = {}
+    # a sweep's jobs are named by what varies between them
+    values: dict[str, set[str]] = {}
+    for job in jobs:
+        for o in job:
+            values.setdefault(o.lstrip("+").split("=", 1)[0], set()).add(o.split("=", 1)[-1])
+    varying = {key for key, v in values.items() if len(v) > 1}
+    for i, job in enumerate(jobs):
+        if len(jobs) > 1 and not as_json:
+            err.print(f"planning job {i + 1}/{len(jobs)}", highlight=False, end="\r")
+        cfg = compose([*job, f"mode={mode}"])
+        name = ",".join(o for o in job if o.lstrip("+").split("=", 1)[0] in varying) if len(jobs) > 1 else ""
+        # seeds of a sweep have the same structure: with nothing of the model cached, one dry run
+        # serves them all (a seed's own cache hits need its own)
+        twin = tuple(o for o in job if not o.startswith("seed="))
+        if twin in shared and cached_rows(cfg) == 0:
+            first = shared[twin]
+            note = "seeds after the first reuse its dry run (nothing of the model is cached)"
+            plans.append(dataclasses.replace(first, name=name, notes=[*first.notes, note]))
+            continue
+        p = plan_job(cfg, mode, sample=k, name=name)
+        other_budgets(p, cfg, lat)
+        shared[twin] = p
+        plans.append(p)
+    return plans
+
+
 @app.command(context_settings=_EXTRA)
 def plan(
     ctx: typer.Context,
@@ -172,11 +212,9 @@ def plan(
     """What `tomacs train` (or evaluate) with these OVERRIDES will cost, before any paid call: LLM calls
     by phase, tokens, dollars, cached replies, texts to embed and wall time, per job and summed. A dry
     run of the real executor on a stand-in backbone (tomacs/plan.py); makes no LLM call."""
-    import dataclasses
     import json
-    from typing import Any
 
-    from tomacs.plan import DEFAULT_LATENCY_S, budget_totals, cached_rows, other_budgets, plan_job, sweep_jobs
+    from tomacs.plan import DEFAULT_LATENCY_S, budget_totals
 
     overrides = list(ctx.args or [])
     mode = "evaluate" if evaluate_only else "train"
@@ -187,29 +225,12 @@ def plan(
     if sample is not None and sample < 1:
         _fail("--sample must be >= 1")
     lat = DEFAULT_LATENCY_S if latency is None else latency
+    import contextlib
+
     try:
-        reject_flags(overrides)
-        jobs = sweep_jobs(overrides, multirun)
-        k = sample if sample is not None else (None if len(jobs) <= 4 else 32)
-        plans = []
-        shared: dict[tuple[str, ...], Any] = {}
-        for i, job in enumerate(jobs):
-            if len(jobs) > 1 and not as_json:
-                err.print(f"planning job {i + 1}/{len(jobs)}", highlight=False, end="\r")
-            cfg = compose([*job, f"mode={mode}"])
-            name = ",".join(o.lstrip("+") for o in job) if len(jobs) > 1 else ""
-            # seeds of a sweep have the same structure: with nothing of the model cached, one dry run
-            # serves them all (a seed's own cache hits need its own)
-            twin = tuple(o for o in job if not o.startswith("seed="))
-            if twin in shared and cached_rows(cfg) == 0:
-                first = shared[twin]
-                note = "seeds after the first reuse its dry run (nothing of the model is cached)"
-                plans.append(dataclasses.replace(first, name=name, notes=[*first.notes, note]))
-                continue
-            p = plan_job(cfg, mode, sample=k, name=name)
-            other_budgets(p, cfg, lat)
-            shared[twin] = p
-            plans.append(p)
+        # libraries a dry run loads may print to stdout (transformers' W&B notice): keep stdout the plan's
+        with contextlib.redirect_stdout(sys.stderr):
+            plans = _plan_jobs(overrides, multirun, mode, sample, lat, as_json)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     totals = budget_totals(plans, lat)
