@@ -91,7 +91,8 @@ def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(tm
         assert abs(planned - actual) <= 0.2 * actual, (planned, actual)
         assert plan["usd"] == pytest.approx(st["cost_usd"], rel=0.2)
         print(
-            f"\nstatic plan vs actual: calls {plan['calls_total']} vs {st['calls']}; tokens {planned} vs "
+            f"\nstatic plan vs actual: calls {plan['calls_total']} vs {st['requests']} (paid "
+            f"{plan['calls_total'] - plan['cached']} vs {st['calls']}); paid tokens {planned} vs "
             f"{actual}; USD {plan['usd']:.6f} vs {st['cost_usd']:.6f}; wall {plan['wall_s']:.2f} s vs "
             f"evaluation {res['metrics']['eval_wall_s']:.2f} s (job {wall:.1f} s)"
         )
@@ -126,7 +127,8 @@ def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(tmp_
         assert abs(planned - actual) <= 0.2 * actual, (planned, actual)
         print(
             f"\nlearned plan vs actual: calls {plan['calls_total']} (bound {plan['calls_bound']}) vs "
-            f"{st['calls']}; tokens {planned} vs {actual}; USD {plan['usd']:.6f} vs {st['cost_usd']:.6f}; "
+            f"{st['requests']} (paid {plan['calls_total'] - plan['cached']} vs {st['calls']}); paid tokens "
+            f"{planned} vs {actual}; USD {plan['usd']:.6f} vs {st['cost_usd']:.6f}; "
             f"wall {plan['wall_s']:.2f} s vs train+eval "
             f"{res['train']['train_wall_s'] + res['metrics']['eval_wall_s']:.2f} s (job {wall:.1f} s)"
         )
