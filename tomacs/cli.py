@@ -202,7 +202,7 @@ def plan(
     sample: int = typer.Option(
         None,
         "--sample",
-        help="Dry-run at most this many questions per phase, scaled (default: all up to 4 jobs, else 32).",
+        help="Questions dry-run per phase (at least a batch), scaled (default: all up to 4 jobs, else 32).",
     ),
     evaluate_only: bool = typer.Option(
         False, "--evaluate", help="Plan `tomacs evaluate` instead of `train`."
