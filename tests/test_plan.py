@@ -209,3 +209,15 @@ def test_plan_of_a_sim_job_costs_nothing_and_both_budgets_are_shown() -> None:
     assert p.other_budgets["paper"]["epochs"] == 3
     # 256 training questions scaled from 4: calls per epoch x epochs
     assert p.other_budgets["default"]["calls"] > 7 * p.other_budgets["paper"]["calls"]
+
+
+def test_plan_command_prints_both_budgets_and_refuses_bad_flags() -> None:
+    p = _cli("plan", "method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4", "--sample", "32")
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = " ".join(p.stdout.split())
+    assert "at train=default:" in out and "at train=paper:" in out and "[train=default: 24 epochs" in out
+    assert "latency 1 s assumed" in out
+    p = _cli("plan", "method=complete", "--latency", "0")
+    assert p.returncode == 2 and "--latency must be > 0" in p.stderr
+    p = _cli("plan", "mode=evaluate")
+    assert p.returncode == 2 and "--evaluate" in p.stderr

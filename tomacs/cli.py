@@ -214,6 +214,8 @@ def plan(
     run of the real executor on a stand-in backbone (tomacs/plan.py); makes no LLM call."""
     import json
 
+    from rich.markup import escape
+
     from tomacs.plan import DEFAULT_LATENCY_S, budget_totals
 
     overrides = list(ctx.args or [])
@@ -257,9 +259,14 @@ def plan(
         s = p.summary(lat)
         c = s["calls"]
         emb = "-" if not s["embed_texts"] else f"{s['embed_texts']:,} {p.embed_kind} ({_dur(s['embed_s'])})"
-        name = p.name + (f" [train={p.budget}: {p.epochs} ep, >= {p.epochs_min}]" if p.learned else "")
+        at_min = (
+            f", {_usd(s['usd_at_patience_min'])} if it stops at {p.epochs_min}"
+            if p.epochs_min < p.epochs
+            else ""
+        )
+        name = p.name + (f" [train={p.budget}: {p.epochs} epochs{at_min}]" if p.learned else "")
         t.add_row(
-            name,
+            escape(name),
             f"{c['train']:,}/{c['validation']:,}/{c['test']:,}/{c['decision']:,}",
             f"{s['calls_total']:,} ({s['calls_bound']:,})",
             f"{s['cached']:,}",
@@ -300,7 +307,7 @@ def plan(
     notes = sorted({n for p in plans for n in p.notes} | {f"scaled: {p.sampled}" for p in plans if p.sampled})
     notes.append(
         "bound = every agent speaks in every round and every epoch runs; "
-        "'>= N' = epochs at the patience minimum"
+        "'if it stops at N': the patience minimum (no improvement after the first epoch)"
     )
     if latency is None:
         notes.append(f"latency {lat:g} s assumed: the response cache records no latency; give --latency S")
