@@ -211,3 +211,43 @@ def test_real_debate_episodes_fit_a_profile_that_a_sim_run_uses(llama_server: st
     res = json.loads((sim / "results.json").read_text())
     assert res["backbone"] == "sim:smollm2" and res["metrics"]["n_queries"] == 5
     assert res["backbone_stats"]["profile_file"] == str(stored.resolve())
+
+
+def test_plan_matches_a_static_job_on_llama_cpp(llama_server: str, tmp_path: Path) -> None:
+    """`tomacs plan` before a static job on a real model: calls exactly; tokens printed beside the
+    actual ones (SmolLM2's tokenizer and reply lengths are not the plan's stand-ins)."""
+    job = [
+        "backbone=llamacpp",
+        f"backbone.api_base={llama_server}",
+        f"backbone.cache.path={tmp_path / 'cache.sqlite'}",
+        "backbone.max_tokens=48",
+        "benchmark=arc_c" if os.environ.get("TOMACS_DATA") else "benchmark=synthetic",
+        "method=complete",
+        "agents=3",
+        "rounds=2",
+        "attack=none",
+        "eval.size=3",
+    ]
+    cli = [sys.executable, "-m", "tomacs.cli"]
+    p = subprocess.run(
+        [*cli, "plan", "--json", "--evaluate", *job], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    (plan,) = json.loads(p.stdout)["jobs"]
+    t0 = time.perf_counter()
+    out = tmp_path / "run"
+    r = subprocess.run(
+        [*cli, "evaluate", *job, f"hydra.run.dir={out}"], capture_output=True, text=True, timeout=900
+    )
+    wall = time.perf_counter() - t0
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads((out / "results.json").read_text())
+    st = res["backbone_stats"]
+    assert plan["calls_total"] == st["requests"] == res["metrics"]["llm_calls"]
+    assert plan["calls_total"] - plan["cached"] == st["calls"]
+    print(
+        f"\nllama.cpp plan vs actual: calls {plan['calls_total']} vs {st['requests']}; tokens "
+        f"{plan['paid_prompt_tokens']}+{plan['paid_completion_tokens']} vs "
+        f"{st['prompt_tokens']}+{st['completion_tokens']}; wall {plan['wall_s']:.1f} s (at 1 s a call) "
+        f"vs {wall:.1f} s"
+    )

@@ -174,8 +174,11 @@ def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path:
         ["questions 8/16", "iter 1/2"],
         ["questions 16/16", "iter 2/2"],
     ]
-    assert all(" | loss " in ln and " | Acc " in ln and " | elapsed " in ln for ln in train)
-    assert any(ln.startswith("train epoch 1/1 validation | Acc ") for ln in p.stderr.splitlines())
+    # training shows the exploring policy's figures, validation the greedy policy's, each labelled
+    assert all(" | loss " in ln and " | explore Acc " in ln and " | elapsed " in ln for ln in train)
+    assert all(" | job ETA " in ln for ln in train)
+    assert any(ln.startswith("train epoch 1/1 validation | val Acc ") for ln in p.stderr.splitlines())
+    assert any(ln.startswith("plan: sim backbone") for ln in p.stderr.splitlines())
     ev = [ln for ln in p.stderr.splitlines() if ln.startswith("evaluate | ")]
     assert [ln.split(" | ")[2] for ln in ev] == ["batch 1/2", "batch 2/2"]
     assert all(len(ln) > 80 for ln in ev)  # not wrapped at a console width

@@ -20,7 +20,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf
 
 from tomacs.paths import conf_dir
 
-GROUPS = ("benchmark", "method", "attack", "budget", "backbone", "device", "logger")
+GROUPS = ("benchmark", "method", "attack", "budget", "train", "backbone", "device", "logger")
 
 
 class RunMode(StrEnum):
@@ -37,6 +37,10 @@ class DecisionMode(StrEnum):
 
 @dataclass
 class TrainSchema:
+    """The training budget (a config group: conf/train/default.yaml | paper.yaml); its keys are typed
+    here so `train.epochs=abc` fails in one line whichever option is chosen."""
+
+    name: str = "default"
     size: int = 256
     val_size: int = 64
     batch_size: int = 32

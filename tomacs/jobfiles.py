@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from tomacs.checkpoint import UNTRAINED
 from tomacs.config import ConfigError, flat
@@ -247,4 +247,6 @@ def _settled(config: dict[str, Any]) -> dict[str, Any]:
 
     cfg = OmegaConf.create(config)
     resolve_embedder(cfg)
+    if isinstance(cfg.get("train"), DictConfig) and "name" not in cfg.train:
+        cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

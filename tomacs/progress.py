@@ -63,8 +63,9 @@ class Task:
 
     With unit="calls" (analyses whose total really is a call count) a call also advances."""
 
-    def __init__(self, owner: Progress, description: str, total: int, unit: str) -> None:
+    def __init__(self, owner: Progress, description: str, total: int, unit: str, label: str = "") -> None:
         self.owner, self.description, self.total, self.unit = owner, description, total, unit
+        self.label = label  # whose Acc/ADAcc these are: "explore" (the sampling policy in training), "val"
         self.done = 0
         self.calls = 0
         self.steps = 0
@@ -84,6 +85,7 @@ class Task:
         """Advance by k units; fields (loss, acc, adacc, ...) are shown with the step."""
         if self.unit != "calls":
             self.done += k
+            self.owner.job_done += k
         self.steps += 1
         self.fields.update(fields)
         self._refresh(line=True)
@@ -94,7 +96,8 @@ class Task:
             if value is None:
                 continue
             if key in ("acc", "adacc"):
-                parts.append(f"{'Acc' if key == 'acc' else 'ADAcc'} {pct(value)}")
+                name = "Acc" if key == "acc" else "ADAcc"
+                parts.append(f"{self.label + ' ' if self.label else ''}{name} {pct(value)}")
             elif isinstance(value, float):
                 parts.append(f"{key} {value + 0.0:.4g}")  # + 0.0: no "-0"
             else:
@@ -109,7 +112,8 @@ class Task:
         eta = _hms(left) if left == left else "?"
         head = f"{self.description} | {self.unit} {self.done}/{self.total}"
         info = self.info()
-        return f"{head}{' | ' + info if info else ''} | elapsed {_hms(elapsed)} | ETA {eta}"
+        tail = f" | elapsed {_hms(elapsed)} | ETA {eta}{self.owner.job_eta()}"
+        return f"{head}{' | ' + info if info else ''}{tail}"
 
     def _refresh(self, line: bool) -> None:
         if self._bar is not None:
@@ -135,6 +139,22 @@ class Progress:
             style = "bar" if out.isatty() else "lines"
         self.style = style
         self.console = console or Console(stderr=True)
+        self.job_total = 0  # questions the whole job walks (training epochs, validation, test); 0 = unknown
+        self.job_done = 0
+        self.job_bound = False  # the total is a bound (early stopping may end training sooner)
+        self.job_t0 = time.perf_counter()
+
+    def start_job(self, total_questions: int, bound: bool = False) -> None:
+        """The whole job's work in questions, so every progress line also gives the job's ETA."""
+        self.job_total, self.job_done, self.job_bound = int(total_questions), 0, bound
+        self.job_t0 = time.perf_counter()
+
+    def job_eta(self) -> str:
+        if self.job_total <= 0 or self.job_done <= 0:
+            return ""
+        elapsed = time.perf_counter() - self.job_t0
+        left = elapsed / self.job_done * max(0, self.job_total - self.job_done)
+        return f" | job ETA {'<= ' if self.job_bound else ''}{_hms(left)}"
 
     @classmethod
     def for_job(cls, multirun: bool) -> Progress:
@@ -158,8 +178,8 @@ class Progress:
             self.write(text)
 
     @contextmanager
-    def task(self, description: str, total: int, unit: str = "calls") -> Iterator[Task]:
-        t = Task(self, description, total, unit)
+    def task(self, description: str, total: int, unit: str = "calls", label: str = "") -> Iterator[Task]:
+        t = Task(self, description, total, unit, label)
         if not self.enabled or total <= 0:
             t.quiet = True
             yield t

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,7 @@ from tomacs.jobfiles import (
     write_json,
 )
 from tomacs.metrics import summarize, unparsed_warning
+from tomacs.plan import job_plan_line
 from tomacs.progress import Progress, Running
 from tomacs.rundir import hold
 from tomacs.tracking import make_tracker
@@ -97,6 +99,20 @@ def trainer_of(method: Any) -> Callable[..., dict[str, Any]]:
     return train
 
 
+def job_questions(comps: Components, mode: str) -> tuple[int, bool]:
+    """(questions the whole job walks, whether that is a bound): the job's ETA in progress lines."""
+    test = len(comps.test_qs)
+    if mode != "train":
+        return test, False
+    if comps.method.trainable and getattr(comps.method, "trainer", "reinforce") == "reinforce":
+        epochs = int(comps.cfg.train.epochs)
+        bound = comps.cfg.train.get("patience") is not None and bool(comps.val_qs)
+        return epochs * (len(comps.train_qs) + len(comps.val_qs)) + test, bound
+    if not comps.method.trainable and comps.executor.crs is not None:
+        return len(comps.train_qs) + test, False
+    return 0, False  # unknown (G-Safeguard's detector epochs): no job ETA
+
+
 def crs_summary(comps: Components) -> dict[str, Any]:
     crs = comps.executor.crs
     fixed = comps.executor.schedule.fixed_agents
@@ -145,6 +161,8 @@ def _locked_job(
     if done is not None:
         return {**done, "skipped": True}
     check_checkpoint(cfg, mode)
+    # before the job's own build: a dry run builds its own parts (tomacs.plan)
+    plan_line = job_plan_line(cfg, mode) if on_start is not None else None
     comps = build(cfg, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)
     trains = mode == "train" and comps.method.trainable  # training loads (resumes) its own checkpoint
@@ -152,6 +170,7 @@ def _locked_job(
         load_checkpoint(comps.method, Path(cfg.checkpoint))  # a wrong one is refused before the job starts
     if on_start is not None:
         on_start()
+        print(plan_line, file=sys.stderr, flush=True)
     write_config(out_dir, resolved)
     # W&B's config also names the sim profile the run used (its file and fit date for a user profile)
     info = comps.backbone.profile_info() if hasattr(comps.backbone, "profile_info") else None
@@ -177,6 +196,8 @@ def _run(
 ) -> dict[str, Any]:
     label = backbone_label(cfg, comps.backbone)
     train_info: dict[str, Any] = {}
+    if progress is not None:
+        progress.start_job(*job_questions(comps, mode))
     if mode == "train" and comps.method.trainable:
         train_info = trainer_of(comps.method)(comps, out_dir, progress)
         if train_info["epochs_run"] > train_info["resumed_from_epoch"]:

@@ -167,7 +167,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         stopped_early = out_of_patience()
         if val_acc is not None:
             prog.log(
-                f"{title} validation | Acc {pct(val_acc)} | ADAcc {pct(val_adacc)}"
+                f"{title} validation | val Acc {pct(val_acc)} | val ADAcc {pct(val_adacc)}"
                 f" | {'new best' if is_best else f'no improvement for {at.since_best}'}"
                 + (f" | stopping early (patience {patience})" if stopped_early else "")
             )
@@ -209,7 +209,8 @@ def train_epoch(
     order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(comps.train_qs))
     qs = [comps.train_qs[i] for i in order]
     running = Running(n, rounds)
-    with prog.task(title, total=len(qs), unit="questions") as task:
+    # the sampling (exploring) policy's Acc/ADAcc, not the greedy one validation scores
+    with prog.task(title, total=len(qs), unit="questions", label="explore") as task:
         encoded = encode_totals()
 
         def step(b: Batch) -> None:
@@ -289,7 +290,7 @@ def greedy_val_episodes(comps: Components, batch_size: int, prog: Progress, titl
     """The method, greedy, on the validation questions with a progress bar: what model selection
     (here) and the supervised detector's evaluation curve (Fig. 4) both score."""
     running = Running(comps.ctx.n_agents, comps.ctx.rounds)
-    with prog.task(title, total=len(comps.val_qs), unit="questions") as task:
+    with prog.task(title, total=len(comps.val_qs), unit="questions", label="val") as task:
         return walk(
             comps.executor,
             comps.method,
