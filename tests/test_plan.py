@@ -137,9 +137,9 @@ def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(tmp_
 def test_one_epoch_dry_run_times_epochs_equals_the_dry_run_of_every_epoch() -> None:
     """Scaling one epoch is what the plan does: a static method's epochs repeat the same calls,
     whatever order and sample index the epoch draws (checked on the credibility warm-up's walk)."""
-    from tomacs.backbones.sim import SimBackbone
     from tomacs.batches import walk
     from tomacs.build import build
+    from tomacs.sim.backbone import SimBackbone
 
     cfg = compose(
         [

@@ -401,8 +401,8 @@ def _budget_epochs(train: Any) -> tuple[int, int]:
 def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = "") -> JobPlan:
     """Dry-run one job on the stand-in backbone; `sample` caps the questions dry-run per phase
     (the figures are then scaled, and say so)."""
-    from tomacs.backbones.sim import SimBackbone
     from tomacs.build import build
+    from tomacs.sim.backbone import SimBackbone
 
     cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))  # the caller's config stays as it was
     made: list[CountingEmbedder] = []
