@@ -48,32 +48,13 @@ def _stats(port: int) -> dict[str, int]:
         return json.loads(r.read())
 
 
-def _request(content: str) -> Any:
-    from tomacs.backbones.base import GenerationRequest
-    from tomacs.types import Question
-
-    q = Question(id="q", text="?", options=("a", "b"), answer="A", benchmark="bench", kind="mc")
-    return GenerationRequest(
-        messages=[{"role": "user", "content": content}],
-        question=q,
-        kind="agent",
-        agent=0,
-        role="r",
-        round=1,
-        behaviour="honest",
-        target=None,
-        previous_answer=None,
-        incoming=[],
-        seed_key=content,
-    )
-
-
 def worker(
     tag: str, port: int, rpm: float | None, state: str, conc: int, start: float, duration: float
 ) -> dict:
     """One sweep job: C loops each sending one request after another until the window ends."""
     import tomacs
     from tomacs.backbones.llm import BackboneError, LiteLLMBackbone
+    from tomacs.testing.requests import plain_request
 
     base = f"http://127.0.0.1:{port}/v1"
     kw: dict[str, Any] = {"cache": False, "max_concurrency": conc, "timeout": 30}
@@ -82,7 +63,7 @@ def worker(
 
     async def main() -> dict:
         warm = LiteLLMBackbone("openai/fake", api_base=base, cache=False)
-        await warm.generate([_request(f"warm-up {tag}")])  # litellm's one-time setup, before the window
+        await warm.generate([plain_request(f"warm-up {tag}")])  # litellm's one-time setup, before the window
         bb = LiteLLMBackbone("openai/fake", api_base=base, **kw)
         await asyncio.sleep(max(0.0, start - time.time()))
         failed = 0
@@ -92,7 +73,7 @@ def worker(
             n = 0
             while time.time() < start + duration:
                 try:
-                    await bb.generate([_request(f"{tag} {i} {n}")])
+                    await bb.generate([plain_request(f"{tag} {i} {n}")])
                 except BackboneError:
                     failed += 1
                 n += 1

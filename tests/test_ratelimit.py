@@ -15,7 +15,6 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
-from tomacs.backbones.base import GenerationRequest
 from tomacs.backbones.llm import LiteLLMBackbone
 from tomacs.backbones.ratelimit import (
     BucketState,
@@ -26,25 +25,7 @@ from tomacs.backbones.ratelimit import (
     take,
 )
 from tomacs.testing.fake_openai_server import FakeOpenAIServer
-from tomacs.types import Question
-
-Q = Question(id="q1", text="2+2?", options=("3", "4"), answer="B", benchmark="t", kind="mc")
-
-
-def req(content: str) -> GenerationRequest:
-    return GenerationRequest(
-        messages=[{"role": "user", "content": content}],
-        question=Q,
-        kind="agent",
-        agent=0,
-        role="math",
-        round=1,
-        behaviour="honest",
-        target=None,
-        previous_answer=None,
-        incoming=[],
-        seed_key=content,
-    )
+from tomacs.testing.requests import plain_request as req
 
 
 # -- arithmetic (hand-computed) ----------------------------------------------------------------
@@ -158,16 +139,15 @@ WORKER = textwrap.dedent(
     """
     import asyncio, json, sys
     from tomacs.backbones.llm import LiteLLMBackbone
-    sys.path.insert(0, {tests!r})
-    from test_ratelimit import req
+    from tomacs.testing.requests import plain_request as req
     base, state, tag = sys.argv[1], sys.argv[2], sys.argv[3]
     # litellm's first call sets itself up for a second or more; a request paced before that would
     # be sent late, bunched with the next ones (a real sweep pays this once per process)
     warm = LiteLLMBackbone("openai/fake", api_base=base, cache=False)
-    asyncio.run(warm.generate([req(f"warm-up {{tag}}")]))
+    asyncio.run(warm.generate([req(f"warm-up {tag}")]))
     bb = LiteLLMBackbone("openai/fake", api_base=base, cache=False, rpm=600, rate_state=state,
                          max_concurrency=8, backoff_base=0.01, backoff_max=0.05, timeout=10)
-    asyncio.run(bb.generate([req(f"{{tag}} {{i}}") for i in range(25)]))
+    asyncio.run(bb.generate([req(f"{tag} {i}") for i in range(25)]))
     print(json.dumps(bb.stats()))
     """
 )
@@ -177,7 +157,7 @@ WORKER = textwrap.dedent(
 def test_two_processes_share_one_rpm_bucket(tmp_path: Path) -> None:
     # server: 600 rpm = 10/s with a 1 s burst; clients: 2 x 25 requests, 8 in flight each. Paced
     # together they need >= 49 / 10 s and get no 429; each alone at 600 rpm would send 20/s.
-    script = WORKER.format(tests=str(Path(__file__).parent))
+    script = WORKER
     state = tmp_path / "rl.sqlite"
     with FakeOpenAIServer(rpm=600, latency=0.2) as srv:
         t0 = time.monotonic()

@@ -16,26 +16,9 @@ from tomacs.backbones.base import GenerationRequest
 from tomacs.backbones.llm import LiteLLMBackbone
 from tomacs.backbones.spend import SpendCapReached, SpendCaps, SpendLedger
 from tomacs.testing.fake_openai_server import FakeOpenAIServer
-from tomacs.types import Question
+from tomacs.testing.requests import plain_request as req
 
-Q = Question(id="q1", text="2+2?", options=("3", "4"), answer="B", benchmark="t", kind="mc")
 PRICE = {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}  # $0.001 per token: costs easy to read
-
-
-def req(content: str) -> GenerationRequest:
-    return GenerationRequest(
-        messages=[{"role": "user", "content": content}],
-        question=Q,
-        kind="agent",
-        agent=0,
-        role="math",
-        round=1,
-        behaviour="honest",
-        target=None,
-        previous_answer=None,
-        incoming=[],
-        seed_key=content,
-    )
 
 
 def make(srv: FakeOpenAIServer, tmp_path: Path, **kw: Any) -> LiteLLMBackbone:
