@@ -11,13 +11,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tomacs.analysis.sim_debates import diagnose
 from tomacs.sim.diagnose import (
     TERMS,
     RecordingBackbone,
     UpdateRecord,
     conformity_by_lure,
     decompose_logits,
-    diagnose,
     round_stats,
     term_stats,
     truth_without,

@@ -426,7 +426,7 @@ def calibrate(
     draws: int = typer.Option(400, "--draws", help="--from-episodes: simulated replays per held-out debate."),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
-    With --diagnose: break the simulator's multi-round debates down (tomacs/sim/diagnose.py).
+    With --diagnose: break the simulator's multi-round debates down (tomacs/analysis/sim_debates.py).
     With --from-episodes: fit a profile to real debates and print how it predicts held-out questions."""
     from tomacs.sim import calibrate as cal
 
@@ -547,6 +547,7 @@ def _calibrate_diagnose(
     import json
     from pathlib import Path
 
+    from tomacs.analysis.sim_debates import diagnose as run_diagnosis
     from tomacs.sim import diagnose as sd
     from tomacs.sim.model import PROFILE_NAMES
 
@@ -573,7 +574,7 @@ def _calibrate_diagnose(
                     f"eval.size={size}",
                     f"seed={seed}",
                 ]
-                res = sd.diagnose(compose([*base, *overrides]), ablate=ablate)
+                res = run_diagnosis(compose([*base, *overrides]), ablate=ablate)
                 results.append(res)
                 if not as_json:
                     for t in sd.tables(res):

@@ -110,7 +110,14 @@ def hydra_entry(cfg: DictConfig) -> float:
         "overrides": ",".join(hc.overrides.task),
     }
     console = _console()
-    from tomacs.rundir import holds_only_stubs, interrupted_by, remove_stub, resume_command, stop_on_sigterm
+    from tomacs.rundir import (
+        command_argv,
+        holds_only_stubs,
+        interrupted_by,
+        remove_stub,
+        resume_command,
+        stop_on_sigterm,
+    )
 
     stop_on_sigterm()
     fresh = holds_only_stubs(out_dir)  # a refused job removes what Hydra made; never a previous run's dir
@@ -156,7 +163,7 @@ def hydra_entry(cfg: DictConfig) -> float:
             return float("nan")
         print(
             f"{exc}; finished work and paid replies are kept; raise it and resume with: "
-            f"{resume_command(resume_dir, multirun, raised_argv([exc]))}",
+            f"{resume_command(resume_dir, multirun, raised_argv(command_argv(), [exc]))}",
             file=sys.stderr,
             flush=True,
         )

@@ -163,10 +163,10 @@ def stop_on_spend_cap(sweep_dir: Path, since: float) -> None:
     if not stops:
         return
     from tomacs.backbones.spend import raised_argv
-    from tomacs.rundir import resume_command
+    from tomacs.rundir import command_argv, resume_command
 
     caps = ", ".join(f"{e.key}={e.limit:g}" for e in stops)
-    command = resume_command(sweep_dir.resolve(), True, raised_argv(stops))
+    command = resume_command(sweep_dir.resolve(), True, raised_argv(command_argv(), stops))
     print(
         f"spend cap reached: {caps} (this sweep's jobs have paid ${usd:.4f} for {calls} calls); finished "
         f"work and paid replies are kept; raise it and resume with: {command}",

@@ -297,11 +297,9 @@ def current_scope() -> tuple[Path | None, str]:
     return (None if d is None else d / LEDGER_NAME), str(_scope["job"])
 
 
-def raised_argv(stops: list[SpendCapReached]) -> list[str]:
-    """The command as typed, with every cap that stopped a job doubled (see SpendCapReached.raised)."""
-    from tomacs.rundir import command_argv
-
-    argv = command_argv()
+def raised_argv(argv: list[str], stops: list[SpendCapReached]) -> list[str]:
+    """`argv` (the command as typed) with every cap that stopped a job doubled (see
+    SpendCapReached.raised). The caller reads the command line: a backbone knows no run directory."""
     for exc in stops:
         key = exc.key
         argv = [a for a in argv if not a.lstrip("+").startswith(key + "=")] + [exc.raised()]

@@ -1,5 +1,8 @@
 """Why the `sim` backbone's multi-round debates differ from TodyComm Table 2 (`calibrate --diagnose`).
 
+The statistics, the term decomposition and the tables; running the episodes is
+`tomacs.analysis.sim_debates.diagnose`, above the job machinery this package must not import.
+
 The simulator is fitted to single-receiver tables (TodyComm Tables 7-8); a debate chains that
 one-step model over T rounds. This module runs real episodes (the executor + the `sim` backbone,
 built from a composed config exactly as `tomacs evaluate` builds them) and takes the chain apart:
@@ -40,7 +43,6 @@ Nothing here changes the simulator's behaviour; the recorder only watches the re
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -84,7 +86,7 @@ SLICE_LABELS = {
 }
 
 
-def _ablations(profile: SimProfile) -> list[tuple[str, str, dict[str, float]]]:
+def ablations(profile: SimProfile) -> list[tuple[str, str, dict[str, float]]]:
     """(name, what it does, parameter changes) of each ablation run."""
     return [
         ("no prior", "prior_weight=0: updates ignore competence and the distractor", {"prior_weight": 0.0}),
@@ -450,83 +452,7 @@ def conformity_by_lure(episodes: Sequence[Episode], sim: Any) -> dict[str, Any]:
     return out
 
 
-# ----------------------------------------------------------------------------------------------
-# Running it
-def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: int) -> list[Episode]:
-    from tomacs.analysis.propagation import run_episodes
-
-    return run_episodes(executor, method, questions, batch_size)
-
-
-def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
-    """Build the components of a composed config (as `tomacs evaluate` does), run its test
-    questions through the executor on the recorded sim backbone, and return the diagnosis."""
-    from tomacs.build import build
-    from tomacs.config import ConfigError
-    from tomacs.jobfiles import git_rev
-    from tomacs.report.paper import lookup
-    from tomacs.sim.backbone import SimBackbone
-
-    if str(cfg.backbone.name) != "sim":
-        raise ConfigError(f"--diagnose needs backbone=sim (got {cfg.backbone.name})")
-    t0 = time.perf_counter()
-    comps = build(cfg, need_train=False)
-    inner = comps.backbone
-    ex, method = comps.executor, comps.method
-    batch = int(cfg.eval.batch_size)
-    rec = RecordingBackbone(inner)
-    ex.backbone = rec
-    try:
-        eps = _run(ex, method, comps.test_qs, batch)
-    finally:
-        ex.backbone = inner
-    stats = round_stats(eps)
-    terms = term_stats(rec.records, eps)
-    by_lure = conformity_by_lure(eps, inner)
-    abl: list[dict[str, Any]] = []
-    if ablate:
-        base_final = stats["decision"]["acc"]
-        for name, what, changes in _ablations(inner.profile):
-            prof = replace(inner.profile, **changes)
-            ex.backbone = SimBackbone(inner.profile_name, inner.seed, profiles={inner.profile_name: prof})
-            try:
-                st = round_stats(_run(ex, method, comps.test_qs, batch))
-            finally:
-                ex.backbone = inner
-            abl.append(_ablation_row(name, what, changes, st, base_final))
-        abl.insert(0, _ablation_row("fitted", "the stored profile", {}, stats, base_final))
-    bench, method_name, attack = comps.bench.name, method.name, str(cfg.attack.name)
-    paper = lookup(method_name, bench, attack, "acc")
-    return {
-        "analysis": "sim_diagnose",
-        "backbone": "sim",
-        "profile": inner.profile_name,
-        "profile_params": inner.profile.to_dict(),
-        "benchmark": bench,
-        "method": method_name,
-        "attack": attack,
-        "n_adversaries": int(comps.ctx.n_adversaries),
-        "n_agents": int(comps.ctx.n_agents),
-        "rounds": int(comps.ctx.rounds),
-        "seed": int(cfg.seed),
-        "n_questions": len(eps),
-        "untrained": bool(method.trainable),
-        "final_acc": stats["decision"]["acc"],
-        "paper_acc": None if paper is None else paper["value"] / 100.0,
-        "paper_source": None if paper is None else paper["source"],
-        "per_round": stats["rounds"],
-        "conformity_by_lure": by_lure,
-        "decision": stats["decision"],
-        "terms": terms,
-        "decomposition_max_error": max((r.error for r in rec.records), default=0.0),
-        "n_updates": len(rec.records),
-        "ablations": abl,
-        "git_rev": git_rev(),
-        "wall_s": round(time.perf_counter() - t0, 3),
-    }
-
-
-def _ablation_row(
+def ablation_row(
     name: str, what: str, changes: dict[str, float], st: dict[str, Any], base_final: float | None
 ) -> dict[str, Any]:
     final = st["decision"]["acc"]
