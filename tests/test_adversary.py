@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from tomacs.agents.adversary import AdversarySchedule, candidate_wrong_answers, count_from_rate
+from tomacs.agents.adversary import AdversarySchedule, count_from_rate
+from tomacs.benchmarks.base import wrong_answers
 from tomacs.types import Question
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "attack"
@@ -86,7 +87,7 @@ def test_persistent_adversaries_drawn_once_from_the_seed_among_unprotected() -> 
     s = adversary_schedule(cfg)
     assert s.protected == (6,) and s.fixed_agents is not None and len(s.fixed_agents) == 3
     assert 6 not in s.fixed_agents and s.fixed_agents == adversary_schedule(cfg).fixed_agents
-    plan = s.plan(MC, candidate_wrong_answers(MC), np.random.default_rng(0))
+    plan = s.plan(MC, wrong_answers(MC), np.random.default_rng(0))
     assert plan.adversaries == s.fixed_agents
     assert adversary_schedule(compose(["attack=eq50"])).fixed_agents is None
 
@@ -114,7 +115,7 @@ def test_recorded_fields(name: str) -> None:
     s = _sched(name)
     rng = np.random.default_rng(7)
     for _ in range(200):
-        plan = s.plan(MC, candidate_wrong_answers(MC), rng)
+        plan = s.plan(MC, wrong_answers(MC), rng)
         assert len(plan.adversaries) == s.count == len(set(plan.adversaries))
         assert list(plan.adversaries) == sorted(plan.adversaries)
         assert all(0 <= a < 6 for a in plan.adversaries)
@@ -178,12 +179,12 @@ def test_onset_rounds_configurable() -> None:
     assert seen == {2, 5, 6}
 
 
-def test_candidate_wrong_answers() -> None:
-    assert candidate_wrong_answers(MC) == ["A", "C", "D"]
-    wrong = candidate_wrong_answers(NUM)
-    assert wrong and "36" not in wrong and len(set(wrong)) == len(wrong)
-    assert all(float(w) >= 0 for w in wrong)
-    dec = Question("q", "x", None, "2.5", "gsm8k", "numeric")
-    assert "2.5" not in candidate_wrong_answers(dec)
-    plan = AdversarySchedule(6, 4, count=3).plan(NUM, wrong, np.random.default_rng(0))
-    assert plan.target in wrong
+def test_numeric_target_is_one_of_the_benchmarks_wrong_candidates() -> None:
+    """The executor's pool (tomacs.benchmarks.base.wrong_answers): the target is never the gold."""
+    wrong = wrong_answers(NUM)
+    assert len(wrong) == 4 and "36" not in wrong
+    targets = {
+        AdversarySchedule(6, 4, count=3).plan(NUM, [*wrong, "36"], np.random.default_rng(k)).target
+        for k in range(200)
+    }
+    assert targets == set(wrong)  # the gold, even when offered, is dropped; every wrong one is drawn

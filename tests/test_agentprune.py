@@ -173,7 +173,7 @@ def test_samples_do_not_depend_on_batch_composition_and_state_dict_round_trips()
     m3 = method(n=4, rounds=3)
     m3.load_state_dict(m.state_dict())
     for t in (2, 3):
-        assert m3.inference_edges(t) == m.inference_edges(t)
+        assert m3.inference_graph(t) == m.inference_graph(t)  # spatial and temporal edges
     torch.testing.assert_close(m3.net.spatial_mask, m.net.spatial_mask)
     assert m3.visits == m.visits and m3.pruned_log == m.pruned_log
     with pytest.raises(ValueError, match="agents"):

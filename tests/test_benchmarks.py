@@ -22,7 +22,7 @@ from tomacs.benchmarks import (
     wrong_answers,
 )
 from tomacs.benchmarks.parsing import canonical_number
-from tomacs.benchmarks.synthetic import _SUBJECTS, generate_mc, generate_numeric, proper_names
+from tomacs.benchmarks.synthetic import _ENDS, _MIDS, _ONSETS, _SUBJECTS, generate_mc, generate_numeric
 from tomacs.types import Question
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "benchmark"
@@ -81,7 +81,11 @@ def test_synthetic_splits_are_disjoint(variant: str) -> None:
     texts = {s: {q.text for q in b.load(s, 300, seed=0)} for s in ("train", "validation", "test")}
     assert not texts["train"] & texts["test"]
     assert not texts["train"] & texts["validation"] and not texts["validation"] & texts["test"]
-    names = {s: set(proper_names(s)) for s in ("train", "validation", "test")}
+    # every place/entity name a split's questions can use (synthetic._name draws one of each part)
+    names = {
+        s: {o + m + e for o in _ONSETS[s] for m in _MIDS for e in _ENDS}
+        for s in ("train", "validation", "test")
+    }
     assert not names["train"] & names["test"] and not names["validation"] & names["test"]
 
 

@@ -19,7 +19,7 @@ from tomacs.credibility.judge import fallback_contributions, parse_contributions
 from tomacs.credibility.scores import CredibilityState, update_scores
 from tomacs.credibility.shapley import exact_shapley, monte_carlo_shapley, shapley
 from tomacs.credibility.stream import separation_query
-from tomacs.graphs import has_cycle
+from tomacs.graphs import find_cycle
 from tomacs.methods.crs import credibility_chain, sia_edges
 from tomacs.run import run_job
 from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Question
@@ -246,7 +246,7 @@ def test_decayed_scores_still_weigh_relative_to_each_other() -> None:
 def test_sia_graphs_are_dags_with_at_most_m_links() -> None:
     for seed in range(50):
         edges = sia_edges(5, 6, np.random.default_rng(seed))
-        assert not has_cycle(list(range(5)), edges) and 1 <= len(edges) <= 6
+        assert find_cycle(list(range(5)), edges) is None and 1 <= len(edges) <= 6
         assert len({frozenset(e) for e in edges}) == len(edges)  # one direction per pair
     assert sia_edges(5, 6, np.random.default_rng(3)) == sia_edges(5, 6, np.random.default_rng(3))
 

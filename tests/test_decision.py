@@ -10,6 +10,7 @@ import pytest
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.decision import Ballot, Centroid, DecisionAgent, Vote, resolve_decision
+from tomacs.methods.base import Method, MethodContext
 from tomacs.types import AgentOutput, Episode, Question
 
 Q = Question(id="q", text="Which letter?", options=("a", "b", "c", "d"), answer="B", benchmark="t", kind="mc")
@@ -33,6 +34,26 @@ def test_resolve_decision(requested: str, method: str, adversaries: int, want: t
 def test_resolve_decision_rejects_an_unknown_rule() -> None:
     with pytest.raises(ValueError, match="unknown decision 'majority'; valid: auto, vote, llm, crs"):
         resolve_decision("majority", "complete", 6, 0)
+
+
+def test_a_baselines_rule_is_resolved_once_when_the_context_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomacs.decision
+
+    ctx = MethodContext(n_agents=6, rounds=4, roles=["r"] * 6, seed=0, n_adversaries=3)
+    lt50 = MethodContext(n_agents=6, rounds=4, roles=["r"] * 6, seed=0, n_adversaries=2)
+    assert (ctx.baseline_decision_mode, lt50.baseline_decision_mode) == ("llm", "vote")
+
+    def no_more(*_: object) -> tuple[str, str]:
+        raise AssertionError("resolve_decision called after build")
+
+    monkeypatch.setattr(tomacs.decision, "resolve_decision", no_more)
+    (graph,) = Method(ctx).decide(None, [[]])
+    assert graph.mode == "llm" and graph.voters == list(range(6))
+    with pytest.raises(AssertionError, match="after build"):  # a new context is a new build
+        MethodContext(n_agents=6, rounds=4, roles=["r"] * 6, seed=0)
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="unknown decision 'majority'"):  # a typo fails at build
+        MethodContext(n_agents=6, rounds=4, roles=["r"] * 6, seed=0, decision="majority")
 
 
 def _out(

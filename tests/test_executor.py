@@ -86,6 +86,25 @@ def make(
     return ex, bb, ctx
 
 
+def test_the_executor_has_what_the_decision_rules_call_back() -> None:
+    """tomacs.decision types the executor as DecisionHost (its settings as RunView), never importing
+    it: the executor must keep every member they name, a method with the same parameters."""
+    import inspect
+
+    from tomacs.decision import DecisionHost, RunView
+
+    ex, bb, _ = make()
+    for proto, obj in ((DecisionHost, ex), (RunView, ex.cfg)):
+        members = [k for k in vars(proto) if not k.startswith("_")]
+        assert members, proto
+        for k in members:
+            assert hasattr(obj, k), f"{type(obj).__name__} lacks {proto.__name__}.{k}"
+            if inspect.isfunction(vars(proto)[k]):
+                want = list(inspect.signature(vars(proto)[k]).parameters)
+                assert list(inspect.signature(getattr(type(obj), k)).parameters) == want, k
+    assert ex.backbone is bb and inspect.iscoroutinefunction(ex.decide_one)
+
+
 def test_non_participants_make_no_call_and_cost_nothing() -> None:
     ex, bb, ctx = make()
     m = FixedGraph(ctx, nodes=[0, 2], edges=[(0, 2)])

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tomacs.agents.roles import role_profile
-from tomacs.graphs import has_cycle
+from tomacs.graphs import find_cycle
 from tomacs.methods.base import MethodContext
 from tomacs.methods.gdesigner import GDesigner, agent_text, anchor_adjacency, anchor_loss, kl_normal
 from tomacs.methods.learned import bernoulli_matrix_log_prob
@@ -95,13 +95,13 @@ def test_graphs_are_dags_one_per_query_and_respect_constraints() -> None:
     raw_cyclic = 0
     for k, (a, b) in enumerate(zip(g2, g4, strict=True)):
         assert a.edges == b.edges  # the same graph in every round
-        assert not has_cycle(a.nodes, a.edges) and (1, 0) not in a.edges
+        assert find_cycle(a.nodes, a.edges) is None and (1, 0) not in a.edges
         assert max(np.bincount([i for i, _ in a.edges] or [0], minlength=5)) <= 2
         raw = [(i, j) for i in range(5) for j in range(5) if state["chosen"][k][i, j]]
-        raw_cyclic += has_cycle(list(range(5)), raw)
+        raw_cyclic += find_cycle(list(range(5)), raw) is not None
     assert raw_cyclic > 0  # the repair had real work to do
     for g in m.act(m.begin(qs(3), False, np.random.default_rng(0)), 2, [[]] * 3):
-        assert not has_cycle(g.nodes, g.edges)
+        assert find_cycle(g.nodes, g.edges) is None
 
 
 def test_reinforce_step_moves_probability_toward_the_rewarded_sample() -> None:

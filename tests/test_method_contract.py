@@ -29,7 +29,7 @@ from test_todycomm import _one_thread  # noqa: F401 (autouse fixture: one torch 
 
 from tomacs.config import compose, to_container
 from tomacs.embed import HashingEmbedder
-from tomacs.graphs import has_cycle
+from tomacs.graphs import find_cycle
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.gsafeguard import detector_pairs, graph_sample
 from tomacs.methods.registry import build_method, is_trainable, method_names, trainer_kind
@@ -113,7 +113,7 @@ def test_round_graphs_are_dags_within_mask_and_budget(name: str, train: bool) ->
             edges = [tuple(e) for e in g.edges]
             every = edges + [tuple(e) for e in g.temporal_edges]
             assert all(0 <= i < N and 0 <= j < N and i != j for i, j in every), every
-            assert not has_cycle(list(range(N)), edges), edges
+            assert find_cycle(list(range(N)), edges) is None, edges
             if exempt:
                 continue
             assert all(MASK[i, j] for i, j in every), every
@@ -311,6 +311,6 @@ def test_a_job_trains_checkpoints_and_evaluates_within_budget(name: str, tmp_pat
     for line in (tmp_path / "eval" / "episodes.jsonl").read_text().splitlines():
         for g in json.loads(line)["graphs"][1:]:
             every = [tuple(e) for e in g["edges"] + g.get("temporal_edges", [])]
-            assert not has_cycle(list(range(int(res["agents"]))), [tuple(e) for e in g["edges"]])
+            assert find_cycle(list(range(int(res["agents"]))), [tuple(e) for e in g["edges"]]) is None
             for v in range(int(res["agents"])):
                 assert sum(i == v for i, _ in every) <= 1 and sum(j == v for _, j in every) <= 1, every

@@ -1,4 +1,4 @@
-"""scripts/paired_eval.py on a real two-seed sweep: the re-evaluation is faithful and pairs the seeds."""
+"""`tomacs paired-eval` on a real two-seed sweep: the re-evaluation is faithful and pairs the seeds."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> None:
@@ -29,9 +28,9 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
     assert (seed0 / "episodes.jsonl").read_text() != (seed1 / "episodes.jsonl").read_text()
 
     out = tmp_path / "paired"
-    script = ROOT / "scripts" / "paired_eval.py"
+    cli = [sys.executable, "-m", "tomacs.cli", "paired-eval"]
     q = subprocess.run(
-        [sys.executable, str(script), str(sweep), "--eval-seed", "0", "--out", str(out), "--jobs", "2"],
+        [*cli, str(sweep), "--eval-seed", "0", "--out", str(out), "--jobs", "2"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert q.returncode == 0, q.stdout + q.stderr
@@ -47,7 +46,7 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
     # resumable: a second call finds every job done and re-runs nothing
     stamps = [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)]
     r = subprocess.run(
-        [sys.executable, str(script), str(sweep), "--out", str(out)],
+        [*cli, str(sweep), "--out", str(out)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert r.returncode == 0 and "2 of 2 jobs re-evaluated" in r.stdout

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_counts_with_o200k() -> None:
-    assert tokens.encoding_name() == "o200k_base"
+    assert tokens.get_encoding().name == "o200k_base"
     assert tokens.count_tokens("") == 0
     assert tokens.count_tokens("hello world") == 2
     long = "The quick brown fox jumps over the lazy dog. " * 50
@@ -59,8 +59,8 @@ def test_works_with_network_unavailable(tmp_path: Path) -> None:
         socket.socket.connect = _no_net
         socket.create_connection = _no_net
         socket.getaddrinfo = _no_net
-        from tomacs.tokens import count_tokens, encoding_name
-        print(encoding_name(), count_tokens("hello world"))
+        from tomacs.tokens import count_tokens, get_encoding
+        print(get_encoding().name, count_tokens("hello world"))
         """
     )
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(REPO)}

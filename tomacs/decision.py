@@ -20,19 +20,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from tomacs.agents.prompts import crs_coordinator_messages, decision_messages
-from tomacs.backbones.base import GenerationRequest
+from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.seeding import episode_seed, paired_seed
-from tomacs.types import AgentOutput, DecisionGraph, Episode, Message, Question
-
-# A rule reads the executor (`tomacs.executor.Executor`: its cfg and backbone) as `Any`: the
-# executor imports this module, and the import graph stays one-way.
-Executor = Any
+from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Message, Question, RoundGraph
 
 DECISIONS = ("auto", "vote", "llm", "crs")
 
@@ -67,9 +63,44 @@ class Ballot:
     sample_index: int
 
 
+class RunView(Protocol):
+    """The run settings a rule reads (`tomacs.executor.ExecutorConfig` has them)."""
+
+    @property
+    def roles(self) -> list[str]: ...
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def eval_seed(self) -> int | None: ...
+
+
+class DecisionHost(Protocol):
+    """What the rules and the decision orders need from the executor that calls them: the run's
+    settings, the backbone a decision agent asks, and the one-question decision an order
+    (`Concurrent`, credibility's `CrsDecider`) calls back. `tomacs.executor.Executor` is one; the
+    decision modules name this protocol instead of importing it, so the call back is explicit and
+    the import graph stays one-way (the executor imports this module)."""
+
+    @property
+    def cfg(self) -> RunView: ...
+    @property
+    def backbone(self) -> Backbone: ...
+
+    async def decide_one(
+        self,
+        p: Pending,
+        phase: str,
+        sample_index: int,
+        on_call: Callable[[int], None] | None,
+        decision: DecisionGraph | None = None,
+    ) -> Episode: ...
+
+
 class Rule(Protocol):
     async def answer(
-        self, ex: Executor, ballot: Ballot, episode: Episode, on_call: Callable[[int], None] | None
+        self, ex: DecisionHost, ballot: Ballot, episode: Episode, on_call: Callable[[int], None] | None
     ) -> str | None: ...
 
 
@@ -95,14 +126,14 @@ def weighted_vote(
 
 class Vote:
     async def answer(
-        self, ex: Executor, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
+        self, ex: DecisionHost, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
     ) -> str | None:
         return weighted_vote([b.final[v].answer for v in b.voters], b.weights, b.rng)
 
 
 class DecisionAgent:
     async def answer(
-        self, ex: Executor, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
+        self, ex: DecisionHost, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
     ) -> str | None:
         q, final, cfg = b.question, b.final, ex.cfg
         outputs = [(cfg.roles[v], final[v].text) for v in b.voters]
@@ -160,7 +191,7 @@ class DecisionAgent:
 
 class Centroid:
     async def answer(
-        self, ex: Executor, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
+        self, ex: DecisionHost, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
     ) -> str | None:
         from tomacs.credibility.aggregate import centroid_choice
 
@@ -178,10 +209,24 @@ class Pending:
     """One question of a batch after its last round: what its decision is taken from."""
 
     question: Question
-    plan: Any  # AdversaryPlan: for the episode record, never read by a rule
+    plan: AdversaryPlan  # for the episode record, never read by a rule
     history: list[list[AgentOutput]]
-    graphs: list[Any]
+    graphs: list[RoundGraph | None]
     decision: DecisionGraph
+
+
+class DecisionOrder(Protocol):
+    """How a batch's decisions are taken: all at once (`Concurrent`) or, under credibility, one
+    question after another in stream order (`tomacs.credibility.decider.CrsDecider`)."""
+
+    async def decide_batch(
+        self,
+        ex: DecisionHost,
+        pending: list[Pending],
+        phase: str,
+        sample_index: int,
+        on_call: Callable[[int], None] | None,
+    ) -> list[Episode]: ...
 
 
 class Concurrent:
@@ -189,7 +234,7 @@ class Concurrent:
 
     async def decide_batch(
         self,
-        ex: Executor,
+        ex: DecisionHost,
         pending: list[Pending],
         phase: str,
         sample_index: int,

@@ -21,7 +21,7 @@ from tomacs.agents.prompts import add_persuasive_suffix, adversarial_messages, a
 from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
-from tomacs.decision import Ballot, Concurrent, Pending, ballot_weights, rules
+from tomacs.decision import Ballot, Concurrent, DecisionOrder, Pending, ballot_weights, rules
 from tomacs.graphs import graph_violation, topological_levels
 from tomacs.methods.base import History, Method
 from tomacs.seeding import episode_seed, paired_seed, stable_seed
@@ -77,7 +77,7 @@ class Executor:
         self.crs = crs  # tomacs.credibility.decider.CrsDecider when decision=crs
         self.rules = rules()  # decision mode -> the rule object that takes the final answer
         # how a batch's decisions are taken: all at once, or (credibility) in stream order, learning
-        self.decisions: Any = crs if crs is not None else Concurrent()
+        self.decisions: DecisionOrder = crs if crs is not None else Concurrent()
         self._loop: asyncio.Runner | None = None
 
     # ------------------------------------------------------------------------------------------

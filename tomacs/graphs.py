@@ -22,7 +22,6 @@ Edge = tuple[int, int]
 
 __all__ = [
     "Edge",
-    "adjacency",
     "all_pairs",
     "apply_budget",
     "apply_mask",
@@ -35,7 +34,6 @@ __all__ = [
     "dag_by_priority",
     "empty",
     "find_cycle",
-    "has_cycle",
     "layered",
     "random_dag",
     "random_pairs",
@@ -102,11 +100,6 @@ def find_cycle(nodes: Sequence[int], edges: Sequence[Edge]) -> list[int] | None:
     return None
 
 
-def has_cycle(nodes: Sequence[int], edges: Sequence[Edge]) -> bool:
-    """True when the directed graph is not a DAG (a self-loop counts as a cycle)."""
-    return find_cycle(nodes, edges) is not None
-
-
 def creates_cycle(graph: Mapping[int, Collection[int]] | Sequence[Edge], i: int, j: int) -> bool:
     """Would adding i -> j close a directed cycle, i.e. is i reachable from j (or i == j)?
 
@@ -160,14 +153,6 @@ def topological_levels(nodes: Sequence[int], edges: Sequence[Edge]) -> list[list
         shown = " -> ".join(map(str, cycle or []))
         raise ValueError(f"communication graph is not a DAG: cycle {shown}")
     return levels
-
-
-def adjacency(n: int, edges: Iterable[Edge]) -> np.ndarray:
-    """n x n 0/1 matrix with A[i, j] = 1 for an edge i -> j (for features and logging)."""
-    a = np.zeros((n, n), dtype=np.int64)
-    for i, j in edges:
-        a[int(i), int(j)] = 1
-    return a
 
 
 # -- constraints -------------------------------------------------------------------------------

@@ -42,7 +42,6 @@ from tomacs.tokens import count_chat_tokens, count_tokens
 
 DEFAULT_COMPLETION_TOKENS = 120  # when the cache has no completions of the model yet
 DEFAULT_LATENCY_S = 1.0
-PHASES = ("train", "validation", "test")
 _MIN_OBSERVED = 20  # cached completions of the model needed before their mean length is used
 
 

@@ -4,7 +4,7 @@ Why: the Token metric of the papers is (prompt + completion tokens) / (N x T). A
 takes usage from the server, but the simulator and servers that report no usage need a local count
 that matches what a GPT-4.1-family model would bill. We use tiktoken's **o200k_base** encoding (the
 GPT-4o / GPT-4.1 tokenizer, so also the TodyComm paper's gpt-4.1-nano backbone) and fall back to
-**cl100k_base** (GPT-4 / GPT-3.5) only if o200k_base is not available offline. `encoding_name()`
+**cl100k_base** (GPT-4 / GPT-3.5) only if o200k_base is not available offline. `get_encoding().name`
 says which one is in use.
 
 tiktoken normally downloads its BPE files on first use, and tomacs must never touch the network
@@ -39,7 +39,6 @@ __all__ = [
     "TokenizerUnavailable",
     "count_chat_tokens",
     "count_tokens",
-    "encoding_name",
     "get_encoding",
 ]
 
@@ -138,11 +137,6 @@ def get_encoding() -> Any:
             f"{looked}). tomacs never downloads tokenizers; install litellm (it bundles them) or put "
             "the file into $TIKTOKEN_CACHE_DIR."
         )
-
-
-def encoding_name() -> str:
-    """Name of the encoding in use ("o200k_base" normally)."""
-    return str(get_encoding().name)
 
 
 # Encodings whose pre-tokenisation pattern the segment argument in `_segments` was checked for.

@@ -1,6 +1,6 @@
 """Agents: role pools per benchmark, prompts (f_v, f_m, adversarial, decision), the adversary schedule."""
 
-from tomacs.agents.adversary import AdversarySchedule, candidate_wrong_answers, count_from_rate
+from tomacs.agents.adversary import AdversarySchedule, count_from_rate
 from tomacs.agents.prompts import (
     ANSWER_FORMAT,
     PERSUASIVE_SUFFIX,
@@ -27,7 +27,6 @@ __all__ = [
     "answer_format",
     "assign_roles",
     "base_role",
-    "candidate_wrong_answers",
     "count_from_rate",
     "decision_messages",
     "format_message",

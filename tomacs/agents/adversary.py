@@ -137,9 +137,10 @@ class AdversarySchedule:
     ) -> AdversaryPlan:
         """Draw who, from when, and toward which shared wrong answer, for one episode.
 
-        `wrong_answers` are the candidate targets (for multiple choice, every label but the gold;
-        for numeric questions e.g. `candidate_wrong_answers`). Any entry equal to the gold answer
-        is dropped, so the target is always wrong. The returned `adversaries` are sorted.
+        `wrong_answers` are the candidate targets (the executor passes
+        `tomacs.benchmarks.base.wrong_answers`: every label but the gold, or the numeric candidates
+        but the gold). Any entry equal to the gold answer is dropped, so the target is always
+        wrong. The returned `adversaries` are sorted.
         """
         if self.k == 0:
             return AdversaryPlan(adversaries=(), onsets={}, target=None)
@@ -160,38 +161,3 @@ class AdversarySchedule:
         adversaries = tuple(sorted(int(a) for a in agents))
         ordered = {a: onsets[a] for a in adversaries}
         return AdversaryPlan(adversaries=adversaries, onsets=ordered, target=target)
-
-
-def candidate_wrong_answers(question: Question) -> list[str]:
-    """Plausible wrong answers for a question, in a fixed order.
-
-    Multiple choice: every option label but the gold. Numeric: nearby and off-by-a-step values
-    (gold ± 1, ± 10%, x2, /2, ± a common-slip amount) — the kind of wrong totals a flawed
-    calculation yields — formatted canonically (integers without ".0"). The simulator may prefer
-    its own attractive distractor; this is the default pool for the adversarial target.
-    """
-    if question.kind == "mc":
-        return [lab for lab in question.labels if lab != question.answer]
-    try:
-        g = float(question.answer)
-    except ValueError:
-        return ["0", "1"]
-    is_int = g == int(g)
-    cands: list[float] = [g + 1, g - 1, g * 2, g / 2, g * 1.1, g * 0.9, g + 10, g - 10]
-    out: list[str] = []
-    for c in cands:
-        if is_int:
-            c = float(round(c))
-        if g >= 0 and c < 0:
-            continue
-        s = _canon(c)
-        if s != _canon(g) and s not in out:
-            out.append(s)
-    return out
-
-
-def _canon(x: float) -> str:
-    """Canonical number string: integers without a decimal point, others trimmed to 4 decimals."""
-    if x == int(x):
-        return str(int(x))
-    return f"{x:.4f}".rstrip("0").rstrip(".")

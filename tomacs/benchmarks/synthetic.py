@@ -31,7 +31,7 @@ from tomacs.benchmarks.base import BenchmarkAdapter, register
 from tomacs.seeding import stable_seed
 from tomacs.types import LETTERS, Question, QuestionKind
 
-__all__ = ["SyntheticBenchmark", "generate_mc", "generate_numeric", "proper_names"]
+__all__ = ["SyntheticBenchmark", "generate_mc", "generate_numeric"]
 
 SPLITS = ("train", "validation", "test")
 DEFAULT_SIZES = {"train": 1000, "validation": 200, "test": 500}
@@ -120,11 +120,6 @@ _FIRST_NAMES = {
 _POSSESSIVE = {"she": "her", "he": "his"}
 _OBJECT = {"she": "her", "he": "him"}
 _REFLEXIVE = {"she": "herself", "he": "himself"}
-
-
-def proper_names(split: str) -> list[str]:
-    """Every place/entity name that questions of ``split`` can use (disjoint across splits)."""
-    return [o + m + e for o in _ONSETS[split] for m in _MIDS for e in _ENDS]
 
 
 def _pick(rng: np.random.Generator, seq: Any) -> Any:

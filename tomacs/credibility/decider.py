@@ -33,6 +33,7 @@ from tomacs.credibility.judge import (
 )
 from tomacs.credibility.scores import CredibilityState
 from tomacs.credibility.shapley import shapley
+from tomacs.decision import DecisionHost, Pending
 from tomacs.seeding import stable_seed
 from tomacs.types import AgentOutput, DecisionGraph, Episode
 
@@ -116,8 +117,8 @@ class CrsDecider:
 
     async def decide_batch(
         self,
-        ex: Any,
-        pending: list[Any],
+        ex: DecisionHost,
+        pending: list[Pending],
         phase: str,
         sample_index: int,
         on_call: Callable[[int], None] | None,

@@ -154,10 +154,6 @@ class AgentPrune(LearnedMethod):
             chosen[kind] = (p >= self.threshold) & (m > 0)
         return self._round_graph(t, chosen, self.probs("spatial"))
 
-    def inference_edges(self, t: int) -> list[Edge]:
-        """The spatial edges of the fixed inference graph of round t."""
-        return self.inference_graph(t)[0]
-
     # -- episode ---------------------------------------------------------------------------------
     def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
         """One generator per question keyed by (seed, question id, training visit): batch-independent."""

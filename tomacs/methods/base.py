@@ -36,13 +36,17 @@ class MethodContext:
     n_adversaries: int = 0  # configured adversary count, for the decision=auto fairness rule
     device: str = "cpu"
     extra: dict[str, Any] = field(default_factory=dict)
+    # the rule a baseline's decision graphs name, resolved from `decision` in __post_init__
+    baseline_decision_mode: str = field(init=False)
 
-    def baseline_decision_mode(self) -> str:
-        """TodyComm's fairness rule for baselines: vote below 50% adversaries, LLM judge at/above
-        (under `crs` the voters vote and credibility re-weights them); see tomacs.decision."""
+    def __post_init__(self) -> None:
+        """Resolved once, when the run's context is built: TodyComm's fairness rule for baselines
+        (vote below 50% adversaries, LLM judge at/above; under `crs` the voters vote and
+        credibility re-weights them), see tomacs.decision. An unknown decision fails here."""
         from tomacs.decision import resolve_decision
 
-        return resolve_decision(self.decision, "", self.n_agents, self.n_adversaries)[1]
+        _, mode = resolve_decision(self.decision, "", self.n_agents, self.n_adversaries)
+        self.baseline_decision_mode = mode
 
 
 class Method:
@@ -74,7 +78,7 @@ class Method:
     def decision_mode(self) -> str:
         """The rule this method's decision graphs name (recorded in results.json); a baseline
         follows the run's decision setting through TodyComm's comparison rule."""
-        return self.ctx.baseline_decision_mode()
+        return self.ctx.baseline_decision_mode
 
     def decide(self, state: Any, history: History) -> list[DecisionGraph]:
         """The decision graph of every question of the batch."""

@@ -96,15 +96,6 @@ class FakeOpenAIServer:
         with self._lock:
             self.script.extend(actions)
 
-    def reset_counts(self) -> None:
-        with self._lock:
-            self.requests = 0
-            self.ok = 0
-            self.rate_limited = 0
-            self.actions.clear()
-            self.auth_headers.clear()
-            self.bodies.clear()
-
     def start(self) -> FakeOpenAIServer:
         self._thread = threading.Thread(target=self._run, name="fake-openai-server", daemon=True)
         self._thread.start()

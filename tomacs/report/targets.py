@@ -1,9 +1,7 @@
-"""TodyComm's claims (issue 12 targets) checked on finished jobs, with the paper's numbers beside ours.
+"""TodyComm's claims (issue 12 targets) checked on finished jobs, with the paper's numbers beside
+ours (`tomacs check-targets`).
 
-    python scripts/check_todycomm_targets.py outputs/multirun/table2/sim/<stamp>     # any tree of jobs
-    python scripts/check_todycomm_targets.py --run seed=0,1,2 benchmark=mmlu embedder=hashing
-
---run first runs `tomacs train table=table2 <overrides>` into a fresh directory (hours for the full
+`--run` first runs `tomacs train table=table2 <overrides>` into a fresh directory (hours for the full
 table on 2 cores; narrow it with overrides) and prints its wall time. The checks:
 
 * TodyComm ADAcc averaged over benchmarks and attack rates >= 80 % (paper: > 85 %);
@@ -17,7 +15,6 @@ Every number is ours (labelled with the backbone) or the paper's (gpt-4.1-nano),
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
@@ -26,6 +23,8 @@ from pathlib import Path
 
 from tomacs.report.collect import CellKey, cells, find_jobs
 from tomacs.report.paper import lookup
+
+__all__ = ["check_targets", "run_table2"]
 
 ATTACKS = ("lt50", "eq50", "gt50")
 
@@ -41,16 +40,17 @@ def _paper(method: str, bench: str, attack: str, metric: str) -> str:
     return "—" if r is None else f"{r['value']:.1f}"
 
 
-def report(root: Path) -> int:
+def check_targets(root: Path) -> None:
+    """Prints our cells beside the paper's and the targets, each [x] met or [ ] not. No finished
+    job under root: FileNotFoundError; a tree that mixes experiments: ValueError."""
     jobs = find_jobs(root)
     if not jobs:
-        print(f"no finished jobs under {root}")
-        return 2
+        raise FileNotFoundError(f"no finished jobs under {root}")
     cs = cells([j for j in jobs if j.key[3] == "none"])
     varying = sorted({k.setting for k in cs if k.setting})
     if varying:
-        print(f"{root} mixes experiments ({'; '.join(varying)}): point this script at one of them")
-        return 2
+        mixed = "; ".join(varying)
+        raise ValueError(f"{root} mixes experiments ({mixed}): point check-targets at one of them")
     benches = sorted({k[1] for k in cs})
     methods = sorted({k[0] for k in cs})
     backbones = sorted({str(j.results["backbone"]) for j in jobs})
@@ -117,35 +117,15 @@ def report(root: Path) -> int:
         f"  [{'x' if tok_n and tok_ok == tok_n else ' '}] Token <= AgentPrune at eq50/gt50: "
         f"{tok_ok} of {tok_n} cells"
     )
-    return 0
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", nargs="?", help="a directory of finished jobs")
-    ap.add_argument("--run", nargs="*", metavar="OVERRIDE", help="run table2 with these overrides first")
-    args = ap.parse_args()
-    if args.run is not None:
-        root = Path("outputs") / "multirun" / "check_todycomm" / time.strftime("%Y-%m-%d_%H-%M-%S")
-        t0 = time.perf_counter()
-        cmd = [
-            sys.executable,
-            "-m",
-            "tomacs.cli",
-            "train",
-            "table=table2",
-            *args.run,
-            f"hydra.sweep.dir={root}",
-        ]
-        if subprocess.run(cmd).returncode != 0:
-            sys.exit("sweep failed")
-        print(f"sweep wall time {(time.perf_counter() - t0) / 60:.1f} min -> {root}")
-    elif args.root:
-        root = Path(args.root)
-    else:
-        ap.error("give a directory of jobs or --run")
-    sys.exit(report(root))
-
-
-if __name__ == "__main__":
-    main()
+def run_table2(overrides: list[str]) -> Path:
+    """Runs `tomacs train table=table2 OVERRIDES` into a fresh directory under outputs/multirun/
+    check_todycomm and returns it; prints the sweep's wall time. A failed sweep: RuntimeError."""
+    root = Path("outputs") / "multirun" / "check_todycomm" / time.strftime("%Y-%m-%d_%H-%M-%S")
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "tomacs.cli", "train", "table=table2", *overrides, f"hydra.sweep.dir={root}"]
+    if subprocess.run(cmd).returncode != 0:
+        raise RuntimeError(f"the table2 sweep failed (its jobs are under {root})")
+    print(f"sweep wall time {(time.perf_counter() - t0) / 60:.1f} min -> {root}")
+    return root
