@@ -119,16 +119,7 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
     the seed, among the agents `attack.protect_last` leaves open."""
     n = int(cfg.agents)
     attack = cfg.attack
-    schedule = AdversarySchedule(
-        n_agents=n,
-        rounds=int(cfg.rounds),
-        count=attack.get("count"),
-        rate=attack.get("rate"),
-        onset_rounds=tuple(attack.get("onset_rounds") or (3, 4)),
-        name=str(attack.name),
-        suffix=bool(attack.get("suffix", True)),
-        protected=(n - 1,) if attack.get("protect_last") else (),
-    )
+    schedule = AdversarySchedule.from_config(attack, n, int(cfg.rounds))
     if not attack.get("persistent") or schedule.k == 0:
         return schedule
     rng = np.random.default_rng(stable_seed(int(cfg.seed), "persistent-adversaries"))

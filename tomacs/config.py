@@ -18,6 +18,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
+from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS, AdversarySchedule
 from tomacs.paths import conf_dir
 
 GROUPS = ("benchmark", "method", "attack", "budget", "train", "backbone", "device", "logger")
@@ -48,6 +49,21 @@ class TrainSchema:
     lr: float = 5e-4
     optimizer: str = "adam"
     patience: int | None = 10
+
+
+@dataclass
+class AttackSchema:
+    """The adversary schedule (config group `attack`: conf/attack/*.yaml). Each option writes its
+    own values; an option may leave out `onset_rounds`, whose default (TodyComm's rounds 3 or 4) is
+    written once, in tomacs.agents.adversary."""
+
+    name: str = MISSING
+    count: int | None = MISSING  # wins over rate; null = use rate
+    rate: float | None = MISSING
+    onset_rounds: list[int] = field(default_factory=lambda: list(DEFAULT_ONSET_ROUNDS))
+    persistent: Any = MISSING  # true/false, held to that by check_option_types (no "yes")
+    protect_last: Any = MISSING
+    suffix: Any = MISSING
 
 
 @dataclass
@@ -83,7 +99,7 @@ class Schema:
 
     benchmark: Any = MISSING
     method: Any = MISSING
-    attack: Any = MISSING
+    attack: AttackSchema = MISSING
     budget: Any = MISSING
     backbone: Any = MISSING
     device: Any = MISSING
@@ -125,6 +141,21 @@ def group_options(root: Path | None = None) -> dict[str, list[str]]:
     for group in GROUPS:
         d = root / group
         out[group] = sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
+    return out
+
+
+def shipped_config(root: Path | None = None) -> dict[str, Any]:
+    """conf/config.yaml as written (not composed): the one place each group's default option and
+    each top-level default is written, for code that shows them without composing a config."""
+    return _option_file(str((root or conf_dir()) / "config.yaml"))
+
+
+def group_defaults(root: Path | None = None) -> dict[str, str]:
+    """Each group's default option, from the defaults list of conf/config.yaml."""
+    out: dict[str, str] = {}
+    for entry in shipped_config(root).get("defaults", []):
+        if isinstance(entry, dict):
+            out.update({str(k): str(v) for k, v in entry.items() if k in GROUPS})
     return out
 
 
@@ -411,23 +442,10 @@ def validate(cfg: DictConfig) -> None:
         v = cfg.budget.get(key)
         if v is not None and v < 0:
             raise ConfigError(f"budget.{key} must be >= 0 or null (got {v})")
-    count = cfg.attack.get("count")
-    rate = cfg.attack.get("rate")
-    if count is not None and not 0 <= count <= cfg.agents:
-        raise ConfigError(f"attack.count must be between 0 and agents={cfg.agents} (got {count})")
-    if rate is not None and not 0.0 <= float(rate) <= 1.0:
-        raise ConfigError(f"attack.rate must be in [0, 1] (got {rate})")
-    suffix = cfg.attack.get("suffix", True)
-    if not isinstance(suffix, bool):
-        raise ConfigError(f"attack.suffix must be true or false (got {suffix!r})")
-    attacked = (count or 0) > 0 or (count is None and float(rate or 0.0) > 0.0)
-    onsets = cfg.attack.get("onset_rounds") or []
-    for r in onsets if attacked else []:
-        if not 1 <= int(r) <= cfg.rounds:
-            raise ConfigError(
-                f"attack.onset_rounds must lie in 1..rounds={cfg.rounds} (got {list(onsets)}); "
-                f"with fewer rounds set e.g. 'attack.onset_rounds=[{cfg.rounds}]'"
-            )
+    try:  # the schedule validates the attack settings, once, in the config's words
+        AdversarySchedule.from_config(cfg.attack, int(cfg.agents), int(cfg.rounds))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
     if cfg.device.name not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
     _check_backbone_limits(cfg.backbone)
