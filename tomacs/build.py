@@ -159,7 +159,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     )
     conditions = agent_conditions(cfg, n)
     ctx.extra["conditions"] = conditions
-    if cfg.get("embedder"):  # the top-level embedder wins over every method's own choice
+    if cfg.get("embedder"):  # the run's one embedder (settled above)
         from tomacs.embed import embedder_dim
 
         ctx.extra["embedder"] = str(cfg.embedder)
@@ -186,9 +186,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         if crs_cfg.aggregation == "centroid":
             from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
 
-            crs_emb = embedder or get_embedder(
-                crs_cfg.embedder or cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device
-            )
+            crs_emb = embedder or get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
         crs = CrsDecider(
             crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb
         )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
 from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS, AdversarySchedule
 from tomacs.paths import conf_dir
@@ -84,7 +84,6 @@ class CrsSchema:
     shapley_exact_max: int = 10
     shapley_samples: int = 200
     judge_error_rate: float = 0.1
-    embedder: str | None = None
 
 
 @dataclass
@@ -229,6 +228,7 @@ def compose(overrides: list[str]) -> DictConfig:
     from hydra.core.global_hydra import GlobalHydra
 
     reject_flags(overrides)
+    reject_removed_keys(overrides)
     register_schema()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
@@ -548,19 +548,45 @@ def to_container(cfg: DictConfig) -> dict[str, Any]:
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
 
 
+# Keys that once named the embedder beside the top-level `embedder`. A run has one embedder (no
+# paper embeds with two), so one key chooses it; old run directories that wrote these still load.
+REMOVED_EMBEDDER_KEYS = ("method.embedder", "crs.embedder")
+
+
+def reject_removed_keys(overrides: list[str]) -> None:
+    """`method.embedder=hashing` was how an embedder was chosen before it became one key: name the
+    key that replaced it instead of Hydra's "not in struct"."""
+    for ov in overrides:
+        key, _, value = ov.lstrip("+~").partition("=")
+        if key in REMOVED_EMBEDDER_KEYS:
+            raise ConfigError(
+                f"'{ov}': {key} was removed, a run has one embedder: set embedder={value or '<name>'} "
+                "(minilm | hashing)"
+            )
+
+
 def resolve_embedder(
     cfg: DictConfig, from_checkpoint: str | None = None, checkpoint: str | None = None
 ) -> None:
-    """Settle the one embedder a run uses and write it into both keys that name it.
+    """Settle the one embedder a run uses into the top-level ``embedder``.
 
-    Two keys choose it: the top-level ``embedder`` (wins; null = not chosen) and the method's own
-    ``method.embedder`` (its default). Before this, config.yaml could read ``method.embedder:
-    minilm`` for a run that embedded with hashing. A checkpoint that records its embedder
-    (``from_checkpoint``) decides when the user chose none, and must match when they did. The default
-    (``tomacs.embed.DEFAULT_EMBEDDER``) is applied here and nowhere else: methods read the result."""
+    A checkpoint that records its embedder (``from_checkpoint``) decides when the user chose none, and
+    must match when they did. A run that embeds text (a learned method, or crs centroids) records
+    the default (``tomacs.embed.DEFAULT_EMBEDDER``), applied here and nowhere else; a run that embeds
+    nothing keeps null. A config saved before the embedder was one key also holds ``method.embedder``
+    and ``crs.embedder``: they are read as the choice when ``embedder`` is null and dropped, so such a
+    run directory resumes and such a config builds."""
     from tomacs.embed import DEFAULT_EMBEDDER
+    from tomacs.methods.registry import is_trainable
 
     chosen = cfg.get("embedder") or None
+    method, crs = cfg.get("method"), cfg.get("crs")
+    embeds = isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid"
+    for node in (method, crs):
+        if isinstance(node, DictConfig) and "embedder" in node:
+            chosen = chosen or node.get("embedder") or None
+            with open_dict(node):
+                node.pop("embedder")
     if from_checkpoint:
         if chosen and chosen != from_checkpoint:
             raise ConfigError(
@@ -568,12 +594,7 @@ def resolve_embedder(
                 f"embedder={chosen}; drop the override or set embedder={from_checkpoint}"
             )
         chosen = from_checkpoint
-    method = cfg.get("method")
-    if isinstance(method, DictConfig) and "embedder" in method:
-        chosen = chosen or method.get("embedder") or DEFAULT_EMBEDDER
-        method.embedder = chosen
-    if chosen:
-        cfg.embedder = chosen
-    crs = cfg.get("crs")
-    if isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid":
-        crs.embedder = crs.get("embedder") or chosen or DEFAULT_EMBEDDER
+    if isinstance(method, DictConfig) and is_trainable(str(method.get("name"))):
+        embeds = True
+    if chosen or embeds:
+        cfg.embedder = chosen or DEFAULT_EMBEDDER

@@ -51,7 +51,6 @@ BASES = tuple(STATIC_METHODS)
 DETECT_GRAPHS = ("mask", "comm")
 REGIMES = ("static", "dynamic")
 DEFAULTS: dict[str, Any] = {
-    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "hidden_size": 256,
     "heads": 8,
     "layers": 2,
