@@ -203,3 +203,54 @@ def test_the_embedder_has_one_key(method: str) -> None:
 
     keys = [k for k in leaves(compose([f"method={method}"])) if k.rsplit(".", 1)[-1] == "embedder"]
     assert keys == ["embedder"]
+
+
+# -- the config schema and the yaml files ------------------------------------------------------------
+
+
+def schema_defaults(cls: type, prefix: str = "") -> dict[str, object]:
+    """Dotted key -> default of every field of a schema dataclass that has one (MISSING has none)."""
+    import dataclasses
+
+    from omegaconf import MISSING
+
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(cls):
+        if f.default_factory is not dataclasses.MISSING:
+            made = f.default_factory()
+            if dataclasses.is_dataclass(made):
+                out.update(schema_defaults(type(made), f"{prefix}{f.name}."))
+            else:
+                out[f"{prefix}{f.name}"] = made
+        elif f.default is not dataclasses.MISSING and f.default != MISSING:
+            out[f"{prefix}{f.name}"] = f.default
+    return out
+
+
+def test_config_yaml_and_the_schema_do_not_both_write_a_default() -> None:
+    from tomacs.config import Schema, flat, shipped_config
+
+    written = {
+        k: v for k, v in flat(shipped_config()).items() if k.split(".")[0] not in ("defaults", "hydra")
+    }
+    both = sorted(set(written) & set(schema_defaults(Schema)))
+    assert both == [], f"{both} have a default both in conf/config.yaml and in tomacs.config.Schema"
+    assert "crs" not in shipped_config()  # its defaults are CrsSchema's
+    assert "crs.eta" in schema_defaults(Schema)  # the scan sees nested defaults
+
+
+def test_no_option_file_repeats_its_schema_default() -> None:
+    """An attack or train option writes only what differs from the schema (crs3of5's onsets [1] do)."""
+    import yaml
+
+    from tomacs.config import AttackSchema, TrainSchema
+
+    repeats = []
+    for group, schema in (("attack", AttackSchema), ("train", TrainSchema)):
+        defaults = schema_defaults(schema)
+        for path in sorted((CONF / group).glob("*.yaml")):
+            for key, value in (yaml.safe_load(path.read_text()) or {}).items():
+                if key in defaults and value == defaults[key]:
+                    repeats.append(f"{group}/{path.name}: {key}")
+    assert repeats == []
+    assert schema_defaults(AttackSchema) == {"onset_rounds": [3, 4]}

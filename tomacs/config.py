@@ -39,16 +39,17 @@ class DecisionMode(StrEnum):
 @dataclass
 class TrainSchema:
     """The training budget (a config group: conf/train/default.yaml | paper.yaml); its keys are typed
-    here so `train.epochs=abc` fails in one line whichever option is chosen."""
+    here so `train.epochs=abc` fails in one line whichever option is chosen. The values are the
+    options' own (MISSING here: a default is written in one place)."""
 
-    name: str = "default"
-    size: int = 256
-    val_size: int = 64
-    batch_size: int = 32
-    epochs: int = 24
-    lr: float = 5e-4
-    optimizer: str = "adam"
-    patience: int | None = 10
+    name: str = MISSING
+    size: int = MISSING
+    val_size: int = MISSING
+    batch_size: int = MISSING
+    epochs: int = MISSING
+    lr: float = MISSING
+    optimizer: str = MISSING
+    patience: int | None = MISSING
 
 
 @dataclass
@@ -68,33 +69,39 @@ class AttackSchema:
 
 @dataclass
 class EvalSchema:
-    size: int = 153
-    batch_size: int = 32
-    seed: int | None = None  # the evaluation's own seed (paired evaluation); None = the run's seed
+    size: int = MISSING
+    batch_size: int = MISSING
+    seed: int | None = MISSING  # the evaluation's own seed (paired evaluation); None = the run's seed
 
 
 @dataclass
 class CrsSchema:
-    """Credibility scoring (decision=crs); see tomacs/credibility and conf/config.yaml."""
+    """Credibility scoring (`crs.*`, used by decision=crs; shared/papers/credibility-scoring.txt and
+    tomacs/credibility). Its defaults are written here only (conf/config.yaml leaves the block out):
+    the decider and the report's non-default labels read them from this class."""
 
-    eta: float = 0.5
-    init: float = 0.5
+    eta: float = 0.5  # learning rate of Eq. 2 (the paper does not report its value; ours)
+    init: float = 0.5  # default score of every agent (§5)
+    # vote (CrS-weighted) | centroid (CrS-weighted embedding centroid, §4a) | llm (coordinator, §4b)
     aggregation: str = "vote"
+    # shapley (exact up to shapley_exact_max agents, Monte-Carlo beyond) | judge (LLM-as-judge)
     contribution: str = "shapley"
     shapley_exact_max: int = 10
-    shapley_samples: int = 200
-    judge_error_rate: float = 0.1
+    shapley_samples: int = 200  # Monte-Carlo permutations beyond shapley_exact_max
+    judge_error_rate: float = 0.1  # sim backbone only: chance the simulated judge returns a random split
 
 
 @dataclass
 class EmbedSchema:
-    cache: str | None = "outputs/cache/embeddings.sqlite"
-    precision: str = "auto"
+    cache: str | None = MISSING
+    precision: str = MISSING
 
 
 @dataclass
 class Schema:
-    """Top-level keys and their types; group contents are checked by their own yaml keys."""
+    """Top-level keys and their types; group contents are checked by their own yaml keys. The values
+    are conf/config.yaml's (MISSING here), so each default is written once; `crs` is the exception,
+    its defaults live in CrsSchema."""
 
     benchmark: Any = MISSING
     method: Any = MISSING
@@ -103,20 +110,20 @@ class Schema:
     backbone: Any = MISSING
     device: Any = MISSING
     logger: Any = MISSING
-    agents: int = 6
-    rounds: int = 4
-    seed: int = 0
-    mode: RunMode = RunMode.train
-    decision: DecisionMode = DecisionMode.auto
-    embedder: str | None = None
+    agents: int = MISSING
+    rounds: int = MISSING
+    seed: int = MISSING
+    mode: RunMode = MISSING
+    decision: DecisionMode = MISSING
+    embedder: str | None = MISSING
     embed: EmbedSchema = field(default_factory=EmbedSchema)
-    checkpoint: str | None = None
-    concurrency: int = 64
+    checkpoint: str | None = MISSING
+    concurrency: int = MISSING
     train: TrainSchema = field(default_factory=TrainSchema)
     eval: EvalSchema = field(default_factory=EvalSchema)
     crs: CrsSchema = field(default_factory=CrsSchema)
-    conditions: Any = None
-    table_name: str | None = None
+    conditions: Any = MISSING
+    table_name: str | None = MISSING
 
 
 _registered = False

@@ -94,7 +94,7 @@ class DataSpec:
             samples=int(m.samples),
             regime=regime,
             onsets=onsets,
-            suffix=bool(cfg.attack.get("suffix", True)),
+            suffix=bool(cfg.attack.suffix),
             questions=tuple(q.id for q in questions),
         )
 
