@@ -46,7 +46,7 @@ def main() -> None:
             args = [
                 "train",
                 "method=todycomm",
-                f"method.embedder={emb}",
+                f"embedder={emb}",
                 "attack=gt50",
                 "train.size=64",
                 "train.val_size=0",

@@ -164,7 +164,7 @@ def test_every_parameter_gets_a_gradient() -> None:
 
 COMMON = [
     "method=card",
-    "method.embedder=hashing",
+    "embedder=hashing",
     "train.size=8",
     "train.val_size=0",
     "train.batch_size=4",

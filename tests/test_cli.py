@@ -128,7 +128,7 @@ def test_todycomm_scales_with_budgets(tmp_path: Path, agents: int, budget: str) 
     p = tomacs(
         "train",
         "method=todycomm",
-        "method.embedder=hashing",
+        "embedder=hashing",
         f"agents={agents}",
         f"budget={budget}",
         "attack=gt50",
@@ -160,7 +160,7 @@ def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     out = tmp_path / "run"
     common = [
         "method=todycomm",
-        "method.embedder=hashing",
+        "embedder=hashing",
         "attack=gt50",
         "train.size=16",
         "train.val_size=8",

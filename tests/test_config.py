@@ -105,24 +105,49 @@ def test_flags_are_refused_with_the_override_they_meant(args: list[str], fix: st
         expand_sweep(["method=complete,none", *args])
 
 
-def test_embedder_is_resolved_into_both_keys() -> None:
+def test_embedder_is_resolved_into_its_one_key() -> None:
     from tomacs.config import resolve_embedder
 
     cfg = compose(["method=todycomm", "embedder=hashing"])
     resolve_embedder(cfg)
-    assert (cfg.embedder, cfg.method.embedder) == ("hashing", "hashing")
+    assert cfg.embedder == "hashing" and "embedder" not in cfg.method
     cfg = compose(["method=todycomm"])
     resolve_embedder(cfg)
-    assert (cfg.embedder, cfg.method.embedder) == ("minilm", "minilm")
-    cfg = compose(["method=gdesigner", "method.embedder=hashing"])
-    resolve_embedder(cfg)
-    assert cfg.embedder == "hashing"
+    assert cfg.embedder == "minilm"
     cfg = compose(["method=complete"])  # no embedder anywhere: nothing is invented
     resolve_embedder(cfg)
     assert cfg.embedder is None
+    cfg = compose(["decision=crs", "crs.aggregation=centroid"])  # centroids embed: the default
+    resolve_embedder(cfg)
+    assert cfg.embedder == "minilm" and "embedder" not in cfg.crs
     cfg = compose(["method=todycomm"])
     resolve_embedder(cfg, from_checkpoint="hashing", checkpoint="c.pt")
-    assert (cfg.embedder, cfg.method.embedder) == ("hashing", "hashing")
+    assert cfg.embedder == "hashing"
     cfg = compose(["method=todycomm", "embedder=minilm"])
     with pytest.raises(ConfigError, match="c.pt was trained with embedder=hashing"):
         resolve_embedder(cfg, from_checkpoint="hashing", checkpoint="c.pt")
+
+
+@pytest.mark.parametrize("override", ["method.embedder=hashing", "+crs.embedder=minilm"])
+def test_removed_embedder_keys_name_the_one_key(override: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        compose(["method=todycomm", override])
+    msg = str(ei.value)
+    assert "was removed" in msg and f"set embedder={override.split('=')[1]}" in msg and "\n" not in msg
+
+
+def test_a_config_saved_with_the_old_embedder_keys_settles_to_one_key() -> None:
+    """Run directories from before the embedder was one key wrote it three times (embedder: null
+    in the oldest); they settle to the same config a run writes today, so they still resume."""
+    from omegaconf import OmegaConf
+
+    from tomacs.config import resolve_embedder, to_container
+
+    new = compose(["method=todycomm", "embedder=hashing"])
+    resolve_embedder(new)
+    old = OmegaConf.create(to_container(new))
+    old.embedder = None
+    old.method.embedder = "hashing"
+    old.crs.embedder = None
+    resolve_embedder(old)
+    assert to_container(old) == to_container(new)

@@ -124,7 +124,7 @@ def _job(tmp_path: Path, name: str, cache: str | None) -> tuple[dict, bytes]:
 
     overrides = [
         "method=todycomm",
-        "method.embedder=minilm",
+        "embedder=minilm",
         "attack=gt50",
         "train.size=4",
         "train.val_size=0",

@@ -102,7 +102,7 @@ def test_tiny_train_through_litellm_and_cached_rerun(llama_server: str, tmp_path
                 "backbone.max_tokens=48",
                 "benchmark=arc_c" if os.environ.get("TOMACS_DATA") else "benchmark=synthetic",
                 "method=todycomm",
-                "method.embedder=hashing",
+                "embedder=hashing",
                 "agents=3",
                 "rounds=2",
                 "attack=none",

@@ -30,3 +30,28 @@ def test_run_settings_may_change_and_more_questions_extend_the_run(tmp_path: Pat
         tmp_path,
     )
     assert res["metrics"]["resumed_questions"] == 4 and res["test_questions"] == 6
+
+
+@pytest.mark.parametrize(
+    ("method", "old_keys"),
+    [
+        ("random", {"crs": {"embedder": None}}),
+        ("todycomm", {"method": {"embedder": "hashing"}, "crs": {"embedder": None}}),
+    ],
+)
+def test_a_run_dir_written_with_the_old_embedder_keys_resumes(
+    tmp_path: Path, method: str, old_keys: dict
+) -> None:
+    """Before issue 29 config.yaml named the embedder in `method.embedder` and `crs.embedder` too."""
+    import yaml
+
+    over = [f"method={method}", "attack=lt50", "embedder=hashing", "checkpoint=untrained"][
+        : 4 if method == "todycomm" else 2
+    ]
+    run_job(compose([*over, "eval.size=4"]), "evaluate", tmp_path)
+    saved = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    for group, keys in old_keys.items():
+        saved[group].update(keys)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(saved))
+    res = run_job(compose([*over, "eval.size=6"]), "evaluate", tmp_path)
+    assert res["metrics"]["resumed_questions"] == 4 and res["test_questions"] == 6

@@ -27,7 +27,7 @@ def test_todycomm_beats_complete_under_gt50(tmp_path: Path) -> None:
         compose(
             [
                 "method=todycomm",
-                "method.embedder=hashing",
+                "embedder=hashing",
                 "train.size=256",
                 "train.val_size=64",
                 "train.epochs=3",

@@ -119,16 +119,7 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
     the seed, among the agents `attack.protect_last` leaves open."""
     n = int(cfg.agents)
     attack = cfg.attack
-    schedule = AdversarySchedule(
-        n_agents=n,
-        rounds=int(cfg.rounds),
-        count=attack.get("count"),
-        rate=attack.get("rate"),
-        onset_rounds=tuple(attack.get("onset_rounds") or (3, 4)),
-        name=str(attack.name),
-        suffix=bool(attack.get("suffix", True)),
-        protected=(n - 1,) if attack.get("protect_last") else (),
-    )
+    schedule = AdversarySchedule.from_config(attack, n, int(cfg.rounds))
     if not attack.get("persistent") or schedule.k == 0:
         return schedule
     rng = np.random.default_rng(stable_seed(int(cfg.seed), "persistent-adversaries"))
@@ -168,7 +159,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     )
     conditions = agent_conditions(cfg, n)
     ctx.extra["conditions"] = conditions
-    if cfg.get("embedder"):  # the top-level embedder wins over every method's own choice
+    if cfg.get("embedder"):  # the run's one embedder (settled above)
         from tomacs.embed import embedder_dim
 
         ctx.extra["embedder"] = str(cfg.embedder)
@@ -195,9 +186,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         if crs_cfg.aggregation == "centroid":
             from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
 
-            crs_emb = embedder or get_embedder(
-                crs_cfg.embedder or cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device
-            )
+            crs_emb = embedder or get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
         crs = CrsDecider(
             crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb
         )

@@ -344,22 +344,13 @@ def list_options() -> None:
     table = Table(title="tomacs config groups (choose with GROUP=OPTION)")
     table.add_column("group", style="bold")
     table.add_column("options")
-    defaults = {
-        "benchmark": "synthetic",
-        "method": "complete",
-        "attack": "none",
-        "budget": "none",
-        "train": "default",
-        "backbone": "sim",
-        "device": "auto",
-        "logger": "none",
-    }
-    from tomacs.config import DecisionMode
+    from tomacs.config import DecisionMode, group_defaults, shipped_config
     from tomacs.paper_tables import table_names
 
+    defaults = group_defaults()
     rows = dict(group_options())
     rows["decision"] = [d.value for d in DecisionMode]  # a top-level key, listed as it is chosen the same way
-    defaults["decision"] = "auto"
+    defaults["decision"] = str(shipped_config()["decision"])
     for group, opts in rows.items():
         shown = [f"[green]{o}[/] (default)" if o == defaults.get(group) else o for o in opts]
         table.add_row(group, ", ".join(shown))

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING, DictConfig, OmegaConf
+from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
+from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS, AdversarySchedule
 from tomacs.paths import conf_dir
 
 GROUPS = ("benchmark", "method", "attack", "budget", "train", "backbone", "device", "logger")
@@ -38,70 +39,91 @@ class DecisionMode(StrEnum):
 @dataclass
 class TrainSchema:
     """The training budget (a config group: conf/train/default.yaml | paper.yaml); its keys are typed
-    here so `train.epochs=abc` fails in one line whichever option is chosen."""
+    here so `train.epochs=abc` fails in one line whichever option is chosen. The values are the
+    options' own (MISSING here: a default is written in one place)."""
 
-    name: str = "default"
-    size: int = 256
-    val_size: int = 64
-    batch_size: int = 32
-    epochs: int = 24
-    lr: float = 5e-4
-    optimizer: str = "adam"
-    patience: int | None = 10
+    name: str = MISSING
+    size: int = MISSING
+    val_size: int = MISSING
+    batch_size: int = MISSING
+    epochs: int = MISSING
+    lr: float = MISSING
+    optimizer: str = MISSING
+    patience: int | None = MISSING
+
+
+@dataclass
+class AttackSchema:
+    """The adversary schedule (config group `attack`: conf/attack/*.yaml). Each option writes its
+    own values; an option may leave out `onset_rounds`, whose default (TodyComm's rounds 3 or 4) is
+    written once, in tomacs.agents.adversary."""
+
+    name: str = MISSING
+    count: int | None = MISSING  # wins over rate; null = use rate
+    rate: float | None = MISSING
+    onset_rounds: list[int] = field(default_factory=lambda: list(DEFAULT_ONSET_ROUNDS))
+    persistent: Any = MISSING  # true/false, held to that by check_option_types (no "yes")
+    protect_last: Any = MISSING
+    suffix: Any = MISSING
 
 
 @dataclass
 class EvalSchema:
-    size: int = 153
-    batch_size: int = 32
-    seed: int | None = None  # the evaluation's own seed (paired evaluation); None = the run's seed
+    size: int = MISSING
+    batch_size: int = MISSING
+    seed: int | None = MISSING  # the evaluation's own seed (paired evaluation); None = the run's seed
 
 
 @dataclass
 class CrsSchema:
-    """Credibility scoring (decision=crs); see tomacs/credibility and conf/config.yaml."""
+    """Credibility scoring (`crs.*`, used by decision=crs; shared/papers/credibility-scoring.txt and
+    tomacs/credibility). Its defaults are written here only (conf/config.yaml leaves the block out):
+    the decider and the report's non-default labels read them from this class."""
 
-    eta: float = 0.5
-    init: float = 0.5
+    eta: float = 0.5  # learning rate of Eq. 2 (the paper does not report its value; ours)
+    init: float = 0.5  # default score of every agent (§5)
+    # vote (CrS-weighted) | centroid (CrS-weighted embedding centroid, §4a) | llm (coordinator, §4b)
     aggregation: str = "vote"
+    # shapley (exact up to shapley_exact_max agents, Monte-Carlo beyond) | judge (LLM-as-judge)
     contribution: str = "shapley"
     shapley_exact_max: int = 10
-    shapley_samples: int = 200
-    judge_error_rate: float = 0.1
-    embedder: str | None = None
+    shapley_samples: int = 200  # Monte-Carlo permutations beyond shapley_exact_max
+    judge_error_rate: float = 0.1  # sim backbone only: chance the simulated judge returns a random split
 
 
 @dataclass
 class EmbedSchema:
-    cache: str | None = "outputs/cache/embeddings.sqlite"
-    precision: str = "auto"
+    cache: str | None = MISSING
+    precision: str = MISSING
 
 
 @dataclass
 class Schema:
-    """Top-level keys and their types; group contents are checked by their own yaml keys."""
+    """Top-level keys and their types; group contents are checked by their own yaml keys. The values
+    are conf/config.yaml's (MISSING here), so each default is written once; `crs` is the exception,
+    its defaults live in CrsSchema."""
 
     benchmark: Any = MISSING
     method: Any = MISSING
-    attack: Any = MISSING
+    attack: AttackSchema = MISSING
     budget: Any = MISSING
     backbone: Any = MISSING
     device: Any = MISSING
     logger: Any = MISSING
-    agents: int = 6
-    rounds: int = 4
-    seed: int = 0
-    mode: RunMode = RunMode.train
-    decision: DecisionMode = DecisionMode.auto
-    embedder: str | None = None
+    agents: int = MISSING
+    rounds: int = MISSING
+    seed: int = MISSING
+    mode: RunMode = MISSING
+    decision: DecisionMode = MISSING
+    embedder: str | None = MISSING
     embed: EmbedSchema = field(default_factory=EmbedSchema)
-    checkpoint: str | None = None
-    concurrency: int = 64
+    checkpoint: str | None = MISSING
+    concurrency: int = MISSING
     train: TrainSchema = field(default_factory=TrainSchema)
     eval: EvalSchema = field(default_factory=EvalSchema)
     crs: CrsSchema = field(default_factory=CrsSchema)
-    conditions: Any = None
-    table_name: str | None = None
+    conditions: Any = MISSING
+    table_name: str | None = MISSING
 
 
 _registered = False
@@ -125,6 +147,21 @@ def group_options(root: Path | None = None) -> dict[str, list[str]]:
     for group in GROUPS:
         d = root / group
         out[group] = sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
+    return out
+
+
+def shipped_config(root: Path | None = None) -> dict[str, Any]:
+    """conf/config.yaml as written (not composed): the one place each group's default option and
+    each top-level default is written, for code that shows them without composing a config."""
+    return _option_file(str((root or conf_dir()) / "config.yaml"))
+
+
+def group_defaults(root: Path | None = None) -> dict[str, str]:
+    """Each group's default option, from the defaults list of conf/config.yaml."""
+    out: dict[str, str] = {}
+    for entry in shipped_config(root).get("defaults", []):
+        if isinstance(entry, dict):
+            out.update({str(k): str(v) for k, v in entry.items() if k in GROUPS})
     return out
 
 
@@ -198,6 +235,7 @@ def compose(overrides: list[str]) -> DictConfig:
     from hydra.core.global_hydra import GlobalHydra
 
     reject_flags(overrides)
+    reject_removed_keys(overrides)
     register_schema()
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
@@ -411,23 +449,10 @@ def validate(cfg: DictConfig) -> None:
         v = cfg.budget.get(key)
         if v is not None and v < 0:
             raise ConfigError(f"budget.{key} must be >= 0 or null (got {v})")
-    count = cfg.attack.get("count")
-    rate = cfg.attack.get("rate")
-    if count is not None and not 0 <= count <= cfg.agents:
-        raise ConfigError(f"attack.count must be between 0 and agents={cfg.agents} (got {count})")
-    if rate is not None and not 0.0 <= float(rate) <= 1.0:
-        raise ConfigError(f"attack.rate must be in [0, 1] (got {rate})")
-    suffix = cfg.attack.get("suffix", True)
-    if not isinstance(suffix, bool):
-        raise ConfigError(f"attack.suffix must be true or false (got {suffix!r})")
-    attacked = (count or 0) > 0 or (count is None and float(rate or 0.0) > 0.0)
-    onsets = cfg.attack.get("onset_rounds") or []
-    for r in onsets if attacked else []:
-        if not 1 <= int(r) <= cfg.rounds:
-            raise ConfigError(
-                f"attack.onset_rounds must lie in 1..rounds={cfg.rounds} (got {list(onsets)}); "
-                f"with fewer rounds set e.g. 'attack.onset_rounds=[{cfg.rounds}]'"
-            )
+    try:  # the schedule validates the attack settings, once, in the config's words
+        AdversarySchedule.from_config(cfg.attack, int(cfg.agents), int(cfg.rounds))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
     if cfg.device.name not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
     _check_backbone_limits(cfg.backbone)
@@ -530,19 +555,45 @@ def to_container(cfg: DictConfig) -> dict[str, Any]:
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
 
 
+# Keys that once named the embedder beside the top-level `embedder`. A run has one embedder (no
+# paper embeds with two), so one key chooses it; old run directories that wrote these still load.
+REMOVED_EMBEDDER_KEYS = ("method.embedder", "crs.embedder")
+
+
+def reject_removed_keys(overrides: list[str]) -> None:
+    """`method.embedder=hashing` was how an embedder was chosen before it became one key: name the
+    key that replaced it instead of Hydra's "not in struct"."""
+    for ov in overrides:
+        key, _, value = ov.lstrip("+~").partition("=")
+        if key in REMOVED_EMBEDDER_KEYS:
+            raise ConfigError(
+                f"'{ov}': {key} was removed, a run has one embedder: set embedder={value or '<name>'} "
+                "(minilm | hashing)"
+            )
+
+
 def resolve_embedder(
     cfg: DictConfig, from_checkpoint: str | None = None, checkpoint: str | None = None
 ) -> None:
-    """Settle the one embedder a run uses and write it into both keys that name it.
+    """Settle the one embedder a run uses into the top-level ``embedder``.
 
-    Two keys choose it: the top-level ``embedder`` (wins; null = not chosen) and the method's own
-    ``method.embedder`` (its default). Before this, config.yaml could read ``method.embedder:
-    minilm`` for a run that embedded with hashing. A checkpoint that records its embedder
-    (``from_checkpoint``) decides when the user chose none, and must match when they did. The default
-    (``tomacs.embed.DEFAULT_EMBEDDER``) is applied here and nowhere else: methods read the result."""
+    A checkpoint that records its embedder (``from_checkpoint``) decides when the user chose none, and
+    must match when they did. A run that embeds text (a learned method, or crs centroids) records
+    the default (``tomacs.embed.DEFAULT_EMBEDDER``), applied here and nowhere else; a run that embeds
+    nothing keeps null. A config saved before the embedder was one key also holds ``method.embedder``
+    and ``crs.embedder``: they are read as the choice when ``embedder`` is null and dropped, so such a
+    run directory resumes and such a config builds."""
     from tomacs.embed import DEFAULT_EMBEDDER
+    from tomacs.methods.registry import is_trainable
 
     chosen = cfg.get("embedder") or None
+    method, crs = cfg.get("method"), cfg.get("crs")
+    embeds = isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid"
+    for node in (method, crs):
+        if isinstance(node, DictConfig) and "embedder" in node:
+            chosen = chosen or node.get("embedder") or None
+            with open_dict(node):
+                node.pop("embedder")
     if from_checkpoint:
         if chosen and chosen != from_checkpoint:
             raise ConfigError(
@@ -550,12 +601,7 @@ def resolve_embedder(
                 f"embedder={chosen}; drop the override or set embedder={from_checkpoint}"
             )
         chosen = from_checkpoint
-    method = cfg.get("method")
-    if isinstance(method, DictConfig) and "embedder" in method:
-        chosen = chosen or method.get("embedder") or DEFAULT_EMBEDDER
-        method.embedder = chosen
-    if chosen:
-        cfg.embedder = chosen
-    crs = cfg.get("crs")
-    if isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid":
-        crs.embedder = crs.get("embedder") or chosen or DEFAULT_EMBEDDER
+    if isinstance(method, DictConfig) and is_trainable(str(method.get("name"))):
+        embeds = True
+    if chosen or embeds:
+        cfg.embedder = chosen or DEFAULT_EMBEDDER

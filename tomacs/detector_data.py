@@ -74,9 +74,7 @@ class DataSpec:
     def of(cls, cfg: Any, backbone: str, questions: list[Question]) -> DataSpec:
         m = cfg.method
         regime = str(m.regime)
-        onsets = (
-            (1,) if regime == "static" else tuple(int(r) for r in (cfg.attack.get("onset_rounds") or (3, 4)))
-        )
+        onsets = (1,) if regime == "static" else tuple(int(r) for r in cfg.attack.onset_rounds)
         rounds = int(m.data_rounds)
         if any(not 1 <= r <= rounds for r in onsets):
             raise ConfigError(
@@ -96,7 +94,7 @@ class DataSpec:
             samples=int(m.samples),
             regime=regime,
             onsets=onsets,
-            suffix=bool(cfg.attack.get("suffix", True)),
+            suffix=bool(cfg.attack.suffix),
             questions=tuple(q.id for q in questions),
         )
 

@@ -6,7 +6,7 @@ draw, from an RNG the executor seeds per episode:
 
 1. which agents turn adversarial — uniform over positions (`rng.choice(N, k, replace=False)`), so no
    agent index is a safer bet than another and a method cannot learn "agent 0 is honest";
-2. each adversary's onset round, uniform over `onset_rounds` (default {3, 4});
+2. each adversary's onset round, uniform over `onset_rounds` (default `DEFAULT_ONSET_ROUNDS`);
 3. ONE wrong target answer shared by all adversaries of the episode, uniform over the wrong answers
    given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard).
 
@@ -31,6 +31,10 @@ import numpy as np
 
 from tomacs.types import AdversaryPlan, Question
 
+# TodyComm §5: "adversarial transitions occurring at round 3 or 4". The one place this default is
+# written: the attack schema (tomacs.config.AttackSchema) and the calibration simulator read it here.
+DEFAULT_ONSET_ROUNDS: tuple[int, ...] = (3, 4)
+
 
 def count_from_rate(rate: float, n_agents: int) -> int:
     """Number of adversaries for an attack rate: round half up, rate * N.
@@ -40,7 +44,7 @@ def count_from_rate(rate: float, n_agents: int) -> int:
     1/3, 1/2, 2/3 give 2/3/4 of 6, 3/5/7 of 10, 5/8/10 of 15 and 7/10/13 of 20.
     """
     if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"attack rate must be in [0, 1], got {rate}")
+        raise ValueError(f"attack.rate must be in [0, 1] (got {rate})")
     return int(math.floor(rate * n_agents + 0.5 + 1e-9))
 
 
@@ -51,15 +55,19 @@ class AdversarySchedule:
     `count` wins over `rate`; with neither the schedule is empty (attack `none`). After init,
     `count` holds the resolved number of adversaries (an int, also available as `k`) whatever was
     given, so callers read one field; `rate` keeps what was configured. The count must be between
-    0 and N. Onset rounds must be >= 1; an onset later than `rounds` is allowed (that agent
-    never turns and is labelled reliable), which lets a sweep over T reuse one attack config.
+    0 and N and, with adversaries, every onset round in 1..rounds (an onset after the last round
+    would label an agent adversarial that never turns).
+
+    This is the one validation of the attack settings: `tomacs.config.validate` builds the schedule
+    from the config and turns a ValueError into its one-line ConfigError, so each message names the
+    config key to fix.
     """
 
     n_agents: int
     rounds: int
     count: int | None = None
     rate: float | None = None
-    onset_rounds: Sequence[int] = (3, 4)
+    onset_rounds: Sequence[int] = DEFAULT_ONSET_ROUNDS
     name: str = "custom"
     fixed_agents: Sequence[int] | None = None  # the same adversaries in every episode (credibility)
     protected: Sequence[int] = ()  # agents never drawn as adversaries (the receiver of Tables 7-8)
@@ -70,23 +78,22 @@ class AdversarySchedule:
             raise ValueError(f"n_agents must be >= 1, got {self.n_agents}")
         if self.rounds < 1:
             raise ValueError(f"rounds must be >= 1, got {self.rounds}")
-        if self.count is not None:
+        k = count_from_rate(float(self.rate), self.n_agents) if self.rate is not None else 0
+        if self.count is not None:  # wins over the rate, which must still be a rate
             k = int(self.count)
-        elif self.rate is not None:
-            k = count_from_rate(float(self.rate), self.n_agents)
-        else:
-            k = 0
-        if k < 0 or k > self.n_agents:
-            raise ValueError(
-                f"attack {self.name!r}: {k} adversaries requested but only {self.n_agents} agents "
-                f"(count={self.count}, rate={self.rate}); need 0 <= count <= n_agents"
-            )
+            if not 0 <= k <= self.n_agents:
+                raise ValueError(
+                    f"attack.count={self.count} but only {self.n_agents} agents: "
+                    f"set attack.count between 0 and agents={self.n_agents}"
+                )
+        if not isinstance(self.suffix, bool):
+            raise ValueError(f"attack.suffix must be true or false (got {self.suffix!r})")
         self.onset_rounds = tuple(int(r) for r in self.onset_rounds)
-        if k > 0:
-            if not self.onset_rounds:
-                raise ValueError(f"attack {self.name!r}: onset_rounds must not be empty")
-            if min(self.onset_rounds) < 1:
-                raise ValueError(f"attack {self.name!r}: onset rounds must be >= 1, got {self.onset_rounds}")
+        if k > 0 and (not self.onset_rounds or not all(1 <= r <= self.rounds for r in self.onset_rounds)):
+            raise ValueError(
+                f"attack.onset_rounds must lie in 1..rounds={self.rounds} (got {list(self.onset_rounds)}); "
+                f"with fewer rounds set e.g. 'attack.onset_rounds=[{self.rounds}]'"
+            )
         self.count = k
         self.protected = tuple(sorted({int(a) for a in self.protected}))
         if any(not 0 <= a < self.n_agents for a in self.protected):
@@ -120,16 +127,19 @@ class AdversarySchedule:
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], n_agents: int, rounds: int) -> AdversarySchedule:
-        """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`, `suffix`)."""
+        """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`,
+        `suffix`, `protect_last`: the last agent is never an adversary); a key left out takes the
+        field's default. `persistent` needs the run's seed: `tomacs.build.adversary_schedule`."""
+        given = {k: cfg[k] for k in ("count", "rate", "suffix") if cfg.get(k) is not None}
         onsets = cfg.get("onset_rounds")
+        if onsets is not None:
+            given["onset_rounds"] = tuple(onsets)
         return cls(
             n_agents=n_agents,
             rounds=rounds,
-            count=cfg.get("count"),
-            rate=cfg.get("rate"),
-            onset_rounds=tuple(onsets) if onsets is not None else (3, 4),
-            name=str(cfg.get("name", "custom")),
-            suffix=bool(cfg.get("suffix", True)),
+            name=str(cfg.get("name") or "custom"),
+            protected=(n_agents - 1,) if cfg.get("protect_last") else (),
+            **given,
         )
 
     def plan(

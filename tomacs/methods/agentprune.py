@@ -59,7 +59,6 @@ DEFAULTS: dict[str, Any] = {
     "l1_weight": 0.01,
     "threshold": 0.5,
     "baseline": "batch_mean",
-    "embedder": None,  # unused (AgentPrune reads no text); accepted so method.embedder works uniformly
 }
 _torch = torch_module
 

@@ -49,7 +49,6 @@ BASELINES = ("none", "batch_mean")
 EDGE_COSTS = ("receiver", "sender", "mean")
 CONDITION_KEYS = ("capability", "cost", "backbone")
 DEFAULTS: dict[str, Any] = {
-    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "gnn_layers": 2,
     "hidden_size": 32,
     "out_dim": 16,

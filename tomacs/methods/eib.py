@@ -56,7 +56,6 @@ ABLATIONS = ("none", "no_dense", "no_sparse", "no_fusion")
 BASELINES = ("none", "batch_mean")
 INFERENCE = ("sample", "threshold")
 DEFAULTS: dict[str, Any] = {
-    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "gnn_layers": 3,
     "hidden_size": 32,
     "out_dim": 16,

@@ -53,7 +53,6 @@ DEFAULTS: dict[str, Any] = {
     "baseline": "batch_mean",
     "inference": "sample",
     "threshold": 0.5,
-    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
 }
 _torch = torch_module
 

@@ -47,11 +47,10 @@ from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGra
 
 __all__ = ["GSafeguard", "GraphSample", "collate", "cut_flagged", "detector_pairs", "graph_sample"]
 
-BASES = ("complete", "random", "chain", "star", "layered", "none", "debate")
+BASES = tuple(STATIC_METHODS)
 DETECT_GRAPHS = ("mask", "comm")
 REGIMES = ("static", "dynamic")
 DEFAULTS: dict[str, Any] = {
-    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "hidden_size": 256,
     "heads": 8,
     "layers": 2,

@@ -123,7 +123,7 @@ class LearnedMethod(Method):
     needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
     DEFAULTS: Mapping[str, Any] = {}
 
-    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+    def __init__(self, ctx: MethodContext, embedder: str | None = None, **params: Any) -> None:
         unknown = set(params) - set(self.DEFAULTS) - IGNORED
         if unknown:
             valid = sorted(self.DEFAULTS)
@@ -133,9 +133,9 @@ class LearnedMethod(Method):
         self.cfg = cfg
         if ctx.mask is not None and np.asarray(ctx.mask).shape != (ctx.n_agents, ctx.n_agents):
             raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {ctx.n_agents}")
-        # the run resolves the embedder once (tomacs.config.resolve_embedder) and hands it in ctx.extra;
-        # a method built by hand may name one, else the one default
-        self.embedder_name = str(ctx.extra.get("embedder") or cfg.get("embedder") or DEFAULT_EMBEDDER)
+        # a run resolves its one embedder (top-level `embedder`, tomacs.config.resolve_embedder) and
+        # hands it in ctx.extra; a method built by hand (tests) may name one, else the one default
+        self.embedder_name = str(ctx.extra.get("embedder") or embedder or DEFAULT_EMBEDDER)
         self.emb_dim = embedder_dim(self.embedder_name)
         self.meta: dict[str, Any] = {}
         self.net: Any = None

@@ -6,8 +6,8 @@ import importlib
 from typing import Any
 
 from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.static import STATIC_METHODS as _STATIC
 
-_STATIC = ("complete", "random", "chain", "star", "layered", "none", "debate")
 _LEARNED = {
     "todycomm": ("tomacs.methods.todycomm", "TodyComm"),
     "crs": ("tomacs.methods.crs", "CredibilityTopology"),  # not learned, but lazily imported alike
@@ -26,9 +26,7 @@ def method_names() -> list[str]:
 
 def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
     if name in _STATIC:
-        from tomacs.methods.static import STATIC_METHODS
-
-        return STATIC_METHODS[name](ctx, **params)
+        return _STATIC[name](ctx, **params)
     if name in _LEARNED:
         mod, cls = _LEARNED[name]
         return getattr(importlib.import_module(mod), cls)(ctx, **params)

@@ -234,6 +234,7 @@ class DebateGraph(StaticMethod):
         return empty()
 
 
+# The one list of static method names (the registry and gsafeguard's `base` import it from here).
 STATIC_METHODS: dict[str, type[Method]] = {
     cls.name: cls
     for cls in (

@@ -83,7 +83,6 @@ DEFAULTS: dict[str, Any] = {
     "baseline_momentum": 0.9,
     "features": "full",
     "ablation": "none",
-    "embedder": None,  # None = the run's (ctx.extra), see tomacs.config.resolve_embedder
     "emb_dim": None,
     "decision_tau": 1.0,
     "normalize": "running",

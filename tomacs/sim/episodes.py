@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS
 from tomacs.sim.model import SimProfile
 
 N_AGENTS = 6
@@ -121,7 +122,7 @@ def simulate(
     graph: str = "complete",
     decision: str = "auto",
     edge_prob: float = 0.5,
-    onset_rounds: tuple[int, ...] = (3, 4),
+    onset_rounds: tuple[int, ...] = DEFAULT_ONSET_ROUNDS,
 ) -> dict[str, Any]:
     """Simulate `draws.episodes` debates; return final accuracy and per-round honest accuracy (fractions).
 
