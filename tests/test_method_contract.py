@@ -32,15 +32,16 @@ from tomacs.embed import HashingEmbedder
 from tomacs.graphs import find_cycle
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.gsafeguard import detector_pairs, graph_sample
-from tomacs.methods.registry import build_method, is_trainable, method_names, trainer_kind
+from tomacs.methods.registry import METHODS, build_method, is_trainable, method_names
 from tomacs.run import run_job
 from tomacs.types import AgentOutput, Question
 
 N, T = 5, 3
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian"]
 LEARNED = [m for m in method_names() if is_trainable(m)]
-REINFORCE = [m for m in LEARNED if trainer_kind(m) == "reinforce"]
-SUPERVISED = [m for m in LEARNED if trainer_kind(m) == "supervised"]
+# how a method learns is its class's `trainer`, the attribute tomacs.run reads to pick the trainer
+REINFORCE = [m for m in LEARNED if METHODS.get(m).trainer == "reinforce"]
+SUPERVISED = [m for m in LEARNED if METHODS.get(m).trainer == "supervised"]
 # The Tables 7-8 protocol: its receiver reads all N-1 senders by definition, so no budget applies.
 BUDGET_EXEMPT = {"receiver"}
 MASK = np.ones((N, N), dtype=int)
@@ -145,7 +146,7 @@ def _labelled(k: int = 3) -> list[Any]:
 
 def _train_step(m: Method) -> None:
     opt = torch.optim.Adam(m.parameters(), lr=0.05)
-    if trainer_kind(m.name) == "supervised":
+    if m.trainer == "supervised":
         loss = m.labelled_loss(_labelled())[0]  # type: ignore[attr-defined]
     else:
         state, _, _ = _episode(m, True)

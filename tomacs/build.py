@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.roles import assign_roles
+from tomacs.backbones.base import backbone_class
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
 from tomacs.checkpoint import settle_embedder
 from tomacs.config import ConfigError, to_container, validate
@@ -46,25 +47,14 @@ def resolve_device(name: str, needed: bool) -> str:
 
 
 def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
-    """The simulator (profiled for the benchmark unless backbone.profile names a paper profile, a
-    stored one or a profile file: `tomacs.sim.profiles`) or an LLM."""
-    name = cfg.backbone.name
-    if name == "sim":
-        from tomacs.sim.backbone import SimBackbone
-
-        profile = cfg.backbone.get("profile") or bench.profile
-        return SimBackbone(profile=profile, seed=int(cfg.seed))
-    from tomacs.backbones.llm import LiteLLMBackbone
-
-    return LiteLLMBackbone.from_config(cfg.backbone)
+    """The backbone kind `cfg.backbone` names (tomacs.backbones.base.BACKBONES), built for this job."""
+    return backbone_class(cfg.backbone).from_job(cfg, bench)
 
 
 def backbone_label(cfg: DictConfig, backbone: Any) -> str:
-    """The backbone as results name it: a paper profile's simulator result is labelled `sim`, one on a
-    user profile (fitted from real episodes) `sim:NAME`, so no table mistakes it for the paper's."""
-    if cfg.backbone.name == "sim":
-        return backbone.name if getattr(backbone, "user_profile", False) else "sim"
-    return str(getattr(backbone, "name", cfg.backbone.name))
+    """The backbone as results name it (`BaseBackbone.result_label`)."""
+    label = getattr(backbone, "result_label", None)
+    return label() if callable(label) else str(getattr(backbone, "name", cfg.backbone.name))
 
 
 @dataclass
@@ -187,9 +177,8 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
             from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
 
             crs_emb = embedder or get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
-        crs = CrsDecider(
-            crs_cfg, n, roles, seed, backbone, simulated=cfg.backbone.name == "sim", embedder=crs_emb
-        )
+        simulated = backbone_class(cfg.backbone).simulated
+        crs = CrsDecider(crs_cfg, n, roles, seed, backbone, simulated=simulated, embedder=crs_emb)
     caps = [c["capability"] for c in conditions]
     executor = Executor(
         ExecutorConfig(

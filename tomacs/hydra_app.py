@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tomacs.backbones.base import is_simulated_label
 from tomacs.backbones.llm import BackboneError
 from tomacs.backbones.spend import EXIT_CODE as SPEND_CAP_EXIT
 from tomacs.backbones.spend import SpendCapReached, raised_argv, set_scope
@@ -90,7 +91,7 @@ def print_unparsed_warning(console: Console, results: dict) -> None:
 def _calls(m: dict, stats: dict) -> str:
     """Agent/decision calls; for real backbones also how many were paid vs served from the cache."""
     calls = f"{m.get('llm_calls', 0):.0f}"
-    if stats.get("backbone") != "sim" and "cache_hits" in stats and "calls" in stats:
+    if not is_simulated_label(stats.get("backbone", "")) and "cache_hits" in stats and "calls" in stats:
         calls += f" ({stats['calls']} API, {stats['cache_hits']} cached, {stats.get('retries', 0)} retries)"
     return calls
 

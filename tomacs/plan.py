@@ -36,7 +36,7 @@ from unittest import mock
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from tomacs.backbones.base import GenerationReply, GenerationRequest
+from tomacs.backbones.base import GenerationReply, GenerationRequest, backbone_class, backbone_kind
 from tomacs.embed import HashingEmbedder
 from tomacs.tokens import count_chat_tokens, count_tokens
 
@@ -349,7 +349,7 @@ class JobPlan:
 def backbone_price(cfg: DictConfig) -> tuple[float, float] | None:
     """USD per prompt and completion token: `backbone.price`, else litellm's offline price table."""
     b = cfg.backbone
-    if b.name == "sim":
+    if backbone_class(b).simulated:
         return (0.0, 0.0)
     if b.get("price"):
         return (float(b.price.input_per_mtok) / 1e6, float(b.price.output_per_mtok) / 1e6)
@@ -408,7 +408,7 @@ def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = 
     where = {"phase": "test"}
     with counting_embedders(made, lambda: where["phase"]):
         comps = build(cfg, need_train=(mode == "train"))
-    real = None if cfg.backbone.name == "sim" else comps.backbone
+    real = None if backbone_class(cfg.backbone).simulated else comps.backbone
     cache = getattr(real, "cache", None)
     target = observed_completion_tokens(
         Path(cache.path) if cache is not None else None, getattr(real, "model", None)
@@ -608,8 +608,8 @@ def job_plan_line(cfg: DictConfig, mode: str) -> str:
         if learns
         else test
     )
-    if cfg.backbone.name == "sim":
-        return f"plan: sim backbone, $0 | {work}"
+    if backbone_class(cfg.backbone).simulated:
+        return f"plan: {backbone_kind(cfg.backbone)} backbone, $0 | {work}"
     try:
         p = plan_job(cfg, mode, sample=32)
     except Exception as exc:  # noqa: BLE001 - the plan line must never stop the job
@@ -631,7 +631,7 @@ def job_plan_line(cfg: DictConfig, mode: str) -> str:
 def cached_rows(cfg: DictConfig) -> int:
     """Replies of the job's model already in its response cache (0: none, or the simulator)."""
     b = cfg.backbone
-    if b.name == "sim":
+    if backbone_class(b).simulated:
         return 0
     c = b.get("cache")
     path = Path(str(c.get("path") or "")) if isinstance(c, DictConfig) and c.get("enabled", True) else None

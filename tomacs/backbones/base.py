@@ -7,9 +7,11 @@ builds both, prompts and token counts are identical whichever backbone runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
+from tomacs.registry import Registry
 from tomacs.types import Behaviour, Message, Question
 
 RequestKind = Literal["agent", "decision"]
@@ -58,3 +60,62 @@ class Backbone(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+class BaseBackbone:
+    """What a kind of backbone says about itself, so no caller tests its name.
+
+    A backbone kind subclasses this, implements `from_job` (and the `Backbone` protocol's `generate`,
+    `stats`, `aclose`), and gets one line in `BACKBONES`. `simulated` is True for a kind that answers
+    without a model server: it costs nothing, needs no API key, has no response cache and nothing to
+    plan, and `tomacs plan` prices a job's calls only for a kind that is not simulated.
+    """
+
+    simulated: ClassVar[bool] = False
+    name: str
+
+    @classmethod
+    def from_job(cls, cfg: Any, bench: Any) -> BaseBackbone:
+        """The backbone of one job from its composed config (`cfg.backbone` is this kind's
+        conf/backbone/*.yaml) and its benchmark adapter."""
+        raise NotImplementedError(f"{cls.__name__}.from_job")
+
+    def result_label(self) -> str:
+        """The backbone as results.json names it (`backbone`). A label is the kind's registry name,
+        or KIND:DETAIL, so `is_simulated_label` can tell a simulated run from its results alone."""
+        return self.name
+
+    @classmethod
+    def run_model(cls, cfg: Mapping[str, Any]) -> str | None:
+        """The model a finished run's agents ran on, from its config.yaml (a transcript's `model`):
+        `backbone.model`; None when the config names none."""
+        model = (cfg.get("backbone") or {}).get("model")
+        return None if model is None else str(model)
+
+
+# Backbone kind -> class, as "module:class" strings imported on first use. A conf/backbone/*.yaml names
+# its kind with `kind:` (without one, its `name` is the kind: conf/backbone/sim.yaml). A new backbone
+# kind adds one line here.
+BACKBONES: Registry[type[BaseBackbone]] = Registry(
+    "backbone",
+    {
+        "sim": "tomacs.sim.backbone:SimBackbone",
+        "litellm": "tomacs.backbones.llm:LiteLLMBackbone",
+    },
+)
+
+
+def backbone_kind(backbone_cfg: Mapping[str, Any]) -> str:
+    """The registry name of a `cfg.backbone` mapping: its `kind`, else its `name`."""
+    return str(backbone_cfg.get("kind") or backbone_cfg.get("name"))
+
+
+def backbone_class(backbone_cfg: Mapping[str, Any]) -> type[BaseBackbone]:
+    """The class of a `cfg.backbone` mapping's kind (one line listing the kinds if it has none)."""
+    return BACKBONES.get(backbone_kind(backbone_cfg))
+
+
+def is_simulated_label(label: str) -> bool:
+    """Whether a result label (`BaseBackbone.result_label`) is a simulated kind's."""
+    kind = str(label).split(":")[0]
+    return kind in BACKBONES and BACKBONES.get(kind).simulated

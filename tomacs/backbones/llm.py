@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tomacs.backbones.base import GenerationReply, GenerationRequest
+from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest
 from tomacs.backbones.cache import ResponseCache, make_key
 from tomacs.backbones.ratelimit import SharedBucket, default_state_path, retry_after_of
 from tomacs.backbones.spend import SpendCapReached, SpendCaps, SpendGuard, SpendLedger, current_scope
@@ -187,7 +187,7 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
-class LiteLLMBackbone:
+class LiteLLMBackbone(BaseBackbone):
     """Backbone for any litellm model; reads only `request.messages`.
 
     Use `openai/<served-name>` with `api_base` for OpenAI-compatible servers (vLLM, Ollama,
@@ -296,6 +296,10 @@ class LiteLLMBackbone:
         }
 
     # -- construction from config -------------------------------------------------------------
+    @classmethod
+    def from_job(cls, cfg: Any, bench: Any) -> LiteLLMBackbone:
+        return cls.from_config(cfg.backbone)
+
     @classmethod
     def from_config(cls, cfg: Any) -> LiteLLMBackbone:
         """Build from a `conf/backbone/*.yaml` mapping (DictConfig or dict).

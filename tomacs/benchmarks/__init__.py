@@ -7,13 +7,13 @@ openbookqa, medqa) read local JSONL copies in Hugging Face schemas.
 
 from tomacs.benchmarks.base import (
     BENCHMARK_KEYS,
+    BENCHMARKS,
     BenchmarkAdapter,
     BenchmarkDataError,
     BenchmarkFileMissing,
     available_benchmarks,
     candidate_answers,
     get_benchmark,
-    register,
     truth_index,
     wrong_answers,
 )
@@ -27,6 +27,7 @@ from tomacs.benchmarks.parsing import (
 )
 
 __all__ = [
+    "BENCHMARKS",
     "BENCHMARK_KEYS",
     "BenchmarkAdapter",
     "BenchmarkDataError",
@@ -40,7 +41,6 @@ __all__ = [
     "parse_answer",
     "parse_letter",
     "parse_number",
-    "register",
     "truth_index",
     "wrong_answers",
 ]

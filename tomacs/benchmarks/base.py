@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, ClassVar
 
 import numpy as np
 
 from tomacs.benchmarks.parsing import canonical_number, numbers_equal
+from tomacs.registry import Registry
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, QuestionKind
 
 __all__ = [
+    "BENCHMARKS",
     "BENCHMARK_KEYS",
     "BenchmarkAdapter",
     "BenchmarkDataError",
@@ -33,7 +34,6 @@ __all__ = [
     "available_benchmarks",
     "candidate_answers",
     "get_benchmark",
-    "register",
     "truth_index",
     "wrong_answers",
 ]
@@ -159,39 +159,30 @@ class BenchmarkAdapter(ABC):
 # ---------------------------------------------------------------------------------------------
 # registry
 
-_REGISTRY: dict[str, type[BenchmarkAdapter]] = {}
-
-
-def register(name: str) -> Callable[[type[BenchmarkAdapter]], type[BenchmarkAdapter]]:
-    """Class decorator: make an adapter available to ``get_benchmark(name)``."""
-
-    def deco(cls: type[BenchmarkAdapter]) -> type[BenchmarkAdapter]:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
-            raise ValueError(f"benchmark '{name}' registered twice")
-        _REGISTRY[name] = cls
-        return cls
-
-    return deco
-
-
-def _ensure_builtins() -> None:
-    # importing the modules registers their adapters; done lazily to avoid an import cycle
-    import tomacs.benchmarks.real  # noqa: F401
-    import tomacs.benchmarks.synthetic  # noqa: F401
+# Adapter name -> class, as "module:class" strings imported on first use: this module never imports
+# the adapters that subclass it (no import circle). A new benchmark adds one line here.
+BENCHMARKS: Registry[type[BenchmarkAdapter]] = Registry(
+    "benchmark",
+    {
+        "synthetic": "tomacs.benchmarks.synthetic:SyntheticBenchmark",
+        "synthetic_numeric": "tomacs.benchmarks.synthetic:SyntheticNumericBenchmark",
+        "mmlu": "tomacs.benchmarks.real:MMLU",
+        "arc_c": "tomacs.benchmarks.real:ARCChallenge",
+        "openbookqa": "tomacs.benchmarks.real:OpenBookQA",
+        "gsm8k": "tomacs.benchmarks.real:GSM8K",
+        "medqa": "tomacs.benchmarks.real:MedQA",
+    },
+)
 
 
 def available_benchmarks() -> list[str]:
     """Registered benchmark names, sorted."""
-    _ensure_builtins()
-    return sorted(_REGISTRY)
+    return BENCHMARKS.names()
 
 
 def get_benchmark(name: str, **cfg: Any) -> BenchmarkAdapter:
     """Build the adapter registered as ``name`` from config keys (see ``BENCHMARK_KEYS``)."""
-    _ensure_builtins()
-    cls = _REGISTRY.get(name)
-    if cls is None:
-        raise ValueError(f"unknown benchmark '{name}'; valid: {', '.join(sorted(_REGISTRY))}")
+    cls = BENCHMARKS.get(name)
     cfg.pop("name", None)
     return cls(name=name, **cfg)
 

@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tomacs.benchmarks.base import BenchmarkAdapter, BenchmarkDataError, BenchmarkFileMissing, register
+from tomacs.benchmarks.base import BenchmarkAdapter, BenchmarkDataError, BenchmarkFileMissing
 from tomacs.benchmarks.parsing import canonical_number
 from tomacs.types import LETTERS, Question, QuestionKind
 
@@ -329,7 +329,6 @@ def _hub_rows(adapter: _JsonlAdapter, split: str) -> list[dict[str, Any]]:
 # the five adapters
 
 
-@register("mmlu")
 class MMLU(_JsonlAdapter):
     """MMLU (57 subjects, 4 options). Train = ``dev``; test = fixed 153-question subset of ``test``."""
 
@@ -384,7 +383,6 @@ class _LabelledMC(_JsonlAdapter):
         )
 
 
-@register("arc_c")
 class ARCChallenge(_LabelledMC):
     """ARC-Challenge. Labels "1".."4" are mapped to letters by position; 3-5 choices kept."""
 
@@ -395,7 +393,6 @@ class ARCChallenge(_LabelledMC):
     stem_field: ClassVar[str] = "question"
 
 
-@register("openbookqa")
 class OpenBookQA(_LabelledMC):
     """OpenBookQA (HF config ``main``): the question is in ``question_stem``."""
 
@@ -414,7 +411,6 @@ def gsm8k_gold(answer: str) -> str | None:
     return canonical_number(tail) if tail else None
 
 
-@register("gsm8k")
 class GSM8K(_JsonlAdapter):
     """GSM8K grade-school math; gold = the number after ``####``."""
 
@@ -442,7 +438,6 @@ class GSM8K(_JsonlAdapter):
         )
 
 
-@register("medqa")
 class MedQA(_JsonlAdapter):
     """MedQA-USMLE, 4 options. Only ``test`` exists offline: train = 273 seeded rows, test = 1,000 others."""
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from tomacs.benchmarks.base import BenchmarkAdapter, register
+from tomacs.benchmarks.base import BenchmarkAdapter
 from tomacs.seeding import stable_seed
 from tomacs.types import LETTERS, Question, QuestionKind
 
@@ -730,7 +730,6 @@ def generate_numeric(seed: int, split: str, index: int) -> Question:
 # adapter
 
 
-@register("synthetic")
 class SyntheticBenchmark(BenchmarkAdapter):
     """Generated questions; ``variant`` mc (profile mmlu) or numeric (profile gsm8k).
 
@@ -766,7 +765,6 @@ class SyntheticBenchmark(BenchmarkAdapter):
         return [gen(qseed, logical, i) for i in range(n)]
 
 
-@register("synthetic_numeric")
 class SyntheticNumericBenchmark(SyntheticBenchmark):
     """`benchmark=synthetic_numeric`: the numeric variant under its own name, so run dirs and
     results say which synthetic set was used."""

@@ -1,51 +1,39 @@
-"""Method names -> classes. Imports are lazy so a static run never imports torch."""
+"""Method names -> classes (`METHODS`, a `tomacs.registry.Registry`). Entries are "module:class"
+strings imported on first use, so a static run never imports torch; a new method adds one line here."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from tomacs.methods.base import Method, MethodContext
-from tomacs.methods.static import STATIC_METHODS as _STATIC
+from tomacs.methods.static import STATIC_METHODS
+from tomacs.registry import Registry
 
-_LEARNED = {
-    "todycomm": ("tomacs.methods.todycomm", "TodyComm"),
-    "crs": ("tomacs.methods.crs", "CredibilityTopology"),  # not learned, but lazily imported alike
-    "agentprune": ("tomacs.methods.agentprune", "AgentPrune"),
-    "gdesigner": ("tomacs.methods.gdesigner", "GDesigner"),
-    "eib": ("tomacs.methods.eib", "EIBLearner"),
-    "card": ("tomacs.methods.card", "CARD"),
-    "gsafeguard": ("tomacs.methods.gsafeguard", "GSafeguard"),
-    "receiver": ("tomacs.methods.receiver", "Receiver"),
-}
+METHODS: Registry[type[Method]] = Registry(
+    "method",
+    {
+        "todycomm": "tomacs.methods.todycomm:TodyComm",
+        "crs": "tomacs.methods.crs:CredibilityTopology",
+        "agentprune": "tomacs.methods.agentprune:AgentPrune",
+        "gdesigner": "tomacs.methods.gdesigner:GDesigner",
+        "eib": "tomacs.methods.eib:EIBLearner",
+        "card": "tomacs.methods.card:CARD",
+        "gsafeguard": "tomacs.methods.gsafeguard:GSafeguard",
+        "receiver": "tomacs.methods.receiver:Receiver",
+    },
+)
+for _name, _cls in STATIC_METHODS.items():  # the static names are written once, in methods/static.py
+    METHODS.register(_name, _cls)
 
 
 def method_names() -> list[str]:
-    return sorted([*_STATIC, *_LEARNED])
+    return METHODS.names()
 
 
 def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
-    if name in _STATIC:
-        return _STATIC[name](ctx, **params)
-    if name in _LEARNED:
-        mod, cls = _LEARNED[name]
-        return getattr(importlib.import_module(mod), cls)(ctx, **params)
-    raise ValueError(f"unknown method '{name}'; valid: {', '.join(method_names())}")
+    return METHODS.get(name)(ctx, **params)
 
 
 def is_trainable(name: str) -> bool:
     """Whether the method learns parameters, known before building it (which may load an embedder)."""
-    if name not in _LEARNED:
-        return False
-    mod, cls = _LEARNED[name]
-    return bool(getattr(importlib.import_module(mod), cls).trainable)
-
-
-def trainer_kind(name: str) -> str | None:
-    """How a learned method learns, known before building it: "reinforce" (task rewards through
-    tomacs.training) or "supervised" (labelled conversations through tomacs.supervised); None for a
-    method with nothing to learn."""
-    if not is_trainable(name):
-        return None
-    mod, cls = _LEARNED[name]
-    return str(getattr(importlib.import_module(mod), cls).trainer)
+    return name in METHODS and bool(METHODS.get(name).trainable)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from tomacs.backbones.base import is_simulated_label
 from tomacs.paths import conf_dir
 from tomacs.report.settings import context_of, load_config, settings_of, split_keys
 
@@ -62,7 +63,7 @@ class Job:
         """A sim profile setting also shows the backbone it gave: `sim` (a paper profile) or `sim:NAME`
         (a user profile fitted from real episodes), whether it was named or given as a file."""
         label = str(self.results.get("backbone", ""))
-        return f" ({label})" if key == "backbone.profile" and label.split(":")[0] == "sim" else ""
+        return f" ({label})" if key == "backbone.profile" and is_simulated_label(label) else ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:

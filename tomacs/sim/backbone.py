@@ -10,11 +10,12 @@ methods asked the same thing get the same draw (common random numbers).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from tomacs.backbones.base import GenerationReply, GenerationRequest
+from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest
 from tomacs.benchmarks.base import candidate_answers
 from tomacs.seeding import stable_seed
 from tomacs.sim import model
@@ -26,8 +27,10 @@ from tomacs.types import Question
 LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
 
 
-class SimBackbone:
+class SimBackbone(BaseBackbone):
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
+
+    simulated = True
 
     def __init__(self, profile: str, seed: int, profiles: dict[str, model.SimProfile] | None = None) -> None:
         """`profile`: a paper profile's name, a stored profile's name or a profile file
@@ -49,6 +52,23 @@ class SimBackbone:
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+
+    @classmethod
+    def from_job(cls, cfg: Any, bench: Any) -> SimBackbone:
+        """Profiled for the benchmark unless backbone.profile names a paper profile, a stored one or a
+        profile file (`tomacs.sim.profiles`)."""
+        return cls(profile=cfg.backbone.get("profile") or bench.profile, seed=int(cfg.seed))
+
+    def result_label(self) -> str:
+        """`sim` on a paper profile; `sim:NAME` on a user profile (fitted from real episodes), so no
+        table mistakes it for the paper's."""
+        return self.name if self.user_profile else "sim"
+
+    @classmethod
+    def run_model(cls, cfg: Mapping[str, Any]) -> str | None:
+        """`sim:<profile>`: the profile named, else the benchmark's."""
+        profile = (cfg.get("backbone") or {}).get("profile") or (cfg.get("benchmark") or {}).get("profile")
+        return f"sim:{profile or 'mmlu'}"
 
     def _seed(self, req: GenerationRequest) -> int:
         """A paired evaluation's draws follow `eval.seed`, not the run's seed, so every training seed

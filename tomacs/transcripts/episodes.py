@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tomacs.backbones.base import BACKBONES, BaseBackbone, backbone_kind
 from tomacs.serialize import episode_from_dict
 from tomacs.transcripts.formats import transcript_format
 from tomacs.transcripts.jsonl import json_lines
@@ -51,12 +52,8 @@ def run_model(run_dir: Path) -> str | None:
     from omegaconf import OmegaConf  # lazy: only episodes need it
 
     cfg = OmegaConf.load(cfg_file)
-    backbone = cfg.get("backbone") or {}
-    if backbone.get("name") == "sim":
-        profile = backbone.get("profile") or (cfg.get("benchmark") or {}).get("profile") or "mmlu"
-        return f"sim:{profile}"
-    model = backbone.get("model")
-    return None if model is None else str(model)
+    kind = backbone_kind(cfg.get("backbone") or {})
+    return (BACKBONES.get(kind) if kind in BACKBONES else BaseBackbone).run_model(cfg)
 
 
 def debate_from_episode(ep: Episode, id: str, source: str, model: str | None, where: str) -> Debate:
