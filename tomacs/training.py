@@ -20,7 +20,7 @@ from tomacs.embed import encode_totals
 from tomacs.metrics import summarize
 from tomacs.progress import Progress, Running, pct
 from tomacs.seeding import stable_seed
-from tomacs.trainer_core import EpochLoop, append_line, greedy_val_episodes
+from tomacs.trainer_core import TRAIN_LOG, EpochLoop, append_line, greedy_val_episodes
 
 
 def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
@@ -95,7 +95,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         comps.executor.crs.state.load(ck["credibility"])
     if not comps.train_qs:
         raise ValueError("train.size is 0 or the benchmark has no training split; nothing to train on")
-    loop.t0 = time.perf_counter()
+    loop.t0 = time.perf_counter()  # train_wall_s has always counted from here, after the loading
     at = loop.at
     for epoch in loop.epochs():
         title = loop.title(epoch)
@@ -206,7 +206,7 @@ def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) 
     if crs is None:
         raise ValueError("the credibility warm-up needs decision=crs")
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
-    log_path = out_dir / "train_log.jsonl"
+    log_path = out_dir / TRAIN_LOG
     log_path.unlink(missing_ok=True)
     t0 = time.perf_counter()
     qs = comps.train_qs
