@@ -1,5 +1,6 @@
 """The trainer of a supervised detector (G-Safeguard): labelled conversations in, one logit per agent
 out, BCE-with-logits; the learned methods' REINFORCE trainer (`tomacs.training`) is for task rewards.
+Both keep epochs, best.pt, checkpoint.pt, resume and train_log.jsonl through `tomacs.trainer_core`.
 
 Order of a job (the public train.py's recipe, on tomacs' files): the conversations
 (`tomacs.detector_data`, generated through the executor or read from `method.data`) are embedded
@@ -16,7 +17,6 @@ same numbers (dropout and shuffling are seeded per epoch).
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +25,12 @@ from typing import Any
 import numpy as np
 
 from tomacs.build import Components
-from tomacs.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.detector_data import DataSpec, ensure
 from tomacs.methods.gsafeguard import GraphSample, graph_sample
 from tomacs.metrics import summarize
 from tomacs.progress import Progress, pct
 from tomacs.seeding import stable_seed
-from tomacs.training import greedy_val_episodes, trim_log
+from tomacs.trainer_core import EpochLoop, greedy_val_episodes
 
 DATA_FILE = "gsafeguard_data.jsonl"
 _CHUNK = 256
@@ -107,11 +106,6 @@ def _optimizer(method: Any, cfg: Any) -> tuple[Any, Any]:
     return opt, sched
 
 
-def _append(path: Path, rec: dict[str, Any]) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(rec) + "\n")
-
-
 @dataclass
 class Prepared:
     """The labelled conversations of a job, embedded and split."""
@@ -160,6 +154,10 @@ def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
     return Prepared(path, spec, records, stats, samples, train_idx, val_idx, time.perf_counter() - t0)
 
 
+# the Standing fields the detector's checkpoints carry, in their order (tomacs.trainer_core.EpochLoop)
+CHECKPOINT_KEYS = ("epoch", "iteration", "best_val", "best_epoch", "best_val_acc")
+
+
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
     """Generate or read the conversations, train the detector, keep the best epoch; resumable."""
     cfg, method = comps.cfg, comps.method
@@ -169,35 +167,36 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     train_set = [data.samples[i] for i in data.train_idx]
     held_out = [data.samples[i] for i in data.val_idx]
     opt, sched = _optimizer(method, cfg)
-    ckpt_path, best_path = out_dir / "checkpoint.pt", out_dir / "best.pt"
-    log_path = out_dir / "train_log.jsonl"
-    at = {"epoch": -1, "iteration": 0, "best_val": -1.0, "best_epoch": None, "best_val_acc": None}
-    resume_from = Path(cfg.checkpoint) if cfg.get("checkpoint") else None
-    resume_from = resume_from or (ckpt_path if ckpt_path.exists() else None)
-    if resume_from is not None:
-        ck = load_checkpoint(method, resume_from, opt)
-        if ck.get("scheduler"):
-            sched.load_state_dict(ck["scheduler"])
-        at.update({k: ck[k] for k in at if k in ck})
-    start = int(at["epoch"]) + 1
-    trim_log(log_path, start)
-    epochs, batch_size, seed = int(cfg.method.epochs), int(cfg.method.batch_size), int(cfg.seed)
-    for epoch in range(start, epochs):
-        title = f"gsafeguard epoch {epoch + 1}/{epochs}"
+    loop = EpochLoop(
+        out_dir,
+        method,
+        opt,
+        label="gsafeguard",
+        epochs=int(cfg.method.epochs),
+        keys=CHECKPOINT_KEYS,
+        tracker=comps.tracker,
+        progress=prog,
+        t0=t0,
+    )
+    ck = loop.resume(cfg.get("checkpoint"))
+    if ck is not None and ck.get("scheduler"):
+        sched.load_state_dict(ck["scheduler"])
+    at = loop.at
+    batch_size, seed = int(cfg.method.batch_size), int(cfg.seed)
+    for epoch in loop.epochs():
+        title = loop.title(epoch)
         loss, steps = _epoch(method, train_set, batch_size, seed, epoch, opt, prog, title)
-        at["iteration"] = int(at["iteration"]) + steps
+        at.iteration = int(at.iteration) + steps
         lr = float(opt.param_groups[0]["lr"])
         sched.step()
         train_adacc, _ = node_accuracy(method, train_set)
         data_val_adacc, data_val_loss = node_accuracy(method, held_out)
         vm = _defend(comps, prog, f"{title} defending the validation questions")
         score = data_val_adacc if data_val_adacc is not None else float(epoch)  # no held-out: keep the last
-        is_best = score > float(at["best_val"])
-        if is_best:
-            at.update(best_val=score, best_epoch=epoch, best_val_acc=vm.get("acc"))
+        is_best = loop.judge(epoch, score, best_epoch=epoch, best_val_acc=vm.get("acc"))
         rec = {
             "epoch": epoch,
-            "iterations": at["iteration"],
+            "iterations": at.iteration,
             "loss": loss,
             "lr": lr,
             "train_adacc": train_adacc,
@@ -208,36 +207,24 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
             "val_adacc_balanced": vm.get("adacc_balanced"),
             "val_token": vm.get("token"),
             "best": is_best,
-            "wall_s": round(time.perf_counter() - t0, 3),
+            "wall_s": loop.wall_s(),
         }
-        _append(log_path, rec)
-        if comps.tracker is not None:
-            comps.tracker.log(rec, step=epoch)
+        loop.log(rec, step=epoch)
         prog.log(
             f"{title} | loss {loss:.4f} | train ADAcc {pct(train_adacc)}"
             f" | held-out ADAcc {pct(data_val_adacc)}"
             f" | validation Acc {pct(vm.get('acc'))} ADAcc {pct(vm.get('adacc'))}"
             + (" | new best" if is_best else "")
         )
-        at["epoch"] = epoch
-        extra = {**at, "scheduler": sched.state_dict(), "embedder": cfg.get("embedder")}
-        save_checkpoint(ckpt_path, method, opt, extra)
-        if is_best:
-            save_checkpoint(best_path, method, opt, extra)
-    if best_path.exists():
-        load_checkpoint(method, best_path)
-    method.train_mode(False)
+        loop.save(is_best, {"scheduler": sched.state_dict(), "embedder": cfg.get("embedder")})
+    loop.finish()
     return {
-        "epochs": epochs,
-        "epochs_run": int(at["epoch"]) + 1,
-        "stopped_early": False,
-        "iterations": int(at["iteration"]),
-        "best_val_acc": at["best_val_acc"],
-        "best_epoch": at["best_epoch"],
-        "best_data_val_adacc": at["best_val"] if held_out else None,
-        "train_wall_s": round(time.perf_counter() - t0, 3),
+        **loop.summary(),
+        "best_epoch": at.best_epoch,
+        "best_data_val_adacc": at.best_val if held_out else None,
+        "train_wall_s": loop.wall_s(),
         "featurize_s": round(data.featurize_s, 3),
-        "resumed_from_epoch": start,
+        "resumed_from_epoch": loop.start,
         "train_conversations": len(train_set),
         "val_conversations": len(held_out),
         "data": data.data_summary(),
