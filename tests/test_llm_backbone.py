@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import subprocess
 import sys
@@ -123,21 +122,9 @@ def test_identical_inflight_requests_share_one_call(server: FakeOpenAIServer, tm
     assert server.requests == 3
 
 
-class SamplingServer(FakeOpenAIServer):
-    """Answers like a model sampled at temperature > 0: every call draws a new reply, so two
-    replies to one prompt differ."""
-
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self.drawn = itertools.count()
-
-    def _text(self, body: dict[str, Any]) -> str:
-        return f"Sample {next(self.drawn)}.\nFinal answer: (A)"
-
-
 def test_agents_with_identical_prompts_draw_their_own_samples(tmp_path: Path) -> None:
     same = [req("the adversary's prompt", agent=a) for a in range(3)]
-    with SamplingServer(latency=0.05) as srv:
+    with FakeOpenAIServer(latency=0.05, sampled=True) as srv:
         first = run(make(srv, tmp_path), same)  # in flight together, and yet three calls
         assert srv.requests == 3 and all(b["messages"] == srv.bodies[0]["messages"] for b in srv.bodies)
         assert len({r.text for r in first}) == 3 and not any(r.cached for r in first)
