@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import subprocess
@@ -42,6 +43,29 @@ def test_key_distinguishes_what_matters() -> None:
     assert make_key("m", MSGS, {"temperature": 0.3}, 0) != base
     assert make_key("m", MSGS, {"temperature": 0.2, "top_p": 0.9}, 0) != base
     assert make_key("m", MSGS[:1], {"temperature": 0.2}, 0) != base
+
+
+def test_agent_slot_separates_agents_and_slot_0_keeps_the_old_key() -> None:
+    msgs = [{"role": "user", "content": "hi"}]
+    # digests written by the key before it had a slot (commit 5f1e4c8): caches of agent 0, the
+    # decision agent (-1) and the judge (-2) must still hit
+    old0 = "824103e2c9eee62eac1631ba42c760b79b1145bc15ea53631abaf0fdbc14f006"
+    old3 = "576409a575a899e70498577e171d97b188ecaa2e452f1ac7d607516c88419908"
+    assert make_key("gpt-4.1-nano", msgs, {"temperature": 0.2}, 0) == old0
+    assert make_key("gpt-4.1-nano", msgs, {"temperature": 0.2}, 0, slot=0) == old0
+    assert make_key("gpt-4.1-nano", msgs, {"temperature": 0.2}, 3, slot=-1) == old3
+    assert make_key("gpt-4.1-nano", msgs, {"temperature": 0.2}, 3, slot=-2) == old3
+    # agents after the first: the slot joins the canonical JSON (hashed here by hand)
+    doc = (
+        '{"messages":[{"content":"hi","role":"user"}],"model":"gpt-4.1-nano",'
+        '"params":{"temperature":0.2},"sample_index":0,"slot":1,"v":1}'
+    )
+    assert (
+        make_key("gpt-4.1-nano", msgs, {"temperature": 0.2}, 0, slot=1)
+        == hashlib.sha256(doc.encode()).hexdigest()
+    )
+    keys = {make_key("gpt-4.1-nano", msgs, {"temperature": 0.2}, s, slot=a) for s in (0, 1) for a in range(4)}
+    assert len(keys) == 8
 
 
 def test_roundtrip_and_persistence(tmp_path: Path) -> None:

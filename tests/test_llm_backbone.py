@@ -25,12 +25,12 @@ SECRET = "sk-test-SECRET-0123456789abcdef"
 Q = Question(id="q1", text="2+2?", options=("3", "4"), answer="B", benchmark="t", kind="mc")
 
 
-def req(content: str, sample_index: int = 0) -> GenerationRequest:
+def req(content: str, sample_index: int = 0, agent: int = 0) -> GenerationRequest:
     return GenerationRequest(
         messages=[{"role": "system", "content": "You are an agent."}, {"role": "user", "content": content}],
         question=Q,
         kind="agent",
-        agent=0,
+        agent=agent,
         role="math",
         round=1,
         behaviour="honest",
@@ -117,6 +117,21 @@ def test_identical_inflight_requests_share_one_call(server: FakeOpenAIServer, tm
     replies = run(make(server, tmp_path, cache=False), [req("dup")] * 3)
     assert server.requests == 1
     assert len({r.text for r in replies}) == 1
+    # one agent's repeats share a call whatever its slot; another agent's same prompt is its own call
+    run(make(server, tmp_path, cache=False), [req("dup", agent=2)] * 3 + [req("dup", agent=1)])
+    assert server.requests == 3
+
+
+def test_agents_with_identical_prompts_draw_their_own_samples(tmp_path: Path) -> None:
+    same = [req("the adversary's prompt", agent=a) for a in range(3)]
+    with FakeOpenAIServer(latency=0.05, sampled=True) as srv:
+        first = run(make(srv, tmp_path), same)  # in flight together, and yet three calls
+        assert srv.requests == 3 and all(b["messages"] == srv.bodies[0]["messages"] for b in srv.bodies)
+        assert len({r.text for r in first}) == 3 and not any(r.cached for r in first)
+        bb = make(srv, tmp_path)  # the resumed run: every agent gets its own sample back, no call
+        again = run(bb, same)
+        assert srv.requests == 3 and bb.stats()["calls"] == 0 and bb.stats()["cache_hits"] == 3
+        assert [r.text for r in again] == [r.text for r in first] and all(r.cached for r in again)
 
 
 def test_api_key_from_env_never_persisted(

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,15 @@ def tomacs(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env())
 
 
-def body_key(body: dict[str, Any]) -> str:
-    """The cache key tomacs gives the request the server saw (evaluation: sample index 0)."""
-    return make_key(MODEL, body["messages"], {"max_tokens": body["max_tokens"]}, 0)
+def body_keys(body: dict[str, Any], agents: int = 3) -> set[str]:
+    """The cache keys tomacs may give the request the server saw (evaluation: sample index 0): one
+    per agent slot, as the server does not see which agent asks."""
+    params = {"max_tokens": body["max_tokens"]}
+    return {make_key(MODEL, body["messages"], params, 0, slot=a) for a in range(agents)}
+
+
+def any_keys(bodies: list[dict[str, Any]]) -> set[str]:
+    return set().union(*(body_keys(b) for b in bodies))
 
 
 def cached_keys(path: Path) -> set[str]:
@@ -88,9 +95,10 @@ def test_faults_are_survived_counted_and_never_repaid(server: FakeOpenAIServer, 
     assert st["retries"] == len(faults) and st["failures"] == len(faults) and st["errors"] == 0
     assert server.requests == 36 + len(faults)
     ok = [b for b, a in zip(server.bodies, server.actions, strict=True) if a == "ok"]
-    # every answer was requested once (the timed-out request counts as its fault, its retry as "ok")
-    assert len({body_key(b) for b in ok}) == len(ok) == 36
-    assert res["metrics"]["unparsed_answers"] == 0 and len(cached_keys(cache)) == 36
+    # every answer was requested once (the timed-out request counts as its fault, its retry as "ok"):
+    # 36 answers wrote 36 keys, none of them twice
+    assert len(cached_keys(cache)) == len(ok) == 36 and cached_keys(cache) <= any_keys(ok)
+    assert res["metrics"]["unparsed_answers"] == 0
     # the key came from the environment, reached the server, and is written nowhere
     assert all(h == f"Bearer {SECRET}" for h in server.auth_headers)
     for f in [*(tmp_path / "a").rglob("*"), cache]:
@@ -105,6 +113,44 @@ def test_faults_are_survived_counted_and_never_repaid(server: FakeOpenAIServer, 
     rb = json.loads((tmp_path / "b" / "results.json").read_text())
     assert rb["backbone_stats"]["calls"] == 0 and rb["backbone_stats"]["cache_hits"] == 36
     assert rb["metrics"]["acc"] == res["metrics"]["acc"] and rb["metrics"]["token"] == res["metrics"]["token"]
+
+
+def test_adversaries_with_one_prompt_draw_their_own_samples_and_a_rerun_pays_none(tmp_path: Path) -> None:
+    """The App. D adversaries of one question send byte-identical prompts: each is its own call, so
+    a model sampled at temperature > 0 answers each its own way, and a re-run replays every one."""
+    cache = tmp_path / "cache.sqlite"
+    with FakeOpenAIServer(sampled=True) as srv:  # every call a new reply, as at temperature > 0
+
+        def job(out: Path) -> list[str]:  # 2 of 3 agents adversarial from round 1
+            cmd = [a for a in args(srv, out, cache) if a != "attack=none"]
+            return [*cmd, "attack=gt50", "attack.onset_rounds=[1]"]
+
+        p = tomacs(job(tmp_path / "a"))
+        assert p.returncode == 0, p.stderr[-2000:]
+        res = json.loads((tmp_path / "a" / "results.json").read_text())
+        eps = [json.loads(ln) for ln in (tmp_path / "a" / "episodes.jsonl").read_text().splitlines()]
+        assert len(eps) == 6
+        for ep in eps:
+            advs, first = ep["plan"]["adversaries"], {o["agent"]: o for o in ep["rounds"][0]}
+            assert len(advs) == 2 and all(first[a]["behaviour"] == "adversarial" for a in advs)
+            assert first[advs[0]]["text"] != first[advs[1]]["text"]  # two samples, not one shared
+            assert not any(first[a]["cached"] for a in advs)
+        # each question's adversarial prompt reached the server twice, once per adversary
+        sent = Counter(json.dumps(b["messages"]) for b in srv.bodies)
+        assert sorted(n for n in sent.values() if n > 1) == [2] * 6
+        assert srv.requests == res["backbone_stats"]["calls"] == len(cached_keys(cache))
+
+        # a re-run with the same cache: every agent's reply comes back, no call is made
+        before = srv.requests
+        p = tomacs(job(tmp_path / "b"))
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert srv.requests == before
+    rb = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert rb["backbone_stats"]["calls"] == 0
+    assert rb["backbone_stats"]["cache_hits"] == res["backbone_stats"]["requests"]
+    again = [json.loads(ln) for ln in (tmp_path / "b" / "episodes.jsonl").read_text().splitlines()]
+    texts = [[[o["text"] for o in r] for r in ep["rounds"]] for ep in eps]
+    assert [[[o["text"] for o in r] for r in ep["rounds"]] for ep in again] == texts
 
 
 def test_permanent_error_stops_the_run_with_one_clear_line(server: FakeOpenAIServer, tmp_path: Path) -> None:
@@ -132,14 +178,14 @@ def test_sigkill_mid_run_resumes_without_repaying(tmp_path: Path) -> None:
         assert not (out / "results.json").exists()
         first = list(srv.bodies)
         paid = cached_keys(cache)
-        assert paid and paid <= {body_key(b) for b in first}  # our key reconstruction is the real one
+        assert paid and paid <= any_keys(first)  # our key reconstruction is the real one
         done = len(episodes.read_text().splitlines())
         assert 2 <= done < 6
 
         p = tomacs(args(srv, out, cache))
         assert p.returncode == 0, p.stderr[-2000:]
         second = srv.bodies[len(first) :]
-    assert not {body_key(b) for b in second} & paid  # nothing cached was requested again
+    assert not any_keys(second) & paid  # nothing cached was requested again (under any slot)
     res = json.loads((out / "results.json").read_text())
     assert res["metrics"]["resumed_questions"] == done
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 6

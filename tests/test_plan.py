@@ -4,6 +4,7 @@ and under the bound, and a resumed job's cached replies counted exactly."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import subprocess
@@ -34,7 +35,7 @@ LATENCY = 0.05
 
 class VariedServer(FakeOpenAIServer):
     """Replies as long as REPLY, each naming its own request, so no two prompts of a run coincide
-    (a constant reply makes some round-2 prompts identical, which the response cache then serves)."""
+    (a constant reply makes some round-2 prompts identical)."""
 
     def _text(self, body: dict[str, Any]) -> str:
         tag = hashlib.sha256(json.dumps(body.get("messages"), sort_keys=True).encode()).hexdigest()[:8]
@@ -81,8 +82,8 @@ def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(tm
         plan = _plan(*job, evaluate=True)
         res, wall = _run("evaluate", tmp_path / "a", *job)
         st = res["backbone_stats"]
-        # every request of the job, and which of them are paid: repeats of a request within the job
-        # (some adversaries' prompts coincide) are served by the response cache
+        # every request of the job, and which of them are paid: an agent's repeat of its own request
+        # (an adversary's prompt is the same in every round) is served by the response cache
         assert st["requests"] == res["metrics"]["llm_calls"] == plan["calls_total"] == plan["calls_bound"]
         assert srv.requests == st["calls"] == plan["calls_total"] - plan["cached"]
         assert plan["calls"]["decision"] == res["metrics"]["llm_calls"] - plan["calls"]["test"]
@@ -170,6 +171,32 @@ def test_one_epoch_dry_run_times_epochs_equals_the_dry_run_of_every_epoch() -> N
         )
         per_epoch.append(pb.count(f"e{epoch}", "agent").calls + pb.count(f"e{epoch}", "decision").calls)
     assert per_epoch == [per_epoch[0]] * 3 and per_epoch[0] >= 6 * 3 * 2
+
+
+def test_identical_prompts_of_two_agents_are_two_paid_calls_one_agents_repeat_is_cached(
+    tmp_path: Path,
+) -> None:
+    """The plan counts with the response cache's own key: per agent slot (docs/deviations.md)."""
+    from tomacs.backbones.base import GenerationReply
+    from tomacs.backbones.llm import LiteLLMBackbone
+    from tomacs.testing.requests import plain_request
+
+    class Stub:
+        name = "stub"
+
+        async def generate(self, requests: list[Any]) -> list[GenerationReply]:
+            return [GenerationReply("Answer: (A)", 1, 1) for _ in requests]
+
+    real = LiteLLMBackbone(model="openai/fake", api_base="http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite")
+    pb = PlanBackbone(Stub(), real, None)
+    reqs = [plain_request("the adversary's prompt") for _ in range(4)]
+    for agent, r in zip([0, 1, 2, 1], reqs, strict=True):
+        r.agent = agent
+    asyncio.run(pb.generate(reqs[:3]))
+    asyncio.run(pb.generate(reqs[3:]))  # agent 1 asks again, as an adversary does in its next round
+    c = pb.count("test", "agent")
+    assert (c.calls, c.cached) == (4, 1) and c.waves == [3, 0]
+    asyncio.run(real.aclose())
 
 
 def test_count_scaling_and_wall_by_waves() -> None:

@@ -73,10 +73,13 @@ def test_cap_stops_with_one_line_and_its_command_resumes_without_repaying(tmp_pa
     assert res["backbone_stats"]["calls"] == 16 and res["backbone_stats"]["cache_hits"] > 0
 
 
-def body_key(body: dict) -> str:
+def body_keys(body: dict, agents: int = 4) -> set[str]:
+    """The cache keys the request the server saw may have: one per agent slot (the server does not
+    see which agent asks)."""
     from tomacs.backbones.cache import make_key
 
-    return make_key("openai/fake", body["messages"], {"max_tokens": body["max_tokens"]}, 0)
+    params = {"max_tokens": body["max_tokens"]}
+    return {make_key("openai/fake", body["messages"], params, 0, slot=a) for a in range(agents)}
 
 
 def test_sweep_cap_over_two_joblib_workers_ends_with_one_line_and_resumes(tmp_path: Path) -> None:
@@ -107,6 +110,6 @@ def test_sweep_cap_over_two_joblib_workers_ends_with_one_line_and_resumes(tmp_pa
         assert "backbone.sweep_max_calls=100" in resume and f"hydra.sweep.dir={sweep}" in resume
         p = tomacs(resume)
         assert p.returncode == 0, p.stderr[-3000:]
-        second = {body_key(b) for b in srv.bodies[first:]}
+        second = set().union(*(body_keys(b) for b in srv.bodies[first:]))
     assert second and not second & paid  # nothing paid for before was requested again
     assert len(list(sweep.rglob("results.json"))) == 2  # (the api_base's slashes nest the job directories)

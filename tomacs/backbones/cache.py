@@ -6,10 +6,13 @@ written the moment it arrives, so a crash or a stopped run loses nothing already
 later run - in this process or another - that asks the identical question gets it back for free.
 
 Design choices:
-* Key = sha256 of canonical JSON of {model, messages, sampling params, sample_index} (see
+* Key = sha256 of canonical JSON of {model, messages, sampling params, sample_index, slot} (see
   `make_key`). Parameters whose value is None are dropped, so "provider default" keys the same
   whether the field is absent or null. `sample_index` separates independent samples of the same
-  prompt (self-consistency, repeated seeds) that would otherwise collide.
+  prompt (self-consistency, repeated seeds) that would otherwise collide. `slot` (the agent's
+  index) does the same for agents whose prompts are byte-identical (adversaries of one question,
+  repeated roles): each is its own call, as in the papers. Slot 0 (and the decision agent and
+  judge) leave it out, so their keys are the ones written before the slot existed.
 * One row per key, `INSERT OR IGNORE`: the first response stored for a key wins, so concurrent
   workers that race on one prompt all end up reading the same answer.
 * WAL journal + `busy_timeout` + our own retry loop make concurrent writers in several processes
@@ -59,20 +62,26 @@ def make_key(
     messages: Sequence[Mapping[str, Any]],
     params: Mapping[str, Any] | None = None,
     sample_index: int = 0,
+    slot: int = 0,
 ) -> str:
     """sha256 hex digest identifying one completion request.
 
     `params` are the sampling parameters that change the output distribution (temperature, top_p,
     max_tokens, stop, seed, ...). Never pass transport settings (api_base, timeouts, keys) here:
     they do not change the answer and keys must not influence anything persisted.
+    `slot` is the asking agent's index: two agents asking the same thing draw two samples, one
+    agent asking again (a resumed run) gets its own back. Slots <= 0 (agent 0, the decision agent
+    -1, the judge -2) are not part of the key, which keeps caches written before it valid.
     """
-    payload = {
+    payload: dict[str, Any] = {
         "v": SCHEMA_VERSION,
         "model": model,
         "messages": [dict(m) for m in messages],
         "params": dict(params or {}),
         "sample_index": int(sample_index),
     }
+    if int(slot) > 0:
+        payload["slot"] = int(slot)
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 

@@ -417,7 +417,11 @@ class LiteLLMBackbone(BaseBackbone):
         return {k: v for k, v in p.items() if v is not None}
 
     def cache_key(self, request: GenerationRequest) -> str:
-        return make_key(self.model, request.messages, self.sampling_params(), request.sample_index)
+        """The request's response-cache and in-flight key: per agent slot, so agents with the same
+        prompt each get their own sample (see `make_key`)."""
+        return make_key(
+            self.model, request.messages, self.sampling_params(), request.sample_index, slot=request.agent
+        )
 
     async def _one(self, request: GenerationRequest) -> GenerationReply:
         self._counters["requests"] += 1
@@ -430,7 +434,7 @@ class LiteLLMBackbone(BaseBackbone):
                 return self._reply(rec, cached=True, retries=0)
             self._counters["cache_misses"] += 1
         pending = self._inflight.get(key)
-        if pending is not None:  # identical request already on the wire: share its answer
+        if pending is not None:  # this agent's identical request already on the wire: share its answer
             self._counters["dedup_hits"] += 1
             rec = await asyncio.shield(pending)
             return self._reply(rec, cached=True, retries=0)

@@ -23,7 +23,8 @@ Rate-limit mode (`rpm=`): a token bucket of `rpm_burst_s` seconds' worth of requ
 (rpm / 60 x rpm_burst_s, at least 1), refilled at rpm / 60 per second, like a provider that
 quantizes its per-minute limit. A request finding it empty is answered 429 at once, with
 Retry-After the whole seconds until a token is back; `GET /stats` counts ok and 429 answers.
-Latency is drawn uniformly from [latency, latency_max] when latency_max is given.
+Latency is drawn uniformly from [latency, latency_max] when latency_max is given. `sampled=True`
+numbers every reply, as a model sampled at temperature > 0 answers one prompt differently each call.
 
 Run standalone (prints the port on the first stdout line):
     python -m tomacs.testing.fake_openai_server --latency 1 --latency-max 2 --rpm 600
@@ -61,8 +62,11 @@ class FakeOpenAIServer:
         latency_max: float | None = None,
         rpm: float | None = None,
         rpm_burst_s: float = 1.0,
+        sampled: bool = False,
     ) -> None:
         self.script: deque[str] = deque(script)
+        self.sampled = sampled
+        self._drawn = 0
         self.latency = latency
         self.latency_max = latency_max
         self.rpm = rpm
@@ -237,6 +241,10 @@ class FakeOpenAIServer:
             return self.reply
         msgs = body.get("messages") or [{}]
         last = str(msgs[-1].get("content", ""))
+        if self.sampled:
+            with self._lock:
+                self._drawn += 1
+                return f"Sample {self._drawn}: I considered: {last[:60]}\nFinal answer: (A)"
         return f"I considered: {last[:60]}\nFinal answer: (A)"
 
     def _completion(self, body: dict[str, Any], text: str, usage: bool) -> dict[str, Any]:
