@@ -1,8 +1,8 @@
 """No import circle in tomacs (issue 16): a module that imports its own importer can only be read
 together with it, and its import order decides whether it loads at all.
 
-Every `import` is counted, at the top or inside a function or an `if TYPE_CHECKING:` block, as
-`farm-studio look` counts them. None is accepted: a plugin table names its plugins as "module:attr"
+Every `import` is counted, at the top or inside a function or an `if TYPE_CHECKING:` block, as a
+static reading of the source counts them. None is accepted: a plugin table names its plugins as "module:attr"
 strings (tomacs.registry), so a base module never imports the modules that subclass it."""
 
 from __future__ import annotations
