@@ -110,7 +110,10 @@ _registered = False
 def register_schema() -> None:
     global _registered
     if not _registered:
+        from tomacs.methods.settings import register_method_schemas
+
         ConfigStore.instance().store(name="base_config", node=Schema)
+        register_method_schemas()  # conf/method/<name>.yaml extends /schema/method/<name>
         _registered = True
 
 
@@ -177,6 +180,12 @@ def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str
         example = OmegaConf.select(default_cfg, key, default=None) if default_cfg is not None else None
         eg = f", e.g. {key}={example}" if example is not None and not extra else ""
         return f"bad value '{m.group(1)}' for '{key}': expected {want}{eg}{extra}"
+    m = re.search(r"field '([\w.\-]+)' is not Optional", msg)
+    if m:
+        key = m.group(1)
+        example = OmegaConf.select(default_cfg, key, default=None) if default_cfg is not None else None
+        eg = f", e.g. {key}={str(example).lower() if isinstance(example, bool) else example}"
+        return f"bad value 'null' for '{key}': expected a value, not null{eg if example is not None else ''}"
     m = re.search(r"Invalid value '([^']*)', expected one of \[([^\]]*)\]", msg)
     if m:
         full = re.search(r"full_key: ([\w.\-]+)", msg)
@@ -393,6 +402,7 @@ def quote_path_values(overrides: list[str]) -> list[str]:
 def validate(cfg: DictConfig) -> None:
     """Semantic checks Hydra cannot express; each failure is one line naming the fix."""
     check_option_types(cfg)  # first: the checks below compare values and need the right types
+    _check_method_settings(cfg)
     if cfg.agents < 2:
         raise ConfigError(f"agents must be >= 2 (got {cfg.agents})")
     if cfg.rounds < 1:
@@ -434,6 +444,18 @@ def validate(cfg: DictConfig) -> None:
     precision = (cfg.get("embed") or {}).get("precision", "auto")
     if precision not in ("auto", "fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
+
+
+def _check_method_settings(cfg: DictConfig) -> None:
+    """The method's schema checks its choices, ranges and cross-key rules (tomacs.methods.settings)."""
+    from tomacs.methods.settings import SettingsError, method_settings
+
+    try:
+        method_settings(cfg)
+    except SettingsError as e:
+        raise ConfigError(f"method.{e.detail} (method={e.owner})") from None
+    except ValueError as e:  # an unknown key (a config.yaml edited by hand)
+        raise ConfigError(f"method: {e}") from None
 
 
 BACKBONE_LIMITS = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")

@@ -24,15 +24,20 @@ def method_names() -> list[str]:
     return sorted([*_STATIC, *_LEARNED])
 
 
-def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
+def method_class(name: str) -> type[Method]:
+    """The class of method `name` (imports its module; its `Settings` is the method's schema)."""
     if name in _STATIC:
         from tomacs.methods.static import STATIC_METHODS
 
-        return STATIC_METHODS[name](ctx, **params)
+        return STATIC_METHODS[name]
     if name in _LEARNED:
         mod, cls = _LEARNED[name]
-        return getattr(importlib.import_module(mod), cls)(ctx, **params)
+        return getattr(importlib.import_module(mod), cls)  # type: ignore[no-any-return]
     raise ValueError(f"unknown method '{name}'; valid: {', '.join(method_names())}")
+
+
+def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
+    return method_class(name)(ctx, **params)
 
 
 def is_trainable(name: str) -> bool:

@@ -1,0 +1,182 @@
+"""Issue 29 item 1: a method's settings schema is the one place its defaults are written; the yaml
+extends it and keeps only what differs, and every setting is checked in one place."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from omegaconf import OmegaConf
+
+from tomacs.config import ConfigError, compose, group_options, to_container
+from tomacs.methods.registry import method_class
+from tomacs.methods.settings import (
+    LearnedSettings,
+    MethodSettings,
+    OpenSettings,
+    SettingsError,
+    method_settings,
+    settings_class,
+)
+from tomacs.paths import conf_dir
+
+METHODS = group_options()["method"]
+TYPED = [m for m in METHODS if settings_class(m) is not OpenSettings]
+SCHEMA_ENTRY = "/schema/method/{}@_here_"
+
+
+def _shipped(name: str) -> dict[str, object]:
+    return yaml.safe_load((conf_dir() / "method" / f"{name}.yaml").read_text()) or {}
+
+
+def test_the_six_learned_methods_have_a_schema() -> None:
+    assert {"todycomm", "gdesigner", "agentprune", "eib", "card", "gsafeguard"} <= set(TYPED)
+    for name in TYPED:
+        assert issubclass(settings_class(name), LearnedSettings)
+        module = importlib.import_module(method_class(name).__module__)
+        assert not hasattr(module, "DEFAULTS"), f"{module.__name__} still writes a DEFAULTS dict"
+
+
+def _repeated_defaults(name: str, shipped: dict[str, object]) -> list[str]:
+    """The keys of an option file (less its defaults list) whose value is its schema's default."""
+    defaults = settings_class(name)().params()
+    unknown = set(shipped) - set(defaults) - {"defaults"}
+    assert not unknown, f"{name}.yaml sets keys its schema lacks: {sorted(unknown)}"
+    return sorted(k for k, v in shipped.items() if k != "defaults" and v == defaults[k])
+
+
+@pytest.mark.parametrize("name", TYPED)
+def test_yaml_extends_its_schema_and_repeats_no_default(name: str) -> None:
+    """Fails if conf/method/<name>.yaml writes a value its schema already has (a default written twice)."""
+    shipped = _shipped(name)
+    assert shipped["defaults"] == [SCHEMA_ENTRY.format(name), "_self_"]
+    repeated = _repeated_defaults(name, shipped)
+    assert not repeated, f"{name}.yaml repeats schema defaults {repeated}: delete them from the yaml"
+
+
+def test_a_repeated_default_would_be_caught() -> None:
+    """The check above is not vacuous: a yaml that writes `epsilon: 0.1` again is flagged, a changed
+    value is not."""
+    shipped = {**_shipped("todycomm"), "epsilon": 0.1, "gamma": 0.5}
+    assert _repeated_defaults("todycomm", shipped) == ["epsilon"]
+    with pytest.raises(AssertionError, match="lacks"):
+        _repeated_defaults("todycomm", {"epsilom": 0.1})
+
+
+@pytest.mark.parametrize("name", TYPED)
+def test_settings_round_trip(name: str) -> None:
+    cls = settings_class(name)
+    s = cls()
+    assert cls.from_params(s.params()) == s
+    assert OmegaConf.to_object(OmegaConf.structured(cls)) == s  # Hydra's view of the schema
+    cfg = compose([f"method={name}"])
+    assert method_settings(cfg) == s  # the shipped config is the schema's defaults
+    # a run directory's config.yaml (plain yaml, no schema attached) reads back the same settings
+    saved = OmegaConf.create(OmegaConf.to_yaml(OmegaConf.create(to_container(cfg))))
+    assert method_settings(saved) == s
+    built = method_class(name)
+    assert built.Settings is cls  # type: ignore[attr-defined]
+
+
+def test_non_default_values_round_trip_through_compose_and_the_method() -> None:
+    cfg = compose(["method=todycomm", "method.epsilon=0.25", "method.baseline=none", "method.emb_proj=8"])
+    s = method_settings(cfg)
+    assert (s.epsilon, s.baseline, s.emb_proj) == (0.25, "none", 8)  # type: ignore[attr-defined]
+    assert type(s).from_params(dataclasses.asdict(s)) == s
+    assert dict(cfg.method)["epsilon"] == 0.25
+
+
+def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
+    """Keys and values exactly as conf/method/todycomm.yaml shipped them before issue 29 (run dirs
+    and results.json of older runs hold them)."""
+    old = {
+        "method": {
+            "name": "todycomm", "hidden_size": 64, "mlp_hidden": 32, "epsilon": 0.1, "gamma": 0.9,
+            "baseline": "batch_mean", "baseline_momentum": 0.9, "features": "full", "ablation": "none",
+            "embedder": "hashing", "emb_dim": None, "decision_tau": 1.0, "normalize": "running",
+            "norm_clip": 5.0, "isolated": "answer", "emb_proj": 0, "tie_tol": 0.0, "lr": None,
+        }
+    }  # fmt: skip
+    s = method_settings(OmegaConf.create(old))
+    assert s == dataclasses.replace(settings_class("todycomm")(), embedder="hashing")
+
+
+# -- validation: one line naming the key and what it must be -----------------------------------------
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("todycomm", {"baseline": "critic"},
+         "todycomm: baseline must be one of none, batch_mean, moving_avg, got 'critic'"),
+        ("todycomm", {"epsilon": 1.5}, "todycomm: epsilon must be a number in [0, 1], got 1.5"),
+        ("todycomm", {"gamma": 0}, "todycomm: gamma must be a number in (0, 1], got 0.0"),
+        ("todycomm", {"decision_tau": 0.0}, "todycomm: decision_tau must be a number > 0, got 0.0"),
+        ("todycomm", {"emb_proj": 2.5}, "todycomm: emb_proj must be an integer >= 0, got 2.5"),
+        ("todycomm", {"emb_proj": True}, "todycomm: emb_proj must be an integer >= 0, got True"),
+        ("todycomm", {"emb_dim": "big"}, "todycomm: emb_dim must be an integer or null, got 'big'"),
+        ("agentprune", {"max_prune_fraction": 1.5}, "agentprune: max_prune_fraction must be a number in "
+         "[0, 1] or null, got 1.5"),
+        ("agentprune", {"temporal": "yes"}, "agentprune: temporal must be true or false, got 'yes'"),
+        ("eib", {"gnn_layers": 0}, "eib: gnn_layers must be an integer >= 1, got 0"),
+        ("gsafeguard", {"heads": 16, "hidden_size": 8},
+         "gsafeguard: hidden_size must be >= heads (16), got 8"),
+        ("gsafeguard", {"densities": [0.5, "x"]}, "gsafeguard: densities must be a list of numbers, "
+         "got [0.5, 'x']"),
+        ("card", {"name": "gdesigner"}, "card: name must be 'card', got 'gdesigner'"),
+    ],
+)  # fmt: skip
+def test_bad_values_are_one_line_errors(name: str, params: dict[str, object], message: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        settings_class(name).from_params(params)
+    assert str(err.value) == message
+
+
+def test_unknown_key_lists_the_valid_ones_with_did_you_mean() -> None:
+    with pytest.raises(ValueError) as err:
+        settings_class("todycomm").from_params({"epsilonn": 0.2})
+    msg = str(err.value)
+    assert msg.startswith("unknown todycomm parameters ['epsilonn'] (did you mean 'epsilon'?); valid: [")
+    assert "'tie_tol'" in msg and "\n" not in msg
+
+
+def test_the_method_holds_its_validated_settings() -> None:
+    from tomacs.methods.base import MethodContext
+
+    ctx = MethodContext(n_agents=3, rounds=2, roles=["r"] * 3, seed=0)
+    ctx.extra.update(embedder="hashing", embed_dim=8)
+    m = method_class("agentprune")(ctx, prune_rate=0.5)
+    assert isinstance(m.settings, settings_class("agentprune"))  # type: ignore[attr-defined]
+    assert m.settings.prune_rate == 0.5 and m.prune_rate == 0.5  # type: ignore[attr-defined]
+    assert m.settings.lr == 0.1  # type: ignore[attr-defined]  # the public code's, not train.lr
+
+
+def test_compose_refuses_a_bad_value_in_one_line() -> None:
+    with pytest.raises(ConfigError) as err:
+        compose(["method=eib", "method.ablation=no_gate"])
+    assert str(err.value) == (
+        "method.ablation must be one of none, no_dense, no_sparse, no_fusion, got 'no_gate' (method=eib)"
+    )
+
+
+def test_methods_without_a_schema_keep_their_keys() -> None:
+    s = method_settings(compose(["method=random"]))
+    assert isinstance(s, OpenSettings) and isinstance(s, MethodSettings)
+    assert s.name == "random" and s.params()["edge_prob"] == 0.5
+
+
+@pytest.mark.slow
+def test_cli_names_the_key_and_its_range(tmp_path: Path) -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "train", "method=todycomm", "method.gamma=1.5", "eval.size=3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode != 0 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert lines[0] == "error: method.gamma must be a number in (0, 1], got 1.5 (method=todycomm)"
