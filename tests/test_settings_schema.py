@@ -34,10 +34,11 @@ def _shipped(name: str) -> dict[str, object]:
     return yaml.safe_load((conf_dir() / "method" / f"{name}.yaml").read_text()) or {}
 
 
-def test_the_six_learned_methods_have_a_schema() -> None:
-    assert {"todycomm", "gdesigner", "agentprune", "eib", "card", "gsafeguard"} <= set(TYPED)
+def test_every_method_has_a_schema() -> None:
+    assert TYPED == METHODS
+    learned = {"todycomm", "gdesigner", "agentprune", "eib", "card", "gsafeguard"}
     for name in TYPED:
-        assert issubclass(settings_class(name), LearnedSettings)
+        assert issubclass(settings_class(name), LearnedSettings) == (name in learned)
         module = importlib.import_module(method_class(name).__module__)
         assert not hasattr(module, "DEFAULTS"), f"{module.__name__} still writes a DEFAULTS dict"
 
@@ -80,7 +81,7 @@ def test_settings_round_trip(name: str) -> None:
     saved = OmegaConf.create(OmegaConf.to_yaml(OmegaConf.create(to_container(cfg))))
     assert method_settings(saved) == s
     built = method_class(name)
-    assert built.Settings is cls  # type: ignore[attr-defined]
+    assert built.Settings is cls and built.name == s.name == name  # type: ignore[attr-defined]
 
 
 def test_non_default_values_round_trip_through_compose_and_the_method() -> None:
@@ -162,10 +163,22 @@ def test_compose_refuses_a_bad_value_in_one_line() -> None:
     )
 
 
-def test_methods_without_a_schema_keep_their_keys() -> None:
-    s = method_settings(compose(["method=random"]))
-    assert isinstance(s, OpenSettings) and isinstance(s, MethodSettings)
-    assert s.name == "random" and s.params()["edge_prob"] == 0.5
+def test_static_settings_and_their_study_option() -> None:
+    from tomacs.methods.base import MethodContext
+
+    s = method_settings(compose(["method=random", "method.temporal=random"]))
+    assert (s.name, s.temporal, s.edge_prob) == ("random", "random", 0.5)  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"^method.temporal must be one of none, full, got 'random'"):
+        compose(["method=complete", "method.temporal=random"])  # only random offers a random mask
+    ctx = MethodContext(n_agents=3, rounds=2, roles=["r"] * 3, seed=0)
+    m = method_class("random")(ctx, per_round=True, edge_prob=0.25)  # per_round: not a config key
+    assert m.per_round and m.settings.edge_prob == 0.25  # type: ignore[attr-defined]
+
+
+def test_a_method_without_a_schema_keeps_its_keys_unchecked() -> None:
+    """A plugin that declares no `Settings` still runs: its name and its keys as given."""
+    s = OpenSettings.from_params({"name": "toy", "width": 3})
+    assert isinstance(s, MethodSettings) and s.name == "toy" and s.params() == {"name": "toy", "width": 3}
 
 
 @pytest.mark.slow

@@ -511,10 +511,10 @@ def _option_file(path: str) -> dict[str, Any]:
 
 
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
-    """Keys inside a group option (method.epsilon, attack.count...) are free-form to Hydra, so
-    `method.epsilon=abc` would compose and fail later inside the method with a bare conversion
-    error. The shipped option file says what each key holds; hold overrides to it (null there
-    means any value, a null override is always allowed)."""
+    """Keys inside a group option without a schema (attack.count, budget.in_degree...) are free-form
+    to Hydra, so `attack.count=abc` would compose and fail later with a bare conversion error. The
+    shipped option file says what each key holds; hold overrides to it (null there means any value,
+    a null override is always allowed). Methods are typed by their schema (tomacs.methods.settings)."""
     root = root or conf_dir()
     for group in GROUPS:
         node = cfg.get(group)
