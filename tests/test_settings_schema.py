@@ -193,3 +193,20 @@ def test_cli_names_the_key_and_its_range(tmp_path: Path) -> None:
     lines = p.stderr.strip().splitlines()
     assert p.returncode != 0 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
     assert lines[0] == "error: method.gamma must be a number in (0, 1], got 1.5 (method=todycomm)"
+
+
+@pytest.mark.parametrize(
+    ("override", "ok"),
+    [
+        ("method.listen=yes", False),  # OmegaConf alone would read these as true
+        ("method.listen=2", False),
+        ("method.listen=null", False),  # not optional
+        ("method.listen=false", True),
+    ],
+)
+def test_true_false_keys_take_only_true_or_false(override: str, ok: bool) -> None:
+    if ok:
+        assert compose(["method=receiver", override]).method.listen is False
+        return
+    with pytest.raises(ConfigError, match=r"^bad value '\w+' for 'method.listen': expected "):
+        compose(["method=receiver", override])

@@ -136,7 +136,13 @@ def _closest(word: str, options: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-_TYPE_NAMES = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false", "String": "a string"}
+_TYPE_NAMES = {
+    "Integer": "an integer",
+    "Float": "a number",
+    "Boolean": "true or false",
+    "bool": "true or false",  # OmegaConf's word for a typed (schema) field
+    "String": "a string",
+}
 
 
 def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str:
@@ -178,6 +184,7 @@ def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str
         extra = f"; valid values: {valid.group(1).strip()}" if valid else ""
         want = _TYPE_NAMES.get(m.group(2), m.group(2))
         example = OmegaConf.select(default_cfg, key, default=None) if default_cfg is not None else None
+        example = str(example).lower() if isinstance(example, bool) else example
         eg = f", e.g. {key}={example}" if example is not None and not extra else ""
         return f"bad value '{m.group(1)}' for '{key}': expected {want}{eg}{extra}"
     m = re.search(r"field '([\w.\-]+)' is not Optional", msg)
@@ -223,8 +230,35 @@ def compose(overrides: list[str]) -> DictConfig:
             if bad_group:
                 raise ConfigError(bad_group) from exc
             raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
+    _strict_bool_overrides(overrides, cfg)
     validate(cfg)
     return cfg
+
+
+def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
+    """A method's typed true/false key would take `method.listen=yes` or `=2` as true (OmegaConf's
+    reading); refuse anything but true, false or null there, as for the other groups' keys."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from tomacs.methods.settings import bool_keys
+
+    try:
+        bools = bool_keys(str(cfg.method.name))
+    except ValueError:
+        return  # an unknown method: validate names it
+    parser = OverridesParser.create()
+    for ov in overrides:
+        key = ov.lstrip("+~").split("=", 1)[0]
+        if not key.startswith("method.") or key[len("method.") :] not in bools:
+            continue
+        try:
+            value = parser.parse_override(ov).value()
+        except Exception:
+            continue
+        if value is not None and not isinstance(value, bool):
+            eg = str(bools[key[len("method.") :]]).lower()
+            raw = ov.split("=", 1)[1]
+            raise ConfigError(f"bad value '{raw}' for '{key}': expected true or false, e.g. {key}={eg}")
 
 
 def _non_string_group_choice(overrides: list[str]) -> str | None:

@@ -224,6 +224,13 @@ def method_settings(cfg: Any) -> MethodSettings:
     return settings_class(str(params.get("name"))).from_params(params)  # type: ignore[union-attr,arg-type]
 
 
+def bool_keys(name: str) -> dict[str, Any]:
+    """The true/false keys of method `name`'s schema and their defaults: OmegaConf turns `yes`, `on`
+    or any integer into a boolean, so `tomacs.config` holds overrides of these keys to true/false."""
+    cls = settings_class(name)
+    return {f.name: f.default for f in fields(cls) if _unwrap(_hints(cls)[f.name])[0] is bool}
+
+
 def method_defaults(name: str) -> dict[str, Any] | None:
     """A method's shipped defaults (its schema's), or None for a method that declares no schema."""
     cls = settings_class(name)
