@@ -13,7 +13,7 @@ from test_graphs import replay_log_lik
 
 from tomacs.config import compose
 from tomacs.methods.base import MethodContext
-from tomacs.methods.eib import DEFAULTS, EIBLearner
+from tomacs.methods.eib import EIBLearner, EIBSettings
 from tomacs.types import Question
 
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian", "Doctor"]
@@ -121,8 +121,7 @@ def test_unknown_parameter_is_an_error() -> None:
         _method(hiddn=3)
 
 
-def test_yaml_matches_code_defaults() -> None:
+def test_shipped_config_is_the_schema() -> None:
     cfg = compose(["method=eib"])
-    keys = {k: v for k, v in cfg.method.items() if k not in ("name", "lr")}
-    assert keys == DEFAULTS
+    assert dict(cfg.method) == EIBSettings().params()
     assert cfg.method.lr is None

@@ -359,13 +359,17 @@ def _method_with_hidden(hidden: int) -> GSafeguard:
         ("method.base=ring", "base must be one of"),
         ("method.detect_graph=all", "detect_graph must be one of"),
         ("method.counts=[0,9]", "counts must be a non-empty list"),
-        ("method.threshold=1.5", "threshold must be in"),
+        ("method.threshold=1.5", "threshold must be a number in (0, 1)"),
     ],
 )
 def test_bad_options_are_one_line_errors_naming_the_valid_values(override: str, needle: str) -> None:
-    params = to_container(compose(["method=gsafeguard", override]).method)
-    params.pop("name")
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ConfigError) as err:  # the schema refuses it when the config is composed
+        compose(["method=gsafeguard", override])
+    assert f"method.{needle}" in str(err.value) and "\n" not in str(err.value)
+    params = to_container(compose(["method=gsafeguard"]).method)
+    key, value = override.removeprefix("method.").split("=")
+    params[key] = json.loads(value) if value[0] in "[0123456789" else value
+    with pytest.raises(ValueError) as err:  # and a method built by hand alike
         _method_with_params(params)
     assert needle in str(err.value) and "\n" not in str(err.value)
 

@@ -160,10 +160,11 @@ def test_bad_value_inside_a_group_option_names_the_key() -> None:
     [
         ("method.hidden_size=abc", False),  # a number key
         ("method.hidden_size=true", False),
-        ("method.hidden_size=64.5", True),  # a number in the file promises a number, not an integer
+        ("method.hidden_size=64.5", False),  # the method's schema types it: an integer
         ("method.epsilon=1", True),  # an integer is a number
-        ("method.lr=0.01", True),  # null in the shipped file: any value
-        ("method.epsilon=null", True),
+        ("method.lr=0.01", True),  # null in the schema: an optional number
+        ("method.lr=null", True),
+        ("method.epsilon=null", False),  # not optional in the schema (it failed later, inside the method)
         ("budget.in_degree=many", False),
         ("attack.suffix=yes", False),  # true/false only
     ],

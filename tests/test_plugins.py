@@ -99,31 +99,60 @@ def run_cli(copy: Path, cwd: Path, *args: str) -> dict:
 
 
 TOY_METHOD = '''
+from dataclasses import dataclass
+
 from tomacs.methods.base import Method
+from tomacs.methods.settings import MethodSettings, bounded
 from tomacs.types import RoundGraph
 
 
+@dataclass
+class HubSettings(MethodSettings):
+    name: str = "toy_hub"
+    hub: int = bounded(0, 0.0)  # the agent every other agent reads
+
+
 class Hub(Method):
-    """Every agent after round 1 reads agent 0 only."""
+    """Every agent after round 1 reads the hub agent only."""
 
     name = "toy_hub"
+    Settings = HubSettings
+
+    def __init__(self, ctx, **params):
+        self.settings = self.Settings.from_params(params)
+        super().__init__(ctx, **self.settings.params())
 
     def act(self, state, t, history):
-        n = self.ctx.n_agents
-        return [RoundGraph(nodes=list(range(n)), edges=[(0, i) for i in range(1, n)]) for _ in history]
+        n, hub = self.ctx.n_agents, self.settings.hub
+        edges = [(hub, i) for i in range(n) if i != hub]
+        return [RoundGraph(nodes=list(range(n)), edges=edges) for _ in history]
 '''
+TOY_METHOD_CONF = """defaults:
+  - /schema/method/toy_hub@_here_
+  - _self_
+"""
 
 
 def test_add_a_method(tmp_path: Path) -> None:
     copy = copy_package(tmp_path / "copy")
-    conf = "name: toy_hub\n"
-    follow("method", copy, "toy_hub", TOY_METHOD, conf, "METHODS", "tomacs.methods.toy_hub:Hub")
-    res = run_cli(copy, tmp_path, "method=toy_hub")
+    follow("method", copy, "toy_hub", TOY_METHOD, TOY_METHOD_CONF, "METHODS", "tomacs.methods.toy_hub:Hub")
+    res = run_cli(copy, tmp_path, "method=toy_hub", "method.hub=1")
     assert res["method"] == "toy_hub"
     assert res["metrics"]["n_queries"] == 3
     episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     edges = {tuple(map(tuple, g["edges"])) for ep in episodes for g in ep["graphs"] if g is not None}
-    assert edges == {((0, 1), (0, 2))}  # the toy's graph, not a built-in's
+    assert edges == {((1, 0), (1, 2))}  # the toy's graph from its setting, not a built-in's
+    # the schema the METHODS line registered types and bounds the key: one line naming it
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    bad = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "train", "method=toy_hub", "method.hub=-1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert bad.returncode != 0
+    assert bad.stderr.strip() == "error: method.hub must be an integer >= 0, got -1 (method=toy_hub)"
 
 
 TOY_BENCHMARK = '''

@@ -327,15 +327,13 @@ def test_config_validation_and_defaults() -> None:
     assert not m.net.training
 
 
-def test_yaml_matches_defaults() -> None:
-    import yaml
+def test_shipped_config_is_the_schema() -> None:
+    from tomacs.config import compose
+    from tomacs.methods.todycomm import TodyCommSettings
 
-    from tomacs.methods.todycomm import DEFAULTS
-
-    with open("conf/method/todycomm.yaml") as fh:
-        cfg = yaml.safe_load(fh)
-    assert cfg.pop("name") == "todycomm" and cfg.pop("lr") is None
-    assert cfg == DEFAULTS
+    cfg = compose(["method=todycomm"])
+    assert dict(cfg.method) == TodyCommSettings().params()
+    assert cfg.method.name == "todycomm" and cfg.method.lr is None
 
 
 # -- learning smoke --------------------------------------------------------------------------------

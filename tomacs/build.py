@@ -23,6 +23,7 @@ from tomacs.decision import resolve_decision
 from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
+from tomacs.methods.settings import method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import Question
 
@@ -132,7 +133,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
     roles = assign_roles(bench.roles_key, n)
     schedule = adversary_schedule(cfg)
-    method_params = to_container(cfg.method)
+    method_params = method_settings(cfg).params()  # the method's validated settings
     method_name = method_params.pop("name")
     # once, here: the credibility topologies (method=crs) decide with credibility under `auto`
     decision, _ = resolve_decision(str(to_container(cfg)["decision"]), method_name, n, schedule.count)

@@ -114,9 +114,10 @@ def check_checkpoint(cfg: DictConfig, mode: str) -> None:
     random initial policy under the method's name. Asking for that explicitly is allowed (a
     baseline for the learning curve) and the results say so."""
     from tomacs.methods.registry import is_trainable
+    from tomacs.methods.settings import method_settings
 
     ckpt = cfg.get("checkpoint")
-    name = str(cfg.method.name)
+    name = method_settings(cfg).name
     if ckpt == UNTRAINED and mode == "train":
         raise ConfigError(
             "checkpoint=untrained is for `tomacs evaluate`; `tomacs train` starts from an untrained policy "

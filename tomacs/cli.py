@@ -612,7 +612,8 @@ def gsafeguard_data(ctx: typer.Context) -> None:
         comps = build(cfg, need_train=True)
         backbone = str(getattr(comps.backbone, "name", cfg.backbone.name))
         spec = DataSpec.of(cfg, backbone, comps.train_qs)
-        path = Path(str(cfg.method.data)) if cfg.method.get("data") else default_path(spec)
+        data = comps.method.settings.data
+        path = Path(data) if data else default_path(spec)
         _check_out_file(path, "choose a writable method.data=FILE")
         records, stats = ensure(
             spec,

@@ -132,7 +132,10 @@ _registered = False
 def register_schema() -> None:
     global _registered
     if not _registered:
+        from tomacs.methods.settings import register_method_schemas
+
         ConfigStore.instance().store(name="base_config", node=Schema)
+        register_method_schemas()  # conf/method/<name>.yaml extends /schema/method/<name>
         _registered = True
 
 
@@ -170,7 +173,13 @@ def _closest(word: str, options: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-_TYPE_NAMES = {"Integer": "an integer", "Float": "a number", "Boolean": "true or false", "String": "a string"}
+_TYPE_NAMES = {
+    "Integer": "an integer",
+    "Float": "a number",
+    "Boolean": "true or false",
+    "bool": "true or false",  # OmegaConf's word for a typed (schema) field
+    "String": "a string",
+}
 
 
 def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str:
@@ -212,8 +221,15 @@ def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str
         extra = f"; valid values: {valid.group(1).strip()}" if valid else ""
         want = _TYPE_NAMES.get(m.group(2), m.group(2))
         example = OmegaConf.select(default_cfg, key, default=None) if default_cfg is not None else None
+        example = str(example).lower() if isinstance(example, bool) else example
         eg = f", e.g. {key}={example}" if example is not None and not extra else ""
         return f"bad value '{m.group(1)}' for '{key}': expected {want}{eg}{extra}"
+    m = re.search(r"field '([\w.\-]+)' is not Optional", msg)
+    if m:
+        key = m.group(1)
+        example = OmegaConf.select(default_cfg, key, default=None) if default_cfg is not None else None
+        eg = f", e.g. {key}={str(example).lower() if isinstance(example, bool) else example}"
+        return f"bad value 'null' for '{key}': expected a value, not null{eg if example is not None else ''}"
     m = re.search(r"Invalid value '([^']*)', expected one of \[([^\]]*)\]", msg)
     if m:
         full = re.search(r"full_key: ([\w.\-]+)", msg)
@@ -252,8 +268,35 @@ def compose(overrides: list[str]) -> DictConfig:
             if bad_group:
                 raise ConfigError(bad_group) from exc
             raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
+    _strict_bool_overrides(overrides, cfg)
     validate(cfg)
     return cfg
+
+
+def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
+    """A method's typed true/false key would take `method.listen=yes` or `=2` as true (OmegaConf's
+    reading); refuse anything but true, false or null there, as for the other groups' keys."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from tomacs.methods.settings import bool_keys
+
+    try:
+        bools = bool_keys(str(cfg.method.name))
+    except ValueError:
+        return  # an unknown method: validate names it
+    parser = OverridesParser.create()
+    for ov in overrides:
+        key = ov.lstrip("+~").split("=", 1)[0]
+        if not key.startswith("method.") or key[len("method.") :] not in bools:
+            continue
+        try:
+            value = parser.parse_override(ov).value()
+        except Exception:
+            continue
+        if value is not None and not isinstance(value, bool):
+            eg = str(bools[key[len("method.") :]]).lower()
+            raw = ov.split("=", 1)[1]
+            raise ConfigError(f"bad value '{raw}' for '{key}': expected true or false, e.g. {key}={eg}")
 
 
 def _non_string_group_choice(overrides: list[str]) -> str | None:
@@ -431,6 +474,7 @@ def quote_path_values(overrides: list[str]) -> list[str]:
 def validate(cfg: DictConfig) -> None:
     """Semantic checks Hydra cannot express; each failure is one line naming the fix."""
     check_option_types(cfg)  # first: the checks below compare values and need the right types
+    _check_method_settings(cfg)
     if cfg.agents < 2:
         raise ConfigError(f"agents must be >= 2 (got {cfg.agents})")
     if cfg.rounds < 1:
@@ -459,6 +503,18 @@ def validate(cfg: DictConfig) -> None:
     precision = (cfg.get("embed") or {}).get("precision", "auto")
     if precision not in ("auto", "fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
+
+
+def _check_method_settings(cfg: DictConfig) -> None:
+    """The method's schema checks its choices, ranges and cross-key rules (tomacs.methods.settings)."""
+    from tomacs.methods.settings import SettingsError, method_settings
+
+    try:
+        method_settings(cfg)
+    except SettingsError as e:
+        raise ConfigError(f"method.{e.detail} (method={e.owner})") from None
+    except ValueError as e:  # an unknown key (a config.yaml edited by hand)
+        raise ConfigError(f"method: {e}") from None
 
 
 BACKBONE_LIMITS = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")
@@ -514,10 +570,10 @@ def _option_file(path: str) -> dict[str, Any]:
 
 
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
-    """Keys inside a group option (method.epsilon, attack.count...) are free-form to Hydra, so
-    `method.epsilon=abc` would compose and fail later inside the method with a bare conversion
-    error. The shipped option file says what each key holds; hold overrides to it (null there
-    means any value, a null override is always allowed)."""
+    """Keys inside a group option without a schema (attack.count, budget.in_degree...) are free-form
+    to Hydra, so `attack.count=abc` would compose and fail later with a bare conversion error. The
+    shipped option file says what each key holds; hold overrides to it (null there means any value,
+    a null override is always allowed). Methods are typed by their schema (tomacs.methods.settings)."""
     root = root or conf_dir()
     for group in GROUPS:
         node = cfg.get(group)

@@ -45,6 +45,7 @@ from tomacs.executor import Executor, ExecutorConfig
 from tomacs.graphs import Edge
 from tomacs.jobfiles import EpisodeLog
 from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.settings import method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import DecisionGraph, Question, RoundGraph
 
@@ -72,8 +73,8 @@ class DataSpec:
 
     @classmethod
     def of(cls, cfg: Any, backbone: str, questions: list[Question]) -> DataSpec:
-        m = cfg.method
-        regime = str(m.regime)
+        m: Any = method_settings(cfg)  # GSafeguardSettings
+        regime = m.regime
         onsets = (1,) if regime == "static" else tuple(int(r) for r in cfg.attack.onset_rounds)
         rounds = int(m.data_rounds)
         if any(not 1 <= r <= rounds for r in onsets):

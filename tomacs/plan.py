@@ -441,7 +441,7 @@ def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = 
         _walk(comps, vqs, False, "val")
         notes.append("training: the untrained policy's participation, one epoch dry-run and repeated")
     elif mode == "train" and learned:  # supervised (G-Safeguard): its conversations come from gsafeguard-data
-        epochs = epochs_min = int(cfg.method.get("epochs") or epochs)
+        epochs = epochs_min = int(getattr(method.settings, "epochs", None) or epochs)
         method.train_mode(False)
         pb.phase = "validation"
         vqs, f_val = _sample(comps.val_qs, sample, int(cfg.train.batch_size))
@@ -598,9 +598,10 @@ def job_plan_line(cfg: DictConfig, mode: str) -> str:
     """The line a job prints when it starts. On the simulator it costs nothing (no dry run: a sim
     job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase."""
     from tomacs.methods.registry import is_trainable
+    from tomacs.methods.settings import method_settings
     from tomacs.progress import _hms
 
-    learns = mode == "train" and is_trainable(str(cfg.method.name))
+    learns = mode == "train" and is_trainable(method_settings(cfg).name)
     test = f"test {int(cfg.eval.size)} questions"
     work = (
         f"train <= {int(cfg.train.epochs)} epochs x ({int(cfg.train.size)} + "

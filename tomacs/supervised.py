@@ -27,6 +27,7 @@ import numpy as np
 from tomacs.build import Components
 from tomacs.detector_data import DataSpec, ensure
 from tomacs.methods.gsafeguard import GraphSample, graph_sample
+from tomacs.methods.settings import method_settings
 from tomacs.metrics import summarize
 from tomacs.progress import Progress, pct
 from tomacs.seeding import stable_seed
@@ -38,7 +39,7 @@ _CHUNK = 256
 
 def data_path(cfg: Any, out_dir: Path) -> Path:
     """`method.data` when given (shared between jobs), else a file in the run directory."""
-    given = cfg.method.get("data")
+    given = method_settings(cfg).data  # type: ignore[attr-defined]
     return Path(str(given)) if given else out_dir / DATA_FILE
 
 
@@ -97,8 +98,8 @@ def node_accuracy(method: Any, samples: list[GraphSample]) -> tuple[float | None
 def _optimizer(method: Any, cfg: Any) -> tuple[Any, Any]:
     import torch
 
-    m = cfg.method
-    lr = float(m.get("lr") or cfg.train.lr)
+    m = method.settings
+    lr = float(m.lr or cfg.train.lr)
     opt = torch.optim.Adam(method.parameters(), lr=lr, weight_decay=float(m.weight_decay))
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(
         opt, T_max=int(m.cosine_tmax), eta_min=float(m.eta_min)
@@ -145,11 +146,12 @@ def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
     t0 = time.perf_counter()
     embedder = comps.executor.embedder or method.embedder
     samples = featurize(embedder, method.emb_dim, records, prog)
-    train_idx, val_idx = split(len(samples), float(cfg.method.val_fraction), int(cfg.seed))
+    val_fraction = method.settings.val_fraction
+    train_idx, val_idx = split(len(samples), val_fraction, int(cfg.seed))
     if not train_idx:
         raise ValueError(
             f"{len(samples)} conversations leave none for training at method.val_fraction="
-            f"{cfg.method.val_fraction}; raise method.samples or lower method.val_fraction"
+            f"{val_fraction}; raise method.samples or lower method.val_fraction"
         )
     return Prepared(path, spec, records, stats, samples, train_idx, val_idx, time.perf_counter() - t0)
 
@@ -172,7 +174,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         method,
         opt,
         label="gsafeguard",
-        epochs=int(cfg.method.epochs),
+        epochs=method.settings.epochs,
         keys=CHECKPOINT_KEYS,
         tracker=comps.tracker,
         progress=prog,
@@ -182,7 +184,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     if ck is not None and ck.get("scheduler"):
         sched.load_state_dict(ck["scheduler"])
     at = loop.at
-    batch_size, seed = int(cfg.method.batch_size), int(cfg.seed)
+    batch_size, seed = method.settings.batch_size, int(cfg.seed)
     for epoch in loop.epochs():
         title = loop.title(epoch)
         loss, steps = _epoch(method, train_set, batch_size, seed, epoch, opt, prog, title)

@@ -76,7 +76,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     from out_dir's checkpoint (or cfg.checkpoint); the method ends holding best.pt's weights."""
     cfg = comps.cfg
     method = comps.method
-    lr = float(cfg.method.get("lr") or cfg.train.lr)
+    lr = float(method.settings.lr or cfg.train.lr)
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
     patience = cfg.train.get("patience")
     loop = EpochLoop(

@@ -30,6 +30,7 @@ Mapping onto this executor (documented in docs/deviations.md):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,23 +44,40 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
+from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import Question, RoundGraph
 
-__all__ = ["AgentPrune", "magnitude_prune"]
+__all__ = ["AgentPrune", "AgentPruneSettings", "magnitude_prune"]
 
 BASELINES = ("none", "batch_mean")
-DEFAULTS: dict[str, Any] = {
-    "init_prob": 0.5,
-    "temporal": True,
-    "temporal_from_round": 2,
-    "prune_rate": 0.25,
-    "prune_interval": 1,
-    "max_prune_fraction": None,
-    "lowrank_weight": 0.1,
-    "l1_weight": 0.01,
-    "threshold": 0.5,
-    "baseline": "batch_mean",
-}
+
+
+@dataclass
+class AgentPruneSettings(LearnedSettings):
+    """AgentPrune's keys (conf/method/agentprune.yaml extends this). "code" marks a value from the
+    authors' public code/README (yanweiyue/AgentPrune), "ours" one neither gives (docs/deviations.md).
+    It reads no text, so the run's `embedder` does not apply; lr: the public code's --lr 0.1 (the
+    paper's value is not available offline)."""
+
+    name: str = "agentprune"
+    lr: float | None = 0.1
+    # initial edge probability of every candidate edge (code: initial_*_probability 0.5)
+    init_prob: float = bounded(0.5, 0.0, 1.0, open_low=True)
+    temporal: bool = True  # learn temporal edges too (code: --optimized_spatial --optimized_temporal)
+    # first round with temporal edges (reading round t-1 outputs): our round 1 is a finished round (ours)
+    temporal_from_round: int = 2
+    # fraction of remaining edges pruned per pruning step (code/README: --pruning_rate 0.25)
+    prune_rate: float = bounded(0.25, 0.0, 1.0, open_high=False)
+    prune_interval: int = bounded(1, 1.0)  # prune every k iterations; TodyComm §5 "pruning interval to 1"
+    # cap on the pruned share of candidate edges; null = no cap (schedule as published)
+    max_prune_fraction: float | None = bounded(None, 0.0, 1.0, open_high=False)
+    lowrank_weight: float = 0.1  # weight of the nuclear norm ||P||_* low-rank term (ours)
+    l1_weight: float = 0.01  # weight of the L1 sparsity term sum(P) (ours)
+    threshold: float = 0.5  # inference: fixed graph of unpruned edges with probability >= 0.5 (issue spec)
+    # REINFORCE reward baseline: none (paper/code, raw u) | batch_mean (ours, lower variance)
+    baseline: str = choice("batch_mean", BASELINES)
+
+
 _torch = torch_module
 
 
@@ -88,25 +106,21 @@ def magnitude_prune(logits: np.ndarray, mask: np.ndarray, rate: float, max_prune
 
 # -- the method ----------------------------------------------------------------------------------
 class AgentPrune(LearnedMethod):
-    """Learned spatial/temporal edge logits with magnitude pruning. Keys: conf/method/agentprune.yaml."""
+    """Learned spatial/temporal edge logits with magnitude pruning. Keys: `AgentPruneSettings`."""
 
     name = "agentprune"
-    DEFAULTS = DEFAULTS
+    Settings = AgentPruneSettings
+    settings: AgentPruneSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        init_prob = self.check_range("init_prob", 0.0, 1.0, open_low=True)
-        self.prune_rate = self.check_range("prune_rate", 0.0, 1.0, open_high=False)
-        self.prune_interval = int(self.check_range("prune_interval", 1.0))
-        mpf = self.check_range("max_prune_fraction", 0.0, 1.0, open_high=False, allow_none=True)
-        self.max_prune_fraction = None if self.cfg["max_prune_fraction"] is None else mpf
-        self.baseline = self.check_choice("baseline", BASELINES)
-        cfg = self.cfg
-        self.lowrank_weight = float(cfg["lowrank_weight"])
-        self.l1_weight = float(cfg["l1_weight"])
-        self.threshold = float(cfg["threshold"])
-        self.temporal = bool(cfg["temporal"])
-        self.temporal_from = int(cfg["temporal_from_round"])
+        s = self.settings
+        init_prob = s.init_prob
+        self.prune_rate, self.prune_interval = s.prune_rate, s.prune_interval
+        self.max_prune_fraction = s.max_prune_fraction
+        self.baseline = s.baseline
+        self.lowrank_weight, self.l1_weight, self.threshold = s.lowrank_weight, s.l1_weight, s.threshold
+        self.temporal, self.temporal_from = s.temporal, s.temporal_from_round
         n = ctx.n_agents
         # Candidate edges: off-diagonal pairs the run's mask allows (a forbidden edge is never learned).
         cand = 1.0 - np.eye(n)

@@ -27,6 +27,7 @@ The decision is the base class's (TodyComm's fairness rule for baselines).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,24 +42,37 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
+from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import Episode, Question
 
-__all__ = ["CARD", "DEFAULTS", "condition_text", "edge_costs", "normalise_conditions"]
+__all__ = ["CARD", "CARDSettings", "condition_text", "edge_costs", "normalise_conditions"]
 
 BASELINES = ("none", "batch_mean")
 EDGE_COSTS = ("receiver", "sender", "mean")
 CONDITION_KEYS = ("capability", "cost", "backbone")
-DEFAULTS: dict[str, Any] = {
-    "gnn_layers": 2,
-    "hidden_size": 32,
-    "out_dim": 16,
-    "decoder_hidden": 32,
-    "threshold": 0.5,
-    "beta": 0.01,
-    "edge_cost": "receiver",
-    "condition_numeric": True,
-    "baseline": "none",
-}
+
+
+@dataclass
+class CARDSettings(LearnedSettings):
+    """CARD's keys (conf/method/card.yaml extends this). Texts are embedded with the run's `embedder`
+    (default MiniLM as in G-Designer §5; the paper names no encoder); lr: null = top-level train.lr
+    (the paper reports no learning rate)."""
+
+    name: str = "card"
+    # layers of phi_p and phi_c, Eq. 7-8 (ours; G-Designer, which CARD extends, uses a 2-layer GCN)
+    gnn_layers: int = bounded(2, 1.0)
+    hidden_size: int = 32  # hidden width of both encoders (ours; the paper does not report it)
+    out_dim: int = 16  # width of h^p, h^c (ours)
+    decoder_hidden: int = 32  # hidden width of the decoder psi, Eq. 9 (ours)
+    # tau of Eq. 10 (paper: "user-specified or validation-selected"; value ours)
+    threshold: float = bounded(0.5, 0.0, 1.0, open_low=True)
+    beta: float = bounded(0.01, 0.0)  # beta of Eq. 11 (paper gives no value; ours)
+    # Cost_ij of Eq. 12: receiver (j reads the message, ours) | sender | mean
+    edge_cost: str = choice("receiver", EDGE_COSTS)
+    condition_numeric: bool = True  # ours: append raw [capability, cost] to the embedded condition T_c (§4)
+    baseline: str = choice("none", BASELINES)  # REINFORCE baseline for -u of Eq. 11: none | batch_mean (ours)
+
+
 _torch = torch_module
 
 
@@ -113,28 +127,26 @@ def edge_costs(conditions: list[dict[str, Any]], mode: str, mask: np.ndarray | N
 
 
 class CARD(LearnedMethod):
-    """CARD baseline. Config keys: see conf/method/card.yaml and DEFAULTS."""
+    """CARD baseline. Config keys: `CARDSettings`."""
 
     name = "card"
-    DEFAULTS = DEFAULTS
+    Settings = CARDSettings
+    settings: CARDSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.baseline = self.check_choice("baseline", BASELINES)
-        self.edge_cost = self.check_choice("edge_cost", EDGE_COSTS)
-        self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
-        self.beta = self.check_range("beta", 0.0)
-        cfg = self.cfg
-        self.check_range("gnn_layers", 1.0)
-        self.numeric = bool(cfg["condition_numeric"])
+        s = self.settings
+        self.baseline, self.edge_cost = s.baseline, s.edge_cost
+        self.threshold, self.beta = s.threshold, s.beta
+        self.numeric = s.condition_numeric
         self.c_dim = self.emb_dim + (2 if self.numeric else 0)
         self.meta = {
             "emb_dim": self.emb_dim,
             "condition_numeric": self.numeric,
-            "gnn_layers": int(cfg["gnn_layers"]),
-            "hidden_size": int(cfg["hidden_size"]),
-            "out_dim": int(cfg["out_dim"]),
-            "decoder_hidden": int(cfg["decoder_hidden"]),
+            "gnn_layers": s.gnn_layers,
+            "hidden_size": s.hidden_size,
+            "out_dim": s.out_dim,
+            "decoder_hidden": s.decoder_hidden,
             "n_agents": ctx.n_agents,
         }
         # conditions live in ctx.extra so `begin` always reads the current ones (Eq. 13)

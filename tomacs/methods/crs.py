@@ -16,6 +16,7 @@ The graphs depend only on (seed, question id) and the scores, never on batching.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from tomacs.graphs import Edge, constrain
 from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.settings import MethodSettings, bounded, choice
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
 
@@ -46,17 +48,25 @@ def credibility_chain(scores: np.ndarray) -> list[Edge]:
     return [(order[k], order[k + 1]) for k in range(len(order) - 1)]
 
 
+@dataclass
+class CrsSettings(MethodSettings):
+    """conf/method/crs.yaml extends this."""
+
+    name: str = "crs"
+    # saa (no communication, use crs.aggregation=centroid) | sia | chain (CrS-ordered)
+    topology: str = choice("sia", TOPOLOGIES)
+    # SIA: undirected links per query, drawn with replacement (App. E.A.2: m = 6 for N = 5)
+    links: int = bounded(6, 0.0)
+
+
 class CredibilityTopology(Method):
     name = "crs"
+    Settings = CrsSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
-        super().__init__(ctx, **params)
-        self.topology = str(params.get("topology", "sia"))
-        if self.topology not in TOPOLOGIES:
-            raise ValueError(f"unknown method.topology '{self.topology}'; valid: {', '.join(TOPOLOGIES)}")
-        self.links = int(params.get("links", 6))
-        if self.links < 0:
-            raise ValueError(f"method.links must be >= 0, got {self.links}")
+        self.settings = self.Settings.from_params(params)  # checked: one line naming a bad key
+        super().__init__(ctx, **self.settings.params())
+        self.topology, self.links = self.settings.topology, self.settings.links
 
     def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
         state = super().begin(questions, train, rng)

@@ -34,6 +34,7 @@ a graph, while a question seen again in a later epoch gets a fresh sample.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,23 +49,36 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
+from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import Episode, Question
 
-__all__ = ["DEFAULTS", "EIBLearner"]
+__all__ = ["EIBLearner", "EIBSettings"]
 
 ABLATIONS = ("none", "no_dense", "no_sparse", "no_fusion")
 BASELINES = ("none", "batch_mean")
 INFERENCE = ("sample", "threshold")
-DEFAULTS: dict[str, Any] = {
-    "gnn_layers": 3,
-    "hidden_size": 32,
-    "out_dim": 16,
-    "gate_hidden": 32,
-    "inference": "sample",
-    "threshold": 0.5,
-    "baseline": "none",
-    "ablation": "none",
-}
+
+
+@dataclass
+class EIBSettings(LearnedSettings):
+    """EIB-Learner's keys (conf/method/eib.yaml extends this). Texts are embedded with the run's
+    `embedder` (default MiniLM, §5.1: NodeEncoder = all-MiniLM-L6-v2, D = 384); lr: null = top-level
+    train.lr (the paper reports no learning rate)."""
+
+    name: str = "eib"
+    gnn_layers: int = bounded(3, 1.0)  # §5.1: "K = 3 ... also corresponds to the number of GNN layers used"
+    hidden_size: int = 32  # hidden width of both GNN views (ours; the paper does not report it)
+    out_dim: int = 16  # width of Z_view fed to the inner-product decoder, Eq. 9 (ours)
+    gate_hidden: int = 32  # width of W1 in the gate alpha = softmax(W2 ReLU(W1 Q + b1)), Alg. 1 (ours)
+    # §4.2: graphs are Bernoulli-sampled from M_final | threshold (ours, deterministic)
+    inference: str = choice("sample", INFERENCE)
+    # inference=threshold only: keep edges with M_final > threshold (ours)
+    threshold: float = bounded(0.5, 0.0, 1.0, open_low=True)
+    baseline: str = choice("none", BASELINES)  # Eq. 11: raw utility phi(O_m) (paper) | batch_mean (ours)
+    # Table 2: none | no_dense | no_sparse | no_fusion (direct addition, clipped at 1)
+    ablation: str = choice("none", ABLATIONS)
+
+
 _torch = torch_module
 
 
@@ -83,25 +97,23 @@ def _batched_edge_index(base: Any, n_nodes: int, batch: int) -> Any:
 
 # -- the method ------------------------------------------------------------------------------------
 class EIBLearner(LearnedMethod):
-    """EIB-Learner baseline. Config keys: see conf/method/eib.yaml and DEFAULTS."""
+    """EIB-Learner baseline. Config keys: `EIBSettings`."""
 
     name = "eib"
-    DEFAULTS = DEFAULTS
+    Settings = EIBSettings
+    settings: EIBSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.ablation = self.check_choice("ablation", ABLATIONS)
-        self.baseline = self.check_choice("baseline", BASELINES)
-        self.inference = self.check_choice("inference", INFERENCE)
-        self.check_range("gnn_layers", 1.0)
-        self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
-        cfg = self.cfg
+        s = self.settings
+        self.ablation, self.baseline, self.inference = s.ablation, s.baseline, s.inference
+        self.threshold = s.threshold
         self.meta = {
             "emb_dim": self.emb_dim,
-            "gnn_layers": int(cfg["gnn_layers"]),
-            "hidden_size": int(cfg["hidden_size"]),
-            "out_dim": int(cfg["out_dim"]),
-            "gate_hidden": int(cfg["gate_hidden"]),
+            "gnn_layers": s.gnn_layers,
+            "hidden_size": s.hidden_size,
+            "out_dim": s.out_dim,
+            "gate_hidden": s.gate_hidden,
             "n_agents": ctx.n_agents,
         }
         torch = _torch()

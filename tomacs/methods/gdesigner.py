@@ -21,6 +21,7 @@ that would close a cycle (`tomacs.graphs.dag_by_priority`), then the run's mask 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,25 +36,47 @@ from tomacs.methods.learned import (
     reinforce_loss,
     torch_module,
 )
+from tomacs.methods.settings import LearnedSettings, choice
 from tomacs.types import Question
 
-__all__ = ["ANCHORS", "GDesigner", "agent_text", "anchor_adjacency", "anchor_loss", "kl_normal", "query_text"]
+__all__ = [
+    "ANCHORS",
+    "GDesigner",
+    "GDesignerSettings",
+    "agent_text",
+    "anchor_adjacency",
+    "anchor_loss",
+    "kl_normal",
+    "query_text",
+]
 
 ANCHORS = ("chain", "star", "complete", "none")
 BASELINES = ("none", "batch_mean")
 INFERENCE = ("sample", "threshold")
-DEFAULTS: dict[str, Any] = {
-    "anchor": "chain",
-    "hidden_size": 64,
-    "latent_size": 32,
-    "decoder_hidden": 64,
-    "anchor_weight": 0.5,
-    "sparse_weight": 0.1,
-    "kl_weight": 1.0,
-    "baseline": "batch_mean",
-    "inference": "sample",
-    "threshold": 0.5,
-}
+
+
+@dataclass
+class GDesignerSettings(LearnedSettings):
+    """G-Designer's keys (conf/method/gdesigner.yaml extends this). Texts are embedded with the run's
+    `embedder` (default MiniLM: NodeEncoder all-MiniLM-L6-v2, D = 384, §5.1); lr: null = top-level
+    train.lr (the paper gives no learning rate)."""
+
+    name: str = "gdesigner"
+    # anchor topology A_anchor: chain (§5.1 "a simple chain structure") | star | complete | none
+    anchor: str = choice("chain", ANCHORS)
+    hidden_size: int = 64  # first (shared) GCN layer width of the two-layer encoder (§4.2: not given; ours)
+    latent_size: int = 32  # latent h_i size, GCN_mu / GCN_sigma output (ours; paper does not give it)
+    decoder_hidden: int = 64  # hidden width of FFN_d in Eq. 13 (ours; paper does not give it)
+    anchor_weight: float = 0.5  # Eq. 14 anchor term 1/2 ||A_anchor - S~||_F^2 (the 1/2 of Eq. 14)
+    sparse_weight: float = 0.1  # zeta of Eq. 14, sparsity ||S~||_* (§5.1: zeta = 1e-1)
+    kl_weight: float = 1.0  # weight of the VGAE KL(q(h) || N(0, I)) of Eq. 10 (ours; paper gives none)
+    # REINFORCE reward baseline: none (Eq. 17, raw u) | batch_mean (ours, lower variance)
+    baseline: str = choice("batch_mean", BASELINES)
+    # test-time graph: sample (Eq. 13 at fixed parameters, seeded per question) | threshold
+    inference: str = choice("sample", INFERENCE)
+    threshold: float = 0.5  # inference=threshold only: keep edges with p >= 0.5
+
+
 _torch = torch_module
 
 
@@ -97,26 +120,22 @@ def query_text(q: Question) -> str:
 
 # -- the method ----------------------------------------------------------------------------------
 class GDesigner(LearnedMethod):
-    """VGAE over agents + task node decodes one DAG per query. Keys: conf/method/gdesigner.yaml."""
+    """VGAE over agents + task node decodes one DAG per query. Keys: `GDesignerSettings`."""
 
     name = "gdesigner"
-    DEFAULTS = DEFAULTS
+    Settings = GDesignerSettings
+    settings: GDesignerSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.baseline = self.check_choice("baseline", BASELINES)
-        self.inference = self.check_choice("inference", INFERENCE)
-        cfg = self.cfg
+        s = self.settings
+        self.baseline, self.inference = s.baseline, s.inference
         n = ctx.n_agents
-        self.anchor_kind = str(cfg["anchor"])
+        self.anchor_kind = s.anchor
         self.anchor = anchor_adjacency(self.anchor_kind, n)
-        self.anchor_weight = float(cfg["anchor_weight"])
-        self.sparse_weight = float(cfg["sparse_weight"])
-        self.kl_weight = float(cfg["kl_weight"])
-        self.threshold = float(cfg["threshold"])
-        self.hidden = int(cfg["hidden_size"])
-        self.latent = int(cfg["latent_size"])
-        self.dec_hidden = int(cfg["decoder_hidden"])
+        self.anchor_weight, self.sparse_weight, self.kl_weight = s.anchor_weight, s.sparse_weight, s.kl_weight
+        self.threshold = s.threshold
+        self.hidden, self.latent, self.dec_hidden = s.hidden_size, s.latent_size, s.decoder_hidden
         cand = 1.0 - np.eye(n)
         if ctx.mask is not None:
             cand = cand * (np.asarray(ctx.mask) != 0)

@@ -42,38 +42,73 @@ import numpy as np
 from tomacs.graphs import Edge
 from tomacs.methods.base import History, MethodContext
 from tomacs.methods.learned import LearnedMethod, torch_module
+from tomacs.methods.settings import LearnedSettings, bounded, choice, listed
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGraph
 
-__all__ = ["GSafeguard", "GraphSample", "collate", "cut_flagged", "detector_pairs", "graph_sample"]
+__all__ = [
+    "GSafeguard",
+    "GSafeguardSettings",
+    "GraphSample",
+    "collate",
+    "cut_flagged",
+    "detector_pairs",
+    "graph_sample",
+]
 
 BASES = tuple(STATIC_METHODS)
 DETECT_GRAPHS = ("mask", "comm")
 REGIMES = ("static", "dynamic")
-DEFAULTS: dict[str, Any] = {
-    "hidden_size": 256,
-    "heads": 8,
-    "layers": 2,
-    "dropout": 0.2,
-    "threshold": 0.5,
-    "base": "complete",
-    "detect_graph": "mask",
-    # training on labelled conversations (tomacs.supervised; the public train.py's settings)
-    "epochs": 50,
-    "batch_size": 32,
-    "weight_decay": 2e-4,
-    "cosine_tmax": 10,
-    "eta_min": 1e-5,
-    "val_fraction": 0.2,
-    # the labelled conversations (tomacs.detector_data; the public gen_graph.py scripts)
-    "data": None,
-    "regime": "static",
-    "data_agents": 8,
-    "data_rounds": 4,
-    "densities": [0.2, 0.4, 0.6, 0.8, 1.0],
-    "counts": [1, 2, 3, 4],
-    "samples": 40,
-}
+
+
+@dataclass
+class GSafeguardSettings(LearnedSettings):
+    """G-Safeguard's keys (conf/method/gsafeguard.yaml extends this); "public code" is
+    github.com/wslong20/G-safeguard. Texts are embedded with the run's `embedder` (default MiniLM: the
+    public code embeds with all-MiniLM-L6-v2)."""
+
+    name: str = "gsafeguard"
+    hidden_size: int = 256  # GAT width (public code: 1024; smaller here so CPU training stays short)
+    heads: int = bounded(8, 1.0)  # attention heads (public code: 8)
+    layers: int = bounded(2, 1.0)  # GAT layers that also update edge features (public code: 2)
+    dropout: float = bounded(0.2, 0.0, 1.0)  # on node features after each layer (public code: 0.2)
+    # flag an agent when sigmoid(logit) >= threshold (public code: 0.5)
+    threshold: float = bounded(0.5, 0.0, 1.0, open_low=True)
+    base: str = choice("complete", BASES)  # communication topology the defence prunes
+    # detector graph: mask (every allowed ordered pair) | comm (the base topology's pairs, public code)
+    detect_graph: str = choice("mask", DETECT_GRAPHS)
+    # training (tomacs.supervised; the public train.py / README); train.epochs, batch_size, lr,
+    # patience do not apply
+    epochs: int = bounded(50, 1.0)  # README: python train.py --epochs 50
+    batch_size: int = bounded(32, 1.0)  # conversations per step (public code: 32)
+    lr: float | None = 1e-3  # Adam learning rate (public code: 0.001); null = top-level train.lr
+    weight_decay: float = bounded(2e-4, 0.0)  # Adam weight decay (public code: 0.0002)
+    # CosineAnnealingLR(T_max=10, eta_min=1e-5) as in the public train.py
+    cosine_tmax: int = bounded(10, 1.0)
+    eta_min: float = bounded(1e-5, 0.0)
+    # held-out conversations that pick the best epoch (public code: the last 20 %)
+    val_fraction: float = bounded(0.2, 0.0, 1.0)
+    # the labelled conversations (tomacs.detector_data; the public gen_graph.py scripts), made on the
+    # run's backbone. data: a conversation file to read or (re)generate; null = gsafeguard_data.jsonl
+    # in the run dir
+    data: str | None = None
+    # static: attackers from turn 1 (public code) | dynamic: from the run's attack.onset_rounds
+    regime: str = choice("static", REGIMES)
+    data_agents: int = bounded(8, 2.0)  # agents per generated conversation (public code: 8)
+    data_rounds: int = bounded(4, 1.0)  # one initial turn + 3 re-generation turns (public code)
+    # edge densities of the random directed graphs (public scripts)
+    densities: list[float] = listed(0.2, 0.4, 0.6, 0.8, 1.0)
+    counts: list[int] = listed(1, 2, 3, 4)  # attackers per conversation (public scripts)
+    samples: int = bounded(40, 1.0)  # conversations per (density, count) setting (public scripts): 800 in all
+
+    def check(self) -> None:
+        if self.hidden_size < self.heads:
+            raise self.fail("hidden_size", f">= heads ({self.heads})")
+        if not self.densities or any(not 0.0 <= d <= 1.0 for d in self.densities):
+            raise self.fail("densities", "a non-empty list in [0, 1]")
+        n = self.data_agents
+        if not self.counts or any(not 1 <= c < n for c in self.counts):
+            raise self.fail("counts", f"a non-empty list of adversary counts in 1..data_agents-1={n - 1}")
 
 
 @dataclass(frozen=True)
@@ -136,56 +171,30 @@ def cut_flagged(edges: Sequence[Edge], flagged: set[int]) -> list[Edge]:
 
 
 class GSafeguard(LearnedMethod):
-    """G-Safeguard. Config keys: conf/method/gsafeguard.yaml and DEFAULTS."""
+    """G-Safeguard. Config keys: `GSafeguardSettings`."""
 
     name = "gsafeguard"
     needs_embeddings = True  # the detector reads every utterance's embedding
     trainer = "supervised"  # tomacs.supervised, on labelled conversations (not REINFORCE)
-    DEFAULTS = DEFAULTS
+    Settings = GSafeguardSettings
+    settings: GSafeguardSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.base_name = self.check_choice("base", BASES)
-        self.detect_graph = self.check_choice("detect_graph", DETECT_GRAPHS)
-        self.check_choice("regime", REGIMES)
-        self.threshold = self.check_range("threshold", 0.0, 1.0, open_low=True)
-        self.check_range("dropout", 0.0, 1.0)
-        self.check_range("val_fraction", 0.0, 1.0)
-        self.check_range("weight_decay", 0.0)
-        self.check_range("eta_min", 0.0)
-        for key in ("heads", "layers", "epochs", "batch_size", "cosine_tmax", "samples"):
-            self.check_range(key, 1.0)
-        self.check_range("data_agents", 2.0)
-        self.check_range("data_rounds", 1.0)
-        hidden, heads = int(self.cfg["hidden_size"]), int(self.cfg["heads"])
-        if hidden < heads:
-            raise ValueError(f"gsafeguard: hidden_size must be >= heads ({heads}), got {hidden}")
-        self._check_lists()
+        s = self.settings
+        self.base_name, self.detect_graph, self.threshold = s.base, s.detect_graph, s.threshold
         self.emb_dim = int(ctx.extra.get("embed_dim") or self.emb_dim)
         self.meta = {
             "emb_dim": self.emb_dim,
-            "hidden_size": hidden,
-            "heads": heads,
-            "layers": int(self.cfg["layers"]),
+            "hidden_size": s.hidden_size,
+            "heads": s.heads,
+            "layers": s.layers,
         }
         self.base = STATIC_METHODS[self.base_name](ctx)
         from tomacs.methods.nets import GSafeguardNet
 
-        net = self.seeded(
-            GSafeguardNet, self.emb_dim, hidden, heads, int(self.cfg["layers"]), self.cfg["dropout"]
-        )
+        net = self.seeded(GSafeguardNet, self.emb_dim, s.hidden_size, s.heads, s.layers, s.dropout)
         self.net = net.to(self.device)
-
-    def _check_lists(self) -> None:
-        dens, counts = list(self.cfg["densities"] or []), list(self.cfg["counts"] or [])
-        if not dens or any(not 0.0 <= float(d) <= 1.0 for d in dens):
-            raise ValueError(f"gsafeguard: densities must be a non-empty list in [0, 1], got {dens}")
-        n = int(self.cfg["data_agents"])
-        if not counts or any(not 1 <= int(c) < n for c in counts):
-            raise ValueError(
-                f"gsafeguard: counts must be a non-empty list of adversary counts in 1..data_agents-1="
-                f"{n - 1}, got {counts}"
-            )
 
     # -- the detector ----------------------------------------------------------------------------
     def logits(self, samples: Sequence[GraphSample]) -> Any:

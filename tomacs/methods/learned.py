@@ -4,7 +4,8 @@ metadata, per-question randomness, the REINFORCE loss with its baselines, and lo
 Why one base: TodyComm, AgentPrune, G-Designer, EIB-Learner and CARD differ in how they score
 edges or agents, not in how they are configured, seeded, checkpointed or fed to the one trainer;
 keeping that plumbing here keeps each paper's file about its paper. The next method is one file:
-a subclass with `name`, `DEFAULTS` (validated with `check_choice`/`check_range`), `self.meta` and
+a subclass with `name`, `Settings` (a `tomacs.methods.settings.LearnedSettings` dataclass: its keys,
+defaults and checks; conf/method/<name>.yaml extends it), `self.meta` and
 `self.net = self.seeded(SomeNet, ...)` in `__init__` (the network a top-level class in
 `tomacs.methods.nets`), then `begin` (graphs from `tomacs.graphs`' samplers, per-question
 `question_rngs`), `act` if its graph changes by round, and `loss` via `reinforce_loss`. Register
@@ -15,19 +16,18 @@ torch is imported lazily (inside functions), so importing this module stays chea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from tomacs.embed import DEFAULT_EMBEDDER, Embedder, embedder_dim, get_embedder
 from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.settings import LearnedSettings
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
 
 __all__ = [
     "BASELINES",
-    "IGNORED",
     "LearnedMethod",
     "bernoulli_log_prob",
     "bernoulli_matrix_log_prob",
@@ -38,7 +38,6 @@ __all__ = [
     "torch_module",
 ]
 
-IGNORED = {"name", "lr", "_target_"}  # read by the run/trainer, not by the method
 BASELINES = ("none", "batch_mean", "moving_avg")
 _EPS = 1e-6
 
@@ -115,22 +114,17 @@ def question_text(q: Question) -> str:
 
 # -- the base class ------------------------------------------------------------------------------------
 class LearnedMethod(Method):
-    """Subclasses set `name` and `DEFAULTS`, build `self.net` with `seeded(...)` and keep `self.meta`
+    """Subclasses set `name` and `Settings`, build `self.net` with `seeded(...)` and keep `self.meta`
     (architecture facts a checkpoint must match)."""
 
     trainable = True
     trainer = "reinforce"  # tomacs.training; "supervised": tomacs.supervised (labelled conversations)
     needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
-    DEFAULTS: Mapping[str, Any] = {}
+    Settings: type[LearnedSettings] = LearnedSettings
 
     def __init__(self, ctx: MethodContext, embedder: str | None = None, **params: Any) -> None:
-        unknown = set(params) - set(self.DEFAULTS) - IGNORED
-        if unknown:
-            valid = sorted(self.DEFAULTS)
-            raise ValueError(f"unknown {self.name} parameters {sorted(unknown)}; valid: {valid}")
-        cfg = {**self.DEFAULTS, **{k: v for k, v in params.items() if k in self.DEFAULTS}}
-        super().__init__(ctx, **cfg)
-        self.cfg = cfg
+        self.settings = self.Settings.from_params(params)  # checked: one line naming a bad key
+        super().__init__(ctx, **self.settings.params())
         if ctx.mask is not None and np.asarray(ctx.mask).shape != (ctx.n_agents, ctx.n_agents):
             raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {ctx.n_agents}")
         # a run resolves its one embedder (top-level `embedder`, tomacs.config.resolve_embedder) and
@@ -144,40 +138,6 @@ class LearnedMethod(Method):
         self.baseline = "none"
         self._ma: float | None = None  # moving-average reward baseline
         self.device = self._checked_device(ctx.device)
-
-    # -- config checks (one-line errors naming the key) ---------------------------------------------
-    def check_choice(self, key: str, valid: tuple[str, ...]) -> str:
-        if self.cfg[key] not in valid:
-            raise ValueError(f"{self.name}: {key} must be one of {valid}, got {self.cfg[key]!r}")
-        return str(self.cfg[key])
-
-    def check_range(
-        self,
-        key: str,
-        low: float | None,
-        high: float | None = None,
-        open_low: bool = False,
-        open_high: bool = True,
-        allow_none: bool = False,
-    ) -> float:
-        raw = self.cfg[key]
-        if raw is None and allow_none:
-            return float("nan")
-        v = float(raw)
-        bad = low is not None and (v <= low if open_low else v < low)
-        bad = bad or (high is not None and (v >= high if open_high else v > high))
-        if bad:
-            lo = "" if low is None else f"{'(' if open_low else '['}{low:g}, "
-            hi = "" if high is None else f"{high:g}{')' if open_high else ']'}"
-            if high is None:
-                bound = f">{'' if open_low else '='} {low:g}"
-            elif low is None:
-                bound = f"<{'' if open_high else '='} {high:g}"
-            else:
-                bound = f"in {lo}{hi}"
-            tail = " or null" if allow_none else ""
-            raise ValueError(f"{self.name}: {key} must be {bound}{tail}, got {raw}")
-        return v
 
     # -- network, device ---------------------------------------------------------------------------
     def seeded(self, build: Any, *args: Any) -> Any:
@@ -261,7 +221,7 @@ class LearnedMethod(Method):
         batch = float(u.mean())
         if self.baseline == "batch_mean":
             return batch
-        m = float(self.cfg.get("baseline_momentum", 0.9))
+        m = float(self.settings.baseline_momentum)  # type: ignore[attr-defined]  # methods offering moving_avg
         b = batch if self._ma is None else self._ma
         self._ma = batch if self._ma is None else m * self._ma + (1.0 - m) * batch
         return b

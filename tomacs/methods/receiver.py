@@ -11,18 +11,30 @@ senders answer again (alone) and the receiver (the last agent) reads them all (o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.settings import MethodSettings
 from tomacs.types import DecisionGraph, RoundGraph
+
+
+@dataclass
+class ReceiverSettings(MethodSettings):
+    """conf/method/receiver.yaml extends this."""
+
+    name: str = "receiver"
+    listen: bool = True  # false: the receiver answers alone in round 2 too (Table 7 "Vanilla")
 
 
 class Receiver(Method):
     name = "receiver"
+    Settings = ReceiverSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
-        super().__init__(ctx, **params)
-        self.listen = bool(params.get("listen", True))
+        self.settings = self.Settings.from_params(params)  # checked: one line naming a bad key
+        super().__init__(ctx, **self.settings.params())
+        self.listen = self.settings.listen
 
     def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
         r = self.ctx.n_agents - 1

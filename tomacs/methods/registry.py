@@ -30,8 +30,13 @@ def method_names() -> list[str]:
     return METHODS.names()
 
 
+def method_class(name: str) -> type[Method]:
+    """The class of method `name` (imports its module; its `Settings` is the method's schema)."""
+    return METHODS.get(name)
+
+
 def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
-    return METHODS.get(name)(ctx, **params)
+    return method_class(name)(ctx, **params)
 
 
 def is_trainable(name: str) -> bool:

@@ -30,6 +30,7 @@ edges share the round's degree budget, after the spatial ones (`graphs.constrain
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from tomacs.graphs import (
     star,
 )
 from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.settings import MethodSettings, bounded, choice
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
 
@@ -56,26 +58,78 @@ ORDERS = ("fixed", "shuffle")
 TEMPORAL_RULES = ("all", "code")
 
 
+# -- settings (conf/method/<name>.yaml extends these) ----------------------------------------------
+@dataclass
+class StaticSettings(MethodSettings):
+    """What every static topology takes: the agent order."""
+
+    order: str = choice("fixed", ORDERS)  # fixed (agents 0..N-1) | shuffle (one seeded permutation per query)
+
+
+@dataclass
+class TemporalSettings(StaticSettings):
+    """A topology that can also deliver previous-round outputs (temporal edges, docs/deviations.md)."""
+
+    # none = the spatial DAG only (the default); full = every j -> i, j != i
+    temporal: str = choice("none", ("none", "full"))
+    # all | code (only the temporal edges the G-Designer/AgentPrune code's cycle check keeps)
+    temporal_rule: str = choice("all", TEMPORAL_RULES)
+
+
+@dataclass
+class CompleteSettings(TemporalSettings):
+    name: str = "complete"
+
+
+@dataclass
+class RandomSettings(TemporalSettings):
+    name: str = "random"
+    # random = each ordered pair with edge_prob (from its own generator)
+    temporal: str = choice("none", ("none", "full", "random"))
+    edge_prob: float = bounded(0.5, 0.0, 1.0, open_high=False)
+
+
+@dataclass
+class DebateSettings(TemporalSettings):
+    name: str = "debate"
+    temporal: str = choice("full", ("full",))  # the only temporal mask of this topology
+
+
+@dataclass
+class ChainSettings(StaticSettings):
+    name: str = "chain"
+
+
+@dataclass
+class StarSettings(StaticSettings):
+    name: str = "star"
+
+
+@dataclass
+class NoneSettings(StaticSettings):
+    name: str = "none"
+
+
+@dataclass
+class LayeredSettings(StaticSettings):
+    name: str = "layered"
+    layers: int = bounded(3, 1.0)
+
+
 class StaticMethod(Method):
     """One constrained DAG (plus temporal edges) per query, drawn at `begin`, reused every round."""
 
     name = "static"
-    TEMPORAL: tuple[str, ...] = ("none", "full")  # temporal masks this topology offers
-    DEFAULT_TEMPORAL = "none"
+    Settings: type[StaticSettings] = StaticSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
-        super().__init__(ctx, **params)
-        self.order_mode = str(params.get("order", "fixed"))
-        if self.order_mode not in ORDERS:
-            raise ValueError(f"{self.name}: order must be one of {ORDERS}, got {self.order_mode!r}")
-        self.temporal = str(params.get("temporal", self.DEFAULT_TEMPORAL))
-        if self.temporal not in self.TEMPORAL:
-            raise ValueError(f"{self.name}: temporal must be one of {self.TEMPORAL}, got {self.temporal!r}")
-        self.temporal_rule = str(params.get("temporal_rule", "all"))
-        if self.temporal_rule not in TEMPORAL_RULES:
-            raise ValueError(
-                f"{self.name}: temporal_rule must be one of {TEMPORAL_RULES}, got {self.temporal_rule!r}"
-            )
+        self.settings = self.Settings.from_params(params)  # checked: one line naming a bad key
+        super().__init__(ctx, **self.settings.params())
+        s = self.settings
+        self.order_mode = s.order
+        # a topology without the keys (chain, star, none, layered) has no temporal edges
+        self.temporal = getattr(s, "temporal", "none")
+        self.temporal_rule = getattr(s, "temporal_rule", "all")
         if ctx.mask is not None and np.asarray(ctx.mask).shape != (ctx.n_agents, ctx.n_agents):
             raise ValueError(f"mask has shape {np.asarray(ctx.mask).shape}, expected N x N = {ctx.n_agents}")
 
@@ -140,6 +194,7 @@ class CompleteGraph(StaticMethod):
     """Complete DAG: every agent hears every agent earlier in the order (the densest baseline)."""
 
     name = "complete"
+    Settings = CompleteSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return complete_dag(order)
@@ -154,14 +209,13 @@ class RandomGraph(StaticMethod):
     """
 
     name = "random"
-    TEMPORAL = ("none", "full", "random")
+    Settings = RandomSettings
+    settings: RandomSettings
 
-    def __init__(self, ctx: MethodContext, **params: Any) -> None:
+    def __init__(self, ctx: MethodContext, per_round: bool = False, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.edge_prob = float(params.get("edge_prob", 0.5))
-        if not 0.0 <= self.edge_prob <= 1.0:
-            raise ValueError(f"random: edge_prob must be in [0, 1], got {self.edge_prob}")
-        self.per_round = bool(params.get("per_round", False))
+        self.edge_prob = self.settings.edge_prob
+        self.per_round = bool(per_round)  # a study option, not a config key
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return random_dag(order, self.edge_prob, rng)
@@ -181,6 +235,7 @@ class ChainGraph(StaticMethod):
     """Chain: each agent hears only its predecessor (the sparsest connected DAG)."""
 
     name = "chain"
+    Settings = ChainSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return chain(order)
@@ -190,6 +245,7 @@ class StarGraph(StaticMethod):
     """Star: the first agent of the order broadcasts to all others, who do not talk to each other."""
 
     name = "star"
+    Settings = StarSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return star(order)
@@ -199,12 +255,12 @@ class LayeredGraph(StaticMethod):
     """Layered: `layers` consecutive groups of the order, each fully connected to the next."""
 
     name = "layered"
+    Settings = LayeredSettings
+    settings: LayeredSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.layers = int(params.get("layers", 3))
-        if self.layers < 1:
-            raise ValueError(f"layered: layers must be >= 1, got {self.layers}")
+        self.layers = self.settings.layers
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return layered(order, self.layers)
@@ -214,6 +270,7 @@ class NoCommunication(StaticMethod):
     """No edges: every agent still answers each round but only revisits its own previous output."""
 
     name = "none"
+    Settings = NoneSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return empty()
@@ -227,8 +284,7 @@ class DebateGraph(StaticMethod):
     budget the temporal edges are kept in row-major order (lower senders first)."""
 
     name = "debate"
-    TEMPORAL = ("full",)
-    DEFAULT_TEMPORAL = "full"
+    Settings = DebateSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
         return empty()

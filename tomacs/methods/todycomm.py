@@ -47,6 +47,7 @@ Ablations (Table 5), config `ablation`:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -56,12 +57,14 @@ from tomacs.graphs import credit_ranked_dag
 from tomacs.methods.base import History, MethodContext
 from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, feature_names
 from tomacs.methods.learned import LearnedMethod, bernoulli_log_prob, reinforce_loss, torch_module
+from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import AdversaryPlan, DecisionGraph, Episode, Question, RoundGraph
 
 __all__ = [
     "ABLATIONS",
     "BASELINES",
     "TodyComm",
+    "TodyCommSettings",
     "bernoulli_log_prob",
     "decision_weights",
     "discounted_log_prob",
@@ -74,23 +77,45 @@ ABLATIONS = ("none", "no_ranking", "no_removal", "no_credits")
 BASELINES = ("none", "batch_mean", "moving_avg")
 NORMALIZERS = ("none", "running", "layernorm")
 ISOLATED = ("silent", "answer")
-DEFAULTS: dict[str, Any] = {
-    "hidden_size": 64,
-    "mlp_hidden": 32,
-    "epsilon": 0.1,
-    "gamma": 0.9,
-    "baseline": "batch_mean",
-    "baseline_momentum": 0.9,
-    "features": "full",
-    "ablation": "none",
-    "emb_dim": None,
-    "decision_tau": 1.0,
-    "normalize": "running",
-    "norm_clip": 5.0,
-    "isolated": "answer",
-    "tie_tol": 0.0,
-    "emb_proj": 0,
-}
+
+
+@dataclass
+class TodyCommSettings(LearnedSettings):
+    """TodyComm's keys, defaults and valid values (conf/method/todycomm.yaml extends this).
+    Analyses are embedded with the run's `embedder` (default MiniLM, §5: all-MiniLM-L6-v2);
+    lr: null = top-level train.lr (5e-4, §5), set to override for this method."""
+
+    name: str = "todycomm"
+    hidden_size: int = 64  # GRU hidden size of Alg. 1 (paper does not report it; our choice)
+    mlp_hidden: int = 32  # hidden width of the credit MLP of Alg. 1 (ours; paper does not report it)
+    epsilon: float = bounded(0.1, 0.0, 1.0, open_high=False)  # Alg. 2 exploration: each sampled a_i flipped
+    # Eq. 7 discount gamma^{T+1-t} on round-t communication log-probs (ours)
+    gamma: float = bounded(0.9, 0.0, 1.0, open_low=True, open_high=False)
+    # Eq. 7 reward baseline: none (paper, raw u) | batch_mean | moving_avg
+    baseline: str = choice("batch_mean", BASELINES)
+    baseline_momentum: float = 0.9  # moving_avg only: b <- m*b + (1-m)*mean(u)
+    # App. C node features; Table 6: full | self_only | self_neighbor | self_diff | no_persist
+    features: str = choice("full", FEATURE_SETS)
+    ablation: str = choice("none", ABLATIONS)  # Table 5 (no_credits needs state["plans"])
+    # null = the embedder's size (minilm 384, hashing 64); ctx.extra["embed_dim"] wins
+    emb_dim: int | None = None
+    # §4.2.2 decision weights softmax(c^{T+1}/tau) over voters; 1.0 = the paper
+    decision_tau: float = bounded(1.0, 0.0, open_low=True)
+    # GRU input: running (per-feature standardiser, statistics from training only, ours) | none (the
+    # paper's literal raw f_i^t) | layernorm. See docs/deviations.md (issue 12)
+    normalize: str = choice("running", NORMALIZERS)
+    norm_clip: float = bounded(
+        5.0, 0.0, open_low=True
+    )  # running only: standardised features clipped to +-this
+    # a non-participant answers alone, no messages (matches the paper's Token numbers) | silent (makes
+    # no call and keeps its last output). See docs/deviations.md
+    isolated: str = choice("answer", ISOLATED)
+    # >0: a shared learned projection of each analysis embedding to this many dims before the GRU
+    # (ours, off = the paper's Alg. 1). See docs/deviations.md (issue 28)
+    emb_proj: int = bounded(0, 0)
+    tie_tol: float = bounded(0.0, 0.0)  # inference a_i = 1 iff c_i > mean(c) - tie_tol; 0 = the paper's rule
+
+
 _torch = torch_module
 
 
@@ -151,35 +176,27 @@ def discounted_log_prob(logp_comm: list[Any], logp_dec: Any, gamma: float, round
 
 # -- the method ------------------------------------------------------------------------------------
 class TodyComm(LearnedMethod):
-    """TodyComm (the main method). Config keys: see conf/method/todycomm.yaml and DEFAULTS."""
+    """TodyComm (the main method). Config keys: `TodyCommSettings`."""
 
     name = "todycomm"
     needs_embeddings = True  # its node features f_i^t read the agents' analyses (Eq. 4)
-    DEFAULTS = DEFAULTS
+    Settings = TodyCommSettings
+    settings: TodyCommSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         super().__init__(ctx, **params)
-        self.features = self.check_choice("features", FEATURE_SETS)
-        self.ablation = self.check_choice("ablation", ABLATIONS)
+        s = self.settings
+        self.features, self.ablation = s.features, s.ablation
         self.needs_oracle = self.ablation == "no_credits"  # Table 5 "w/o credits": ground-truth labels
-        self.baseline = self.check_choice("baseline", BASELINES)
-        self.normalize = self.check_choice("normalize", NORMALIZERS)
-        self.isolated = self.check_choice("isolated", ISOLATED)
-        self.epsilon = self.check_range("epsilon", 0.0, 1.0, open_high=False)
-        self.gamma = self.check_range("gamma", 0.0, 1.0, open_low=True, open_high=False)
-        self.tau = self.check_range("decision_tau", 0.0, open_low=True)
-        self.tie_tol = self.check_range("tie_tol", 0.0)
-        clip = self.check_range("norm_clip", 0.0, open_low=True)
-        cfg = self.cfg
+        self.baseline, self.normalize, self.isolated = s.baseline, s.normalize, s.isolated
+        self.epsilon, self.gamma, self.tau, self.tie_tol = s.epsilon, s.gamma, s.decision_tau, s.tie_tol
+        clip = s.norm_clip
         # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
-        self.emb_dim = int(ctx.extra.get("embed_dim") or cfg["emb_dim"] or embedder_dim(self.embedder_name))
+        self.emb_dim = int(ctx.extra.get("embed_dim") or s.emb_dim or embedder_dim(self.embedder_name))
         self.in_dim = feature_dim(self.emb_dim, self.features)
-        self.hidden = int(cfg["hidden_size"])
-        self.mlp_hidden = int(cfg["mlp_hidden"])
-        raw = cfg["emb_proj"]
-        if raw is None or isinstance(raw, bool) or int(raw) != float(raw) or int(raw) < 0:
-            raise ValueError(f"todycomm: emb_proj must be an integer >= 0 (0 = off), got {raw!r}")
-        self.emb_proj = int(raw)
+        self.hidden = s.hidden_size
+        self.mlp_hidden = s.mlp_hidden
+        self.emb_proj = s.emb_proj
         self.meta = {
             "in_dim": self.in_dim,
             "emb_dim": self.emb_dim,

@@ -158,9 +158,18 @@ _DEFAULTS: dict[str, dict[str, Any]] = {}
 
 
 def _method_defaults(name: str) -> dict[str, Any]:
+    """The shipped settings of a method: its schema's defaults, then what its yaml changes."""
     if name not in _DEFAULTS:
+        from tomacs.methods.settings import method_defaults
+
         f = conf_dir() / "method" / f"{name}.yaml"
-        _DEFAULTS[name] = yaml.safe_load(f.read_text()) if f.is_file() else {}
+        shipped = (yaml.safe_load(f.read_text()) if f.is_file() else None) or {}
+        shipped.pop("defaults", None)
+        try:
+            schema = method_defaults(name) or {}
+        except ValueError:  # a method this version no longer has
+            schema = {}
+        _DEFAULTS[name] = {**schema, **shipped}
     return _DEFAULTS[name]
 
 
