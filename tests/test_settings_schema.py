@@ -14,15 +14,8 @@ import yaml
 from omegaconf import OmegaConf
 
 from tomacs.config import ConfigError, compose, group_options, resolve_embedder, to_container
-from tomacs.methods.registry import method_class
-from tomacs.methods.settings import (
-    LearnedSettings,
-    MethodSettings,
-    OpenSettings,
-    SettingsError,
-    method_settings,
-    settings_class,
-)
+from tomacs.methods.registry import method_class, method_settings, settings_class
+from tomacs.methods.settings import LearnedSettings, MethodSettings, OpenSettings, SettingsError
 from tomacs.paths import conf_dir
 
 METHODS = group_options()["method"]

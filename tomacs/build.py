@@ -22,8 +22,7 @@ from tomacs.config import ConfigError, to_container, validate
 from tomacs.decision import resolve_decision
 from tomacs.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
-from tomacs.methods.registry import build_method
-from tomacs.methods.settings import method_settings
+from tomacs.methods.registry import build_method, method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import Question
 

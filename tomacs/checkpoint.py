@@ -113,8 +113,7 @@ def check_checkpoint(cfg: DictConfig, mode: str) -> None:
     """An evaluation of a learned method needs its trained weights: without them it scores the
     random initial policy under the method's name. Asking for that explicitly is allowed (a
     baseline for the learning curve) and the results say so."""
-    from tomacs.methods.registry import is_trainable
-    from tomacs.methods.settings import method_settings
+    from tomacs.methods.registry import is_trainable, method_settings
 
     ckpt = cfg.get("checkpoint")
     name = method_settings(cfg).name

@@ -132,7 +132,7 @@ _registered = False
 def register_schema() -> None:
     global _registered
     if not _registered:
-        from tomacs.methods.settings import register_method_schemas
+        from tomacs.methods.registry import register_method_schemas
 
         ConfigStore.instance().store(name="base_config", node=Schema)
         register_method_schemas()  # conf/method/<name>.yaml extends /schema/method/<name>
@@ -278,7 +278,7 @@ def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
     reading); refuse anything but true, false or null there, as for the other groups' keys."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from tomacs.methods.settings import bool_keys
+    from tomacs.methods.registry import bool_keys
 
     try:
         bools = bool_keys(str(cfg.method.name))
@@ -507,7 +507,8 @@ def validate(cfg: DictConfig) -> None:
 
 def _check_method_settings(cfg: DictConfig) -> None:
     """The method's schema checks its choices, ranges and cross-key rules (tomacs.methods.settings)."""
-    from tomacs.methods.settings import SettingsError, method_settings
+    from tomacs.methods.registry import method_settings
+    from tomacs.methods.settings import SettingsError
 
     try:
         method_settings(cfg)

@@ -45,7 +45,7 @@ from tomacs.executor import Executor, ExecutorConfig
 from tomacs.graphs import Edge
 from tomacs.jobfiles import EpisodeLog
 from tomacs.methods.base import History, Method, MethodContext
-from tomacs.methods.settings import method_settings
+from tomacs.methods.registry import method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import DecisionGraph, Question, RoundGraph
 

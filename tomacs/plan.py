@@ -597,8 +597,7 @@ def budget_totals(plans: list[JobPlan], latency: float) -> dict[str, dict[str, f
 def job_plan_line(cfg: DictConfig, mode: str) -> str:
     """The line a job prints when it starts. On the simulator it costs nothing (no dry run: a sim
     job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase."""
-    from tomacs.methods.registry import is_trainable
-    from tomacs.methods.settings import method_settings
+    from tomacs.methods.registry import is_trainable, method_settings
     from tomacs.progress import _hms
 
     learns = mode == "train" and is_trainable(method_settings(cfg).name)

@@ -27,7 +27,7 @@ import numpy as np
 from tomacs.build import Components
 from tomacs.detector_data import DataSpec, ensure
 from tomacs.methods.gsafeguard import GraphSample, graph_sample
-from tomacs.methods.settings import method_settings
+from tomacs.methods.registry import method_settings
 from tomacs.metrics import summarize
 from tomacs.progress import Progress, pct
 from tomacs.seeding import stable_seed

@@ -1,11 +1,16 @@
 """Method names -> classes (`METHODS`, a `tomacs.registry.Registry`). Entries are "module:class"
-strings imported on first use, so a static run never imports torch; a new method adds one line here."""
+strings imported on first use, so a static run never imports torch; a new method adds one line here.
+
+A method's settings are found by its name here too (`method_settings(cfg)`, `settings_class`): the
+schema is the class's `Settings` (tomacs.methods.settings), and a name leads to its class only here,
+so tomacs.methods.settings imports no method and no import circle forms."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.settings import SCHEMA_GROUP, MethodSettings, OpenSettings, bool_fields
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.registry import Registry
 
@@ -42,3 +47,42 @@ def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Metho
 def is_trainable(name: str) -> bool:
     """Whether the method learns parameters, known before building it (which may load an embedder)."""
     return name in METHODS and bool(METHODS.get(name).trainable)
+
+
+# -- settings by method name (tomacs.methods.settings holds the schema machinery) -------------------
+def settings_class(name: str) -> type[MethodSettings]:
+    """The schema of method `name` (OpenSettings for a method that declares none)."""
+    return getattr(method_class(name), "Settings", None) or OpenSettings
+
+
+def method_settings(cfg: Any) -> MethodSettings:
+    """The validated settings of a config's method (a composed config, or an old run directory's
+    config.yaml loaded as is): what everything outside the method reads instead of `cfg.method.*`."""
+    from omegaconf import DictConfig, OmegaConf
+
+    node = cfg["method"]
+    params = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    return settings_class(str(params.get("name"))).from_params(params)  # type: ignore[union-attr,arg-type]
+
+
+def bool_keys(name: str) -> dict[str, Any]:
+    """The true/false keys of method `name`'s schema and their defaults (tomacs.config holds
+    overrides of these keys to true/false)."""
+    return bool_fields(settings_class(name))
+
+
+def method_defaults(name: str) -> dict[str, Any] | None:
+    """A method's shipped defaults (its schema's), or None for a method that declares no schema."""
+    cls = settings_class(name)
+    return None if cls is OpenSettings else cls().params()
+
+
+def register_method_schemas() -> None:
+    """Store every method's schema in Hydra's ConfigStore (group schema/method)."""
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    for name in method_names():
+        schema = getattr(method_class(name), "Settings", None)
+        if schema is not None:
+            cs.store(group=SCHEMA_GROUP, name=name, node=schema)

@@ -6,7 +6,9 @@ conf/method/<name>.yaml) and the checks a third time (by hand in each `__init__`
 outside a method read `cfg.method.*` raw. Now a method's `Settings` dataclass is registered as a
 Hydra structured config (group `schema/method`), its yaml extends it through the defaults list and
 keeps only what differs, and every reader gets the validated object: `method_settings(cfg)` from a
-config, `method.settings` from a built method. Validation runs in `__post_init__`, so a
+config (tomacs.methods.registry, which finds a schema by method name: this module imports no method,
+so the static topologies can use it without an import circle), `method.settings` from a built
+method. Validation runs in `__post_init__`, so a
 constructor call, a composed config and an old run directory's config.yaml are checked alike.
 
 Fields declare their checks with `choice(...)` and `bounded(...)`; cross-field rules go in a
@@ -25,15 +27,15 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
+    "SCHEMA_GROUP",
     "LearnedSettings",
     "MethodSettings",
+    "OpenSettings",
     "SettingsError",
+    "bool_fields",
     "bounded",
     "choice",
-    "method_defaults",
-    "method_settings",
-    "register_method_schemas",
-    "settings_class",
+    "listed",
 ]
 
 SCHEMA_GROUP = "schema/method"  # conf/method/<name>.yaml: `defaults: [/schema/method/<name>@_here_, _self_]`
@@ -206,44 +208,7 @@ def _field_default(cls: type, key: str) -> Any:
     return None if f is None else f.default
 
 
-def settings_class(name: str) -> type[MethodSettings]:
-    """The schema of method `name` (OpenSettings for a method that declares none)."""
-    from tomacs.methods.registry import method_class
-
-    return getattr(method_class(name), "Settings", None) or OpenSettings
-
-
-def method_settings(cfg: Any) -> MethodSettings:
-    """The validated settings of a config's method (a composed config, or an old run directory's
-    config.yaml loaded as is): what everything outside the method reads instead of `cfg.method.*`."""
-    from omegaconf import DictConfig, OmegaConf
-
-    node = cfg["method"]
-    params = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
-    return settings_class(str(params.get("name"))).from_params(params)  # type: ignore[union-attr,arg-type]
-
-
-def bool_keys(name: str) -> dict[str, Any]:
-    """The true/false keys of method `name`'s schema and their defaults: OmegaConf turns `yes`, `on`
-    or any integer into a boolean, so `tomacs.config` holds overrides of these keys to true/false."""
-    cls = settings_class(name)
+def bool_fields(cls: type[MethodSettings]) -> dict[str, Any]:
+    """The true/false keys of schema `cls` and their defaults: OmegaConf turns `yes`, `on` or any
+    integer into a boolean, so `tomacs.config` holds overrides of these keys to true/false."""
     return {f.name: f.default for f in fields(cls) if _unwrap(_hints(cls)[f.name])[0] is bool}
-
-
-def method_defaults(name: str) -> dict[str, Any] | None:
-    """A method's shipped defaults (its schema's), or None for a method that declares no schema."""
-    cls = settings_class(name)
-    return None if cls is OpenSettings else cls().params()
-
-
-def register_method_schemas() -> None:
-    """Store every method's schema in Hydra's ConfigStore (group schema/method)."""
-    from hydra.core.config_store import ConfigStore
-
-    from tomacs.methods.registry import method_class, method_names
-
-    cs = ConfigStore.instance()
-    for name in method_names():
-        schema = getattr(method_class(name), "Settings", None)
-        if schema is not None:
-            cs.store(group=SCHEMA_GROUP, name=name, node=schema)

@@ -160,7 +160,7 @@ _DEFAULTS: dict[str, dict[str, Any]] = {}
 def _method_defaults(name: str) -> dict[str, Any]:
     """The shipped settings of a method: its schema's defaults, then what its yaml changes."""
     if name not in _DEFAULTS:
-        from tomacs.methods.settings import method_defaults
+        from tomacs.methods.registry import method_defaults
 
         f = conf_dir() / "method" / f"{name}.yaml"
         shipped = (yaml.safe_load(f.read_text()) if f.is_file() else None) or {}
