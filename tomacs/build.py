@@ -121,8 +121,10 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
 def build(cfg: DictConfig, need_train: bool) -> Components:
     """Validate and settle the config, then build every part of the job; `need_train` loads the
     training and validation splits too."""
+    # idempotent (run_job settles it before config.yaml is written); first, so that an old run
+    # directory's method.embedder becomes the one key before the method's schema checks its keys
+    settle_embedder(cfg)
     validate(cfg)
-    settle_embedder(cfg)  # idempotent; run_job settles it before config.yaml is written
     from tomacs.embed import configure as configure_embeddings
 
     emb = cfg.get("embed") or {}
