@@ -268,8 +268,8 @@ def compose(overrides: list[str]) -> DictConfig:
             if bad_group:
                 raise ConfigError(bad_group) from exc
             raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
-    _strict_bool_overrides(overrides, cfg)
     validate(cfg)
+    _strict_bool_overrides(overrides, cfg)
     return cfg
 
 
@@ -278,12 +278,9 @@ def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
     reading); refuse anything but true, false or null there, as for the other groups' keys."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from tomacs.methods.registry import bool_keys
+    from tomacs.methods.registry import bool_keys, method_settings
 
-    try:
-        bools = bool_keys(str(cfg.method.name))
-    except ValueError:
-        return  # an unknown method: validate names it
+    bools = bool_keys(method_settings(cfg).name)  # validated already
     parser = OverridesParser.create()
     for ov in overrides:
         key = ov.lstrip("+~").split("=", 1)[0]
