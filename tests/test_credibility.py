@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from tomacs.backbones.base import GenerationReply
+from tomacs.centroid import centroid_choice, weighted_centroid
 from tomacs.config import compose
-from tomacs.credibility.aggregate import centroid_choice, weighted_centroid
 from tomacs.credibility.decider import CrsConfig, CrsDecider
 from tomacs.credibility.judge import fallback_contributions, parse_contributions, simulated_judge
 from tomacs.credibility.scores import CredibilityState, update_scores

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest
-from tomacs.decision import Ballot, Centroid, DecisionAgent, Vote, resolve_decision
-from tomacs.methods.base import Method, MethodContext
+from tomacs.decision import Ballot, Centroid, DecisionAgent, Vote
+from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.types import AgentOutput, Episode, Question
 
 Q = Question(id="q", text="Which letter?", options=("a", "b", "c", "d"), answer="B", benchmark="t", kind="mc")
@@ -37,7 +37,7 @@ def test_resolve_decision_rejects_an_unknown_rule() -> None:
 
 
 def test_a_baselines_rule_is_resolved_once_when_the_context_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tomacs.decision
+    import tomacs.methods.base
 
     ctx = MethodContext(n_agents=6, rounds=4, roles=["r"] * 6, seed=0, n_adversaries=3)
     lt50 = MethodContext(n_agents=6, rounds=4, roles=["r"] * 6, seed=0, n_adversaries=2)
@@ -46,7 +46,7 @@ def test_a_baselines_rule_is_resolved_once_when_the_context_is_built(monkeypatch
     def no_more(*_: object) -> tuple[str, str]:
         raise AssertionError("resolve_decision called after build")
 
-    monkeypatch.setattr(tomacs.decision, "resolve_decision", no_more)
+    monkeypatch.setattr(tomacs.methods.base, "resolve_decision", no_more)
     (graph,) = Method(ctx).decide(None, [[]])
     assert graph.mode == "llm" and graph.voters == list(range(6))
     with pytest.raises(AssertionError, match="after build"):  # a new context is a new build

@@ -87,7 +87,12 @@ def test_sweep_cap_over_two_joblib_workers_ends_with_one_line_and_resumes(tmp_pa
 
     sweep, cache = tmp_path / "sweep", tmp_path / "cache.sqlite"
     with FakeOpenAIServer(latency=0.05) as srv:
-        cmd = args(srv, tmp_path / "unused", cache, "backbone.sweep_max_calls=50", "agents=3,4")
+        # two role pools with no role in common: no prompt of one job is the other's, so the sweep
+        # needs exactly 2 x 36 calls however the two processes interleave (agents=3,4 did not: every
+        # agents=3 prompt is an agents=4 one, 48-84 calls, so a job run after the other ended under
+        # the cap with exit 0)
+        sweep_over = "benchmark.roles=mmlu,medqa"
+        cmd = args(srv, tmp_path / "unused", cache, "backbone.sweep_max_calls=50", sweep_over)
         cmd = [a for a in cmd if not a.startswith("hydra.run.dir=")]
         cmd[4:4] = ["-m"]
         cmd += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}"]
@@ -97,7 +102,7 @@ def test_sweep_cap_over_two_joblib_workers_ends_with_one_line_and_resumes(tmp_pa
         final = [ln for ln in p.stderr.splitlines() if ln.startswith("spend cap reached")]
         assert jobs and len(final) == 1 and "Traceback" not in p.stderr
         assert "backbone.sweep_max_calls=50 (this sweep's jobs have paid $" in final[0]
-        # the sweep needs 66-84 calls (the two jobs share some prompts): one cap over both processes
+        # one cap over both processes (each job alone needs 36 < 50)
         assert srv.requests == 50
         # the job directories do not carry the cap, so the raised cap finds them
         assert sorted(d.name.split("_", 1)[0] for d in sweep.iterdir() if d.is_dir()) == ["0", "1"]
@@ -111,5 +116,6 @@ def test_sweep_cap_over_two_joblib_workers_ends_with_one_line_and_resumes(tmp_pa
         p = tomacs(resume)
         assert p.returncode == 0, p.stderr[-3000:]
         second = set().union(*(body_keys(b) for b in srv.bodies[first:]))
+        assert srv.requests == 72  # the whole sweep, each call paid once
     assert second and not second & paid  # nothing paid for before was requested again
     assert len(list(sweep.rglob("results.json"))) == 2  # (the api_base's slashes nest the job directories)

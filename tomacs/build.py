@@ -19,9 +19,8 @@ from tomacs.backbones.base import backbone_class
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
 from tomacs.checkpoint import settle_embedder
 from tomacs.config import ConfigError, to_container, validate
-from tomacs.decision import resolve_decision
 from tomacs.executor import Executor, ExecutorConfig
-from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.methods.registry import build_method, method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import Question

@@ -11,8 +11,9 @@ never branches on the rule itself, so a new aggregation is a class here, not an 
   unparseable reply falls back to the vote, and the episode says so.
 * `Centroid` — the CrS-weighted embedding centroid (credibility-scoring §4a).
 
-`resolve_decision` is the one place where a run's `decision=auto` becomes a rule for the baselines
-(TodyComm decides by its own credit-weighted vote, `TodyComm.decision_mode`).
+Which rule a baseline's graphs name (`decision=auto`) is settled once, by
+`tomacs.methods.base.resolve_decision` (TodyComm decides by its own credit-weighted vote,
+`TodyComm.decision_mode`).
 """
 
 from __future__ import annotations
@@ -29,23 +30,6 @@ from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.seeding import episode_seed, paired_seed
 from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Message, Question, RoundGraph
-
-DECISIONS = ("auto", "vote", "llm", "crs")
-
-
-def resolve_decision(requested: str, method: str, n_agents: int, n_adversaries: int) -> tuple[str, str]:
-    """(decision, mode): the run's decision setting after the credibility rule, and the rule a
-    baseline's decision graph uses. `auto` is TodyComm's comparison rule for baselines: a vote
-    below 50 % adversaries, an LLM decision agent at or above; the credibility topologies
-    (`method=crs`) decide with credibility; under `crs` the voters vote, re-weighted by CrS."""
-    if requested not in DECISIONS:
-        raise ValueError(f"unknown decision '{requested}'; valid: {', '.join(DECISIONS)}")
-    decision = "crs" if requested == "auto" and method == "crs" else requested
-    if decision == "crs":
-        return decision, "vote"
-    if decision != "auto":
-        return decision, decision
-    return decision, "llm" if 2 * n_adversaries >= n_agents and n_adversaries > 0 else "vote"
 
 
 @dataclass
@@ -193,7 +177,7 @@ class Centroid:
     async def answer(
         self, ex: DecisionHost, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
     ) -> str | None:
-        from tomacs.credibility.aggregate import centroid_choice
+        from tomacs.centroid import centroid_choice
 
         final = b.final
         live = [v for v in b.voters if final[v].answer is not None and final[v].embedding is not None]

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from tomacs.centroid import centroid_choice
 from tomacs.config import CrsSchema
-from tomacs.credibility.aggregate import centroid_choice
 from tomacs.credibility.judge import (
     fallback_contributions,
     judge_messages,

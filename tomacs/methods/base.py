@@ -21,6 +21,24 @@ from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGra
 History = list[list[list[AgentOutput]]]
 
 
+DECISIONS = ("auto", "vote", "llm", "crs")
+
+
+def resolve_decision(requested: str, method: str, n_agents: int, n_adversaries: int) -> tuple[str, str]:
+    """(decision, mode): the run's decision setting after the credibility rule, and the rule a
+    baseline's decision graph uses. `auto` is TodyComm's comparison rule for baselines: a vote
+    below 50 % adversaries, an LLM decision agent at or above; the credibility topologies
+    (`method=crs`) decide with credibility; under `crs` the voters vote, re-weighted by CrS."""
+    if requested not in DECISIONS:
+        raise ValueError(f"unknown decision '{requested}'; valid: {', '.join(DECISIONS)}")
+    decision = "crs" if requested == "auto" and method == "crs" else requested
+    if decision == "crs":
+        return decision, "vote"
+    if decision != "auto":
+        return decision, decision
+    return decision, "llm" if 2 * n_adversaries >= n_agents and n_adversaries > 0 else "vote"
+
+
 @dataclass
 class MethodContext:
     """Everything about the run that a method may read; built once per run by `tomacs.build`."""
@@ -42,9 +60,7 @@ class MethodContext:
     def __post_init__(self) -> None:
         """Resolved once, when the run's context is built: TodyComm's fairness rule for baselines
         (vote below 50% adversaries, LLM judge at/above; under `crs` the voters vote and
-        credibility re-weights them), see tomacs.decision. An unknown decision fails here."""
-        from tomacs.decision import resolve_decision
-
+        credibility re-weights them), see resolve_decision above. An unknown decision fails here."""
         _, mode = resolve_decision(self.decision, "", self.n_agents, self.n_adversaries)
         self.baseline_decision_mode = mode
 

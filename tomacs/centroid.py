@@ -1,4 +1,6 @@
-"""CrS-aware aggregation of agents' final outputs (credibility-scoring §4, Appendix A / E.A.1).
+"""CrS-aware aggregation of agents' final outputs (credibility-scoring §4, Appendix A / E.A.1): the math of
+the `Centroid` decision rule, kept beside the rules so that the credibility package (a decision order the
+executor calls back) sits above them.
 
 * weighted vote: plurality over parsed answers with credibility weights;
 * weighted centroid: x+ = (1/N) sum_i CrS_i v(o_i) in embedding space, and the final output is the
