@@ -45,8 +45,8 @@ def main() -> None:
     ap.add_argument("--texts", type=int, default=524)
     ap.add_argument("--repeat", type=int, default=2)
     a = ap.parse_args()
-    from tomacs.embed import MiniLMEmbedder, cpu_bf16_flags
-    from tomacs.embed_cache import EmbeddingCache
+    from tomacs.embedding.cache import EmbeddingCache
+    from tomacs.embedding.embedders import MiniLMEmbedder, cpu_bf16_flags
     from tomacs.tokens import count_tokens
 
     texts = analyses(a.texts)

@@ -37,7 +37,10 @@ DEFAULT = ["method=complete", "attack=gt50"]
 def worker(overrides: list[str]) -> None:
     """One evaluation in this process; prints its timing as JSON (run by the parent via --worker)."""
     from tomacs.config import compose
-    from tomacs.run import build, evaluate  # tomacs.run has both in every revision --baseline may name
+    from tomacs.launch.run import (  # tomacs.launch.run has both in every revision --baseline may name
+        build,
+        evaluate,
+    )
     from tomacs.tokens import get_encoding
 
     t0 = time.perf_counter()
@@ -113,9 +116,9 @@ def profile(overrides: list[str]) -> None:
     import cProfile
     import pstats
 
-    from tomacs.build import build
     from tomacs.config import compose
-    from tomacs.run import evaluate
+    from tomacs.job.components import build
+    from tomacs.launch.run import evaluate
 
     comps = build(compose(overrides), need_train=False)
     with tempfile.TemporaryDirectory() as tmp:

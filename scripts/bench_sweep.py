@@ -31,7 +31,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from tomacs.paper_tables import jobs, sweep_params
+from tomacs.launch.table_sweeps import jobs, sweep_params
 
 
 def run(args: list[str]) -> float:
@@ -48,7 +48,7 @@ def load() -> str:
 
 def encode_bound_per_text(out_dir: Path, precision: str, n: int = 512) -> float:
     """Seconds per text of one encode() call over up to n of the job's agent texts (no cache)."""
-    from tomacs.embed import MiniLMEmbedder
+    from tomacs.embedding.embedders import MiniLMEmbedder
 
     texts: list[str] = []
     for line in (out_dir / "episodes.jsonl").read_text().splitlines():

@@ -78,8 +78,8 @@ def sim_texts(benchmark: str, attack: str, questions: int, seed: int) -> list[di
     """Every participating agent's text of `method=complete` episodes (suffix on), with the adversary's
     text also without its App. D suffix (`bare`), its round and its question."""
     from tomacs.agents.prompts import PERSUASIVE_SUFFIX
-    from tomacs.batches import walk
-    from tomacs.build import build
+    from tomacs.execution.batches import walk
+    from tomacs.job.components import build
 
     cfg = _cfg(
         [
@@ -267,8 +267,8 @@ def collect_features(
     """An untrained TodyComm run over `questions` questions with sampling (train=True, so the running
     standardiser gathers its statistics exactly as in training): its net, the (Q, N, R, F) features of
     t = 2..T+1 and the (Q, N) labels."""
-    from tomacs.batches import walk
-    from tomacs.build import build
+    from tomacs.execution.batches import walk
+    from tomacs.job.components import build
 
     cfg = _cfg(
         [
@@ -431,7 +431,7 @@ def part_curve(
     not speed up REINFORCE either (its signal is weaker than a label)."""
     import torch
 
-    from tomacs.diagnose import supervised_curve
+    from tomacs.analysis.credit import supervised_curve
     from tomacs.methods.nets import CreditNet
 
     method, f, labels = collect_features(benchmark, attack, questions, seed, embedder_name)
@@ -522,7 +522,7 @@ def main() -> None:
     unknown = parts - {"suffix", "real", "features", "curve"}
     if unknown:
         ap.error(f"unknown part(s) {sorted(unknown)}; choose from suffix, real, features, curve")
-    from tomacs.embed import configure, get_embedder
+    from tomacs.embedding.embedders import configure, get_embedder
 
     configure(str(ROOT / "outputs" / "cache" / "embeddings.sqlite"))
     embedder = get_embedder(a.embedder)

@@ -34,9 +34,9 @@ def episodes_texts(
     benchmark: str, attack: str, suffix: bool, questions: int, seed: int
 ) -> tuple[list[str], np.ndarray, list[str], int]:
     """Texts, labels (1 = adversarial), question ids and the earliest onset, from one evaluation run."""
-    from tomacs.batches import walk
-    from tomacs.build import build
     from tomacs.config import compose
+    from tomacs.execution.batches import walk
+    from tomacs.job.components import build
 
     cfg = compose(
         [
@@ -129,7 +129,7 @@ def main() -> None:
     a = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tomacs.config import ConfigError
-    from tomacs.embed import get_embedder
+    from tomacs.embedding.embedders import get_embedder
 
     embedder = get_embedder(a.embedder)
     bench = a.benchmark

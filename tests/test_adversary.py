@@ -81,8 +81,8 @@ def test_protected_and_fixed_agents_are_checked_at_construction() -> None:
 
 
 def test_persistent_adversaries_drawn_once_from_the_seed_among_unprotected() -> None:
-    from tomacs.build import adversary_schedule
     from tomacs.config import compose
+    from tomacs.job.components import adversary_schedule
 
     cfg = compose(["agents=7", "attack=receiver", "attack.count=3", "attack.persistent=true", "seed=3"])
     s = adversary_schedule(cfg)

@@ -12,8 +12,8 @@ import pytest
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.prompts import PERSUASIVE_SUFFIX, add_persuasive_suffix
 from tomacs.agents.roles import ROLES
-from tomacs.build import build
 from tomacs.config import ConfigError, compose, to_container
+from tomacs.job.components import build
 from tomacs.sim import text as st
 from tomacs.types import Episode, Question
 

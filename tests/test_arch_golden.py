@@ -80,7 +80,7 @@ def _clean(value: Any) -> Any:
 def run_digest(overrides: list[str], out_dir: Path) -> dict[str, Any]:
     """What a refactor must not change: episodes bytes, metrics and the training trajectory."""
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     name = overrides[0].split("=", 1)[1]
     mode = "train" if name in LEARNED else "evaluate"

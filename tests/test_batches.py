@@ -1,4 +1,4 @@
-"""The one batch loop (tomacs.batches.walk) that training, validation, evaluation, the credibility
+"""The one batch loop (tomacs.execution.batches.walk) that training, validation, evaluation, the credibility
 warm-up and the propagation analysis share."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tomacs.batches import Batch, split, walk
+from tomacs.execution.batches import Batch, split, walk
 from tomacs.types import Question
 
 

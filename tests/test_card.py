@@ -12,9 +12,9 @@ from test_graphs import replay_log_lik
 
 from tomacs.config import compose
 from tomacs.graphs import find_cycle
+from tomacs.launch.run import run_job
 from tomacs.methods.base import MethodContext
 from tomacs.methods.card import CARD, CARDSettings, condition_text, edge_costs, normalise_conditions
-from tomacs.run import run_job
 from tomacs.types import Question
 
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian", "Doctor"]

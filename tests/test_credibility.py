@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 
 from tomacs.backbones.base import GenerationReply
-from tomacs.centroid import centroid_choice, weighted_centroid
 from tomacs.config import compose
 from tomacs.credibility.decider import CrsConfig, CrsDecider
 from tomacs.credibility.judge import fallback_contributions, parse_contributions, simulated_judge
 from tomacs.credibility.scores import CredibilityState, update_scores
 from tomacs.credibility.shapley import exact_shapley, monte_carlo_shapley, shapley
 from tomacs.credibility.stream import separation_query
+from tomacs.execution.centroid import centroid_choice, weighted_centroid
 from tomacs.graphs import find_cycle
+from tomacs.launch.run import run_job
 from tomacs.methods.crs import credibility_chain, sia_edges
-from tomacs.run import run_job
 from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Question
 
 

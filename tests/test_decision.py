@@ -1,4 +1,5 @@
-"""Decision rules (tomacs/decision.py) on hand-made ballots, and where `decision=auto` becomes a rule."""
+"""Decision rules (tomacs/execution/decision.py) on hand-made ballots, and where `decision=auto`
+becomes a rule."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest
-from tomacs.decision import Ballot, Centroid, DecisionAgent, Vote
+from tomacs.execution.decision import Ballot, Centroid, DecisionAgent, Vote
 from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.types import AgentOutput, Episode, Question
 

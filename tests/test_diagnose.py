@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tomacs.diagnose import (
+from tomacs.analysis.credit import (
     auc,
     credit_stats,
     participation_stats,
@@ -92,7 +92,7 @@ def test_diagnose_command_on_a_tiny_run(tmp_path: Path) -> None:
 
     from tomacs.cli import app
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     run = tmp_path / "run"
     cfg = compose(
@@ -161,7 +161,7 @@ def _toy_features(signal: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
 
 
 def test_supervised_curve_learns_a_visible_label_and_not_noise() -> None:
-    from tomacs.diagnose import supervised_curve
+    from tomacs.analysis.credit import supervised_curve
     from tomacs.methods.nets import CreditNet
 
     def net() -> object:
@@ -184,7 +184,7 @@ def test_supervised_curve_learns_a_visible_label_and_not_noise() -> None:
 
 
 def test_train_steps_counts_loss_lines_and_survives_a_torn_log(tmp_path: Path) -> None:
-    from tomacs.diagnose import _train_steps
+    from tomacs.analysis.credit import _train_steps
 
     log = tmp_path / "train_log.jsonl"
     recs = [
@@ -206,7 +206,7 @@ def test_diagnose_runs_its_tiny_networks_on_one_thread(
     import torch
     from threadpoolctl import threadpool_info
 
-    import tomacs.diagnose as diag
+    import tomacs.analysis.credit as diag
     from tomacs.methods.nets import CreditNet
 
     def net() -> object:

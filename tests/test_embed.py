@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tomacs.embed import (
+from tomacs.embedding.embedders import (
     EMBEDDER_DIMS,
     Embedder,
     HashingEmbedder,

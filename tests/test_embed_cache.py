@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tomacs import embed
-from tomacs.embed import HashingEmbedder, MiniLMEmbedder, configure, get_embedder
-from tomacs.embed_cache import EmbeddingCache
+from tomacs.embedding import embedders as embed
+from tomacs.embedding.cache import EmbeddingCache
+from tomacs.embedding.embedders import HashingEmbedder, MiniLMEmbedder, configure, get_embedder
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL, PREC = "test-model;v=1", "fp32-cpu"
@@ -120,7 +120,7 @@ def test_configure_rejects_unknown_precision() -> None:
 
 def _job(tmp_path: Path, name: str, cache: str | None) -> tuple[dict, bytes]:
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     overrides = [
         "method=todycomm",
@@ -179,7 +179,7 @@ def test_cli_stats_and_clear(tmp_path: Path) -> None:
 
     def cli(*args: str) -> str:
         out = subprocess.run(
-            [sys.executable, "-m", "tomacs.embed_cache", *args, "--path", str(path)],
+            [sys.executable, "-m", "tomacs.embedding.cache", *args, "--path", str(path)],
             capture_output=True,
             text=True,
             cwd=REPO,

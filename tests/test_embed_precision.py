@@ -8,9 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tomacs import embed
 from tomacs.config import ConfigError, compose
-from tomacs.embed import MiniLMEmbedder, configure, cpu_bf16_flags, get_embedder, resolve_precision
+from tomacs.embedding import embedders as embed
+from tomacs.embedding.embedders import (
+    MiniLMEmbedder,
+    configure,
+    cpu_bf16_flags,
+    get_embedder,
+    resolve_precision,
+)
 
 _X86 = (
     "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_bf16 amx_tile\n\nprocessor\t: 1\nflags\t\t: fpu\n"

@@ -9,8 +9,8 @@ import pytest
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.backbones.base import GenerationReply, GenerationRequest
-from tomacs.decision import weighted_vote
-from tomacs.executor import Executor, ExecutorConfig
+from tomacs.execution.decision import weighted_vote
+from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.types import DecisionGraph, Question, RoundGraph
 
@@ -87,11 +87,11 @@ def make(
 
 
 def test_the_executor_has_what_the_decision_rules_call_back() -> None:
-    """tomacs.decision types the executor as DecisionHost (its settings as RunView), never importing
+    """tomacs.execution.decision types the executor as DecisionHost (its settings as RunView), never importing
     it: the executor must keep every member they name, a method with the same parameters."""
     import inspect
 
-    from tomacs.decision import DecisionHost, RunView
+    from tomacs.execution.decision import DecisionHost, RunView
 
     ex, bb, _ = make()
     for proto, obj in ((DecisionHost, ex), (RunView, ex.cfg)):
@@ -218,8 +218,8 @@ def test_eval_seed_draws_only_the_evaluations_episodes() -> None:
 def test_adversary_plans_reach_only_a_method_that_declares_it_needs_them() -> None:
     """The answer key (who is adversarial) is oracle information: a method sees it only when it
     declares `needs_oracle` (TodyComm's no_credits ablation), and the run records that it did."""
-    from tomacs.build import build
     from tomacs.config import compose
+    from tomacs.job.components import build
 
     for ablation, oracle in (("none", False), ("no_credits", True)):
         over = [
@@ -237,7 +237,7 @@ def test_adversary_plans_reach_only_a_method_that_declares_it_needs_them() -> No
 
 def test_results_record_an_oracle_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     over = ["method=todycomm", "attack=gt50", "embedder=hashing", "eval.size=2", "checkpoint=untrained"]
     plain = run_job(compose(over), "evaluate", tmp_path / "plain")
@@ -248,8 +248,8 @@ def test_results_record_an_oracle_run(tmp_path) -> None:  # type: ignore[no-unty
 def test_sample_index_is_an_argument_not_read_from_the_phase() -> None:
     """Each training epoch draws fresh replies because the trainer passes its epoch as the sample
     index; a phase that happens to contain digits does not change the draws."""
-    from tomacs.build import build
     from tomacs.config import compose
+    from tomacs.job.components import build
 
     comps = build(compose(["method=complete", "attack=gt50", "eval.size=4"]), need_train=False)
     qs = comps.test_qs[:4]

@@ -14,16 +14,16 @@ import pytest
 import torch
 from test_todycomm import _one_thread  # noqa: F401 (autouse fixture: one torch thread)
 
-from tomacs.build import build
-from tomacs.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.config import ConfigError, compose, to_container
-from tomacs.detector_data import DataSpec, draws, ensure, random_digraph, read
-from tomacs.embed import HashingEmbedder
+from tomacs.embedding.embedders import HashingEmbedder
 from tomacs.graphs import complete_dag
+from tomacs.job.checkpoint import load_checkpoint, save_checkpoint
+from tomacs.job.components import build
 from tomacs.methods.base import MethodContext
 from tomacs.methods.gsafeguard import GSafeguard, collate, cut_flagged, detector_pairs, graph_sample
 from tomacs.methods.nets import EdgeGATLayer
-from tomacs.supervised import featurize, split, train
+from tomacs.training.detector_data import DataSpec, draws, ensure, random_digraph, read
+from tomacs.training.supervised import featurize, split, train
 from tomacs.types import AgentOutput, Question
 
 # tiny conversations: 2 densities x 2 counts x 2 samples = 8, of 4 agents x 3 turns
@@ -119,7 +119,7 @@ def test_featurize_puts_agent_i_text_and_label_at_node_i() -> None:
     texts = [[f"round {t} agent {i} says {'B' if i == 2 else 'A'}" for i in range(3)] for t in range(2)]
     rec = {"texts": texts, "pairs": [[0, 1], [2, 0]], "labels": [0, 0, 1]}
     m = _method(n=3, rounds=2, dim=64)  # the hashing embedder's size
-    from tomacs.progress import Progress
+    from tomacs.job.progress import Progress
 
     (s,) = featurize(m.embedder, m.emb_dim, [rec], Progress(enabled=False))
     emb = HashingEmbedder(dim=64)

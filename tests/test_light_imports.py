@@ -17,7 +17,7 @@ def test_static_sim_run_imports_no_heavy_library(tmp_path: Path) -> None:
         f"""
         import sys
         from tomacs.config import compose
-        from tomacs.run import run_job
+        from tomacs.launch.run import run_job
         res = run_job(compose(["method=complete", "attack=gt50", "eval.size=3", "embedder=hashing"]),
                       "train", __import__("pathlib").Path({str(tmp_path / "run")!r}))
         assert res["metrics"]["n_queries"] == 3

@@ -28,18 +28,18 @@ from test_graphs import replay_log_lik
 from test_todycomm import _one_thread  # noqa: F401 (autouse fixture: one torch thread)
 
 from tomacs.config import compose, to_container
-from tomacs.embed import HashingEmbedder
+from tomacs.embedding.embedders import HashingEmbedder
 from tomacs.graphs import find_cycle
+from tomacs.launch.run import run_job
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.gsafeguard import detector_pairs, graph_sample
 from tomacs.methods.registry import METHODS, build_method, is_trainable, method_names
-from tomacs.run import run_job
 from tomacs.types import AgentOutput, Question
 
 N, T = 5, 3
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian"]
 LEARNED = [m for m in method_names() if is_trainable(m)]
-# how a method learns is its class's `trainer`, the attribute tomacs.run reads to pick the trainer
+# how a method learns is its class's `trainer`, the attribute tomacs.launch.run reads to pick the trainer
 REINFORCE = [m for m in LEARNED if METHODS.get(m).trainer == "reinforce"]
 SUPERVISED = [m for m in LEARNED if METHODS.get(m).trainer == "supervised"]
 # The Tables 7-8 protocol: its receiver reads all N-1 senders by definition, so no budget applies.

@@ -341,7 +341,7 @@ def _stub(d: Path, log: str = "") -> Path:
 
 
 def test_holds_only_stubs(tmp_path: Path) -> None:
-    from tomacs.rundir import holds_only_stubs, remove_stub
+    from tomacs.job.rundir import holds_only_stubs, remove_stub
 
     stub = _stub(tmp_path / "stub")
     assert holds_only_stubs(stub)

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tomacs.config import compose
-from tomacs.run import run_job
+from tomacs.launch.run import run_job
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "outputs" / "README.md"
@@ -85,7 +85,7 @@ def test_outputs_readme_is_tracked_and_the_rest_ignored() -> None:
 
 def test_tables_lists_without_composing_configs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Listing reads conf/table/*.yaml; composing every table took 33-41 s."""
-    import tomacs.paper_tables as pt
+    import tomacs.launch.table_sweeps as pt
     from tomacs.cli import app
 
     def no_compose(*a: object, **k: object) -> None:

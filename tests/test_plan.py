@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tomacs.config import compose
-from tomacs.plan import Count, PlanBackbone, fit_length, plan_job, sweep_jobs
+from tomacs.launch.plan import Count, PlanBackbone, fit_length, plan_job, sweep_jobs
 from tomacs.testing.fake_openai_server import FakeOpenAIServer
 from tomacs.tokens import count_tokens
 
@@ -138,8 +138,8 @@ def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(tmp_
 def test_one_epoch_dry_run_times_epochs_equals_the_dry_run_of_every_epoch() -> None:
     """Scaling one epoch is what the plan does: a static method's epochs repeat the same calls,
     whatever order and sample index the epoch draws (checked on the credibility warm-up's walk)."""
-    from tomacs.batches import walk
-    from tomacs.build import build
+    from tomacs.execution.batches import walk
+    from tomacs.job.components import build
     from tomacs.sim.backbone import SimBackbone
 
     cfg = compose(
@@ -227,7 +227,7 @@ def test_sweep_expansion_is_hydras_and_tables_are_the_tables_jobs() -> None:
 
 def test_plan_of_a_sim_job_costs_nothing_and_both_budgets_are_shown() -> None:
     cfg = compose(["method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4"])
-    from tomacs.plan import other_budgets
+    from tomacs.launch.plan import other_budgets
 
     p = plan_job(cfg, "train", sample=4)
     other_budgets(p, cfg, 1.0)

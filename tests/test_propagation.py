@@ -24,7 +24,7 @@ from tomacs.analysis.propagation import (
 )
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.executor import Executor, ExecutorConfig
+from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.types import DecisionGraph, Question, RoundGraph
 

@@ -16,7 +16,7 @@ SCRIPT = textwrap.dedent(
     """
     import logging
     logging.basicConfig(level=logging.INFO)  # as Hydra configures a job's logging
-    from tomacs.embed import MiniLMEmbedder
+    from tomacs.embedding.embedders import MiniLMEmbedder
     vec = MiniLMEmbedder(cache=None, precision="fp32").embed(["a first text", "a second one"])
     print("shape", vec.shape)
     logging.getLogger("sentence_transformers").warning("a warning still shows")

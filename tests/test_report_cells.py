@@ -15,9 +15,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from tomacs.launch.sweep import print_summary, summary
 from tomacs.report.build import build_report
 from tomacs.report.collect import CellKey, cells, find_jobs, setting_keys
-from tomacs.sweep import print_summary, summary
 
 CONFIG = {
     "benchmark": {"name": "mmlu", "path": "/data/a"},

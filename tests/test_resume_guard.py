@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tomacs.config import ConfigError, compose
-from tomacs.run import run_job
+from tomacs.launch.run import run_job
 
 
 def job(out: Path, *extra: str) -> dict:

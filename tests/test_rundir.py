@@ -14,15 +14,15 @@ import pytest
 from rich.console import Console
 
 from tomacs.config import ConfigError, compose
-from tomacs.progress import Progress
+from tomacs.job.progress import Progress
+from tomacs.job.rundir import LOCK_NAME, RunDirBusy, acquire, hold, hydra_value, resume_command
+from tomacs.launch.run import run_job
 from tomacs.report.collect import method_label
-from tomacs.run import run_job
-from tomacs.rundir import LOCK_NAME, RunDirBusy, acquire, hold, hydra_value, resume_command
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from tomacs.rundir import acquire
+from tomacs.job.rundir import acquire
 acquire(Path(sys.argv[1]))
 print("held", flush=True)
 time.sleep(120)
@@ -119,7 +119,7 @@ def test_progress_lines_and_a_bar_whose_total_is_reached(tmp_path: Path) -> None
 
 
 def test_git_rev_says_when_tracked_files_differ_from_the_commit(tmp_path: Path) -> None:
-    from tomacs.jobfiles import git_rev
+    from tomacs.job.files import git_rev
 
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

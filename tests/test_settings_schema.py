@@ -88,7 +88,7 @@ def test_non_default_values_round_trip_through_compose_and_the_method() -> None:
 def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
     """Keys and values exactly as conf/method/todycomm.yaml shipped them before issue 29 (run dirs
     and results.json of older runs hold them). Its method.embedder settles to the run's one key first
-    (resolve_embedder, as tomacs.build does); the schema itself has no embedder."""
+    (resolve_embedder, as tomacs.job.components does); the schema itself has no embedder."""
     old = {
         "method": {
             "name": "todycomm", "hidden_size": 64, "mlp_hidden": 32, "epsilon": 0.1, "gamma": 0.9,
@@ -108,7 +108,7 @@ def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
 def test_an_old_run_directory_config_builds() -> None:
     """`tomacs diagnose` builds a job from a run directory's config.yaml as saved: one written before the
     embedder became one key holds method.embedder, which build settles before the schema checks it."""
-    from tomacs.build import build
+    from tomacs.job.components import build
 
     old = OmegaConf.create(to_container(compose(["method=todycomm", "eval.size=3", "agents=3", "rounds=2"])))
     old.embedder = None

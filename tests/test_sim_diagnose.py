@@ -262,7 +262,7 @@ def _cfg(*extra: str) -> object:
 
 def test_recorder_changes_nothing_and_decomposes_every_honest_update() -> None:
     from tomacs.analysis.propagation import run_episodes
-    from tomacs.build import build
+    from tomacs.job.components import build
 
     cfg = _cfg()
     comps = build(cfg, need_train=False)

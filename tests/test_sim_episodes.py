@@ -67,8 +67,8 @@ def test_decision_modes_and_graphs_differ_where_they_should() -> None:
 
 def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict:
     from tomacs.analysis.propagation import run_episodes
-    from tomacs.build import build
     from tomacs.config import compose
+    from tomacs.job.components import build
     from tomacs.sim.backbone import SimBackbone
     from tomacs.sim.diagnose import round_stats
 

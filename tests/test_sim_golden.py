@@ -48,7 +48,7 @@ _WALL_KEYS = ("eval_wall_s",)
 def run_digest(overrides: list[str], out_dir: Path) -> dict[str, Any]:
     """SHA-256 of the run's episodes.jsonl and its metrics without wall-clock entries."""
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     res = run_job(compose([*overrides, "seed=3"]), "evaluate", out_dir)
     data = (out_dir / "episodes.jsonl").read_bytes()

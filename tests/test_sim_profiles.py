@@ -194,7 +194,7 @@ def _train(cwd: Path, run: str, *overrides: str) -> dict:
 
 @pytest.mark.slow
 def test_cli_runs_on_a_stored_profile_and_results_wandb_and_report_name_it(tmp_path: Path) -> None:
-    from tomacs.tracking import read_offline_run
+    from tomacs.launch.tracking import read_offline_run
 
     # a profile that is sure of every answer and one that never knows it: the run follows the profile
     sure = replace(_mine("sure"), accuracy=0.999, concentration=500.0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tomacs.paper_tables import jobs, table_names, validate_table
+from tomacs.launch.table_sweeps import jobs, table_names, validate_table
 from tomacs.report.paper import lookup
 
 REPO = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_smoke_sweep_report_equals_job_results_and_rerun_skips(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_wandb_offline_writes_one_run_per_job(tmp_path: Path) -> None:
-    from tomacs.tracking import read_offline_run
+    from tomacs.launch.tracking import read_offline_run
 
     sweep = tmp_path / "sweep"
     p = tomacs(
@@ -205,7 +205,7 @@ KEY_AXES = {
 @pytest.mark.parametrize("name", sorted(KEY_AXES))
 def test_smoke_every_table_runs_end_to_end(name: str, tmp_path: Path) -> None:
     """What `make smoke-tables` does, cut to the table's defining axis: every job of it runs."""
-    from tomacs.paper_tables import sweep_params
+    from tomacs.launch.table_sweeps import sweep_params
 
     keep = [*KEY_AXES[name], "benchmark"]  # the synthetic benchmark below replaces the real ones
     cut = [f"{k}={v.split(',')[0]}" for k, v in sweep_params(name).items() if k not in keep]

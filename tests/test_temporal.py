@@ -16,13 +16,13 @@ from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.prompts import agent_messages, format_message
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.config import compose
-from tomacs.executor import Executor, ExecutorConfig
+from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.graphs import all_pairs, complete_dag, constrain, constrain_round, random_pairs, reachable_filter
+from tomacs.launch.run import run_job
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.registry import build_method
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.metrics import summarize
-from tomacs.run import run_job
 from tomacs.serialize import episode_from_dict
 from tomacs.sim.backbone import SimBackbone
 from tomacs.types import DecisionGraph, Message, Question, RoundGraph

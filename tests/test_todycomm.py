@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from tomacs.embed import HashingEmbedder
+from tomacs.embedding.embedders import HashingEmbedder
 from tomacs.graphs import credit_ranked_dag, find_cycle
 from tomacs.methods.base import MethodContext
 from tomacs.methods.todycomm import (

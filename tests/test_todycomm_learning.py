@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from tomacs.config import compose
-from tomacs.run import run_job
+from tomacs.launch.run import run_job
 
 COMMON = ["attack=gt50", "eval.size=120", "seed=0"]
 

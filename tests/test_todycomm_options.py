@@ -120,7 +120,7 @@ def test_isolated_answer_through_the_executor(tmp_path) -> None:
     """With isolated=answer every agent makes a call in every round; with silent, non-participants
     carry their output forward (participated=False) and make no call."""
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     common = ["method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=6", "train.size=0", "seed=0"]
     common.append("checkpoint=untrained")  # the policy's structure is under test, not its training
@@ -161,7 +161,7 @@ TINY = [
 @pytest.mark.slow
 def test_resume_with_the_normaliser_is_identical_to_an_uninterrupted_run(tmp_path) -> None:
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     cfg = [*TINY, "method.normalize=running"]
     run_job(compose([*cfg, "train.epochs=1"]), "train", tmp_path / "resumed")
@@ -182,7 +182,7 @@ def test_early_stopping_on_validation(tmp_path) -> None:
     """lr = 0 and no normaliser: the policy never changes, so validation never improves after the
     first epoch and patience 1 stops training after the second of five epochs."""
     from tomacs.config import compose
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     cfg = [*TINY, "method.normalize=none", "train.lr=0", "train.epochs=5", "train.patience=1"]
     res = run_job(compose(cfg), "train", tmp_path / "run")

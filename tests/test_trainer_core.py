@@ -1,4 +1,4 @@
-"""The bookkeeping both trainers share (tomacs.trainer_core): keep-best, patience, checkpoints, the
+"""The bookkeeping both trainers share (tomacs.training.core): keep-best, patience, checkpoints, the
 log and resume, on hand-computed cases with a toy model whose weight is the epoch that wrote it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tomacs.trainer_core import EpochLoop, Standing, trim_log
-from tomacs.training import selection_score
+from tomacs.training.core import EpochLoop, Standing, trim_log
+from tomacs.training.reinforce import selection_score
 
 torch = pytest.importorskip("torch")
 

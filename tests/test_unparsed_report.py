@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tomacs.hydra_app import print_unparsed_warning, summary_table
+from tomacs.launch.hydra_app import print_unparsed_warning, summary_table
 from tomacs.testing.fake_openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow

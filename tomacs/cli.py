@@ -60,7 +60,7 @@ def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
         # a paper table is a sweep (its config sets hydra.mode=MULTIRUN); `table=` is accepted too
         overrides = [f"+{o}" if o.startswith("table=") else o for o in overrides]
         multirun = True
-        from tomacs.paper_tables import validate_table
+        from tomacs.launch.table_sweeps import validate_table
 
         name = next(o.split("=", 1)[1] for o in overrides if o.startswith("+table="))
         try:
@@ -76,7 +76,7 @@ def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
         _fail(str(exc))
     _check_output_dir(overrides, multirun)
     _hold_run_dir(overrides, multirun)
-    from tomacs.hydra_app import hydra_entry
+    from tomacs.launch.hydra_app import hydra_entry
 
     sys.argv = ["tomacs", *(["--multirun"] if multirun else []), *overrides, f"mode={mode}"]
     hydra_entry()
@@ -89,7 +89,7 @@ def _hold_run_dir(overrides: list[str], multirun: bool) -> None:
     import json
     from pathlib import Path
 
-    from tomacs.rundir import ARGV_ENV, RunDirBusy, acquire
+    from tomacs.job.rundir import ARGV_ENV, RunDirBusy, acquire
 
     os.environ[ARGV_ENV] = json.dumps(sys.argv)
     run_dir = next((o.split("=", 1)[1] for o in overrides if o.startswith("hydra.run.dir=")), None)
@@ -152,7 +152,7 @@ def _usd(x: float | None) -> str:
 
 
 def _dur(s: float | None) -> str:
-    from tomacs.progress import _hms
+    from tomacs.job.progress import _hms
 
     return "?" if s is None else _hms(s)
 
@@ -160,11 +160,11 @@ def _dur(s: float | None) -> str:
 def _plan_jobs(
     overrides: list[str], multirun: bool, mode: str, sample: int | None, lat: float, as_json: bool
 ) -> list:
-    """Dry-run every job of the command line (tomacs.plan)."""
+    """Dry-run every job of the command line (tomacs.launch.plan)."""
     import dataclasses
     from typing import Any
 
-    from tomacs.plan import cached_rows, other_budgets, plan_job, sweep_jobs
+    from tomacs.launch.plan import cached_rows, other_budgets, plan_job, sweep_jobs
 
     reject_flags(overrides)
     jobs = sweep_jobs(overrides, multirun)
@@ -218,12 +218,12 @@ def plan(
 ) -> None:
     """What `tomacs train` (or evaluate) with these OVERRIDES will cost, before any paid call: LLM calls
     by phase, tokens, dollars, cached replies, texts to embed and wall time, per job and summed. A dry
-    run of the real executor on a stand-in backbone (tomacs/plan.py); makes no LLM call."""
+    run of the real executor on a stand-in backbone (tomacs/launch/plan.py); makes no LLM call."""
     import json
 
     from rich.markup import escape
 
-    from tomacs.plan import DEFAULT_LATENCY_S, budget_totals
+    from tomacs.launch.plan import DEFAULT_LATENCY_S, budget_totals
 
     overrides = list(ctx.args or [])
     mode = "evaluate" if evaluate_only else "train"
@@ -345,7 +345,7 @@ def list_options() -> None:
     table.add_column("group", style="bold")
     table.add_column("options")
     from tomacs.config import DecisionMode, group_defaults, shipped_config
-    from tomacs.paper_tables import table_names
+    from tomacs.launch.table_sweeps import table_names
 
     defaults = group_defaults()
     rows = dict(group_options())
@@ -596,9 +596,9 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     import time
     from pathlib import Path
 
-    from tomacs.build import backbone_label, build
-    from tomacs.detector_data import DataSpec, default_path, ensure
-    from tomacs.progress import Progress
+    from tomacs.job.components import backbone_label, build
+    from tomacs.job.progress import Progress
+    from tomacs.training.detector_data import DataSpec, default_path, ensure
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
@@ -666,8 +666,8 @@ def analyze_propagation(
     from pathlib import Path
 
     from tomacs.analysis.propagation import DEGREES, MODES, propagation_table, run_propagation
-    from tomacs.jobfiles import write_json
-    from tomacs.progress import Progress
+    from tomacs.job.files import write_json
+    from tomacs.job.progress import Progress
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
@@ -860,9 +860,9 @@ def diagnose(
     supervised probe on the policy's own features, and how far the weights moved from their init."""
     from pathlib import Path
 
-    from tomacs.diagnose import diagnose as run_diagnosis
-    from tomacs.diagnose import format_report
-    from tomacs.jobfiles import write_json
+    from tomacs.analysis.credit import diagnose as run_diagnosis
+    from tomacs.analysis.credit import format_report
+    from tomacs.job.files import write_json
 
     if size is not None and size < 1:
         _fail("--size must be >= 1")
@@ -886,7 +886,7 @@ def tables(
 ) -> None:
     """The paper tables that `tomacs train table=<name>` runs, with their job counts. OVERRIDES
     (e.g. seed=0 benchmark=mmlu) replace an axis; given any, they are checked like a launch would."""
-    from tomacs.paper_tables import jobs, sweep_params, table_names, validate_table
+    from tomacs.launch.table_sweeps import jobs, sweep_params, table_names, validate_table
 
     overrides = list(ctx.args or [])
     try:

@@ -633,11 +633,11 @@ def resolve_embedder(
 
     A checkpoint that records its embedder (``from_checkpoint``) decides when the user chose none, and
     must match when they did. A run that embeds text (a learned method, or crs centroids) records
-    the default (``tomacs.embed.DEFAULT_EMBEDDER``), applied here and nowhere else; a run that embeds
-    nothing keeps null. A config saved before the embedder was one key also holds ``method.embedder``
-    and ``crs.embedder``: they are read as the choice when ``embedder`` is null and dropped, so such a
-    run directory resumes and such a config builds."""
-    from tomacs.embed import DEFAULT_EMBEDDER
+    the default (``tomacs.embedding.embedders.DEFAULT_EMBEDDER``), applied here and nowhere else; a run
+    that embeds nothing keeps null. A config saved before the embedder was one key also holds
+    ``method.embedder`` and ``crs.embedder``: they are read as the choice when ``embedder`` is null
+    and dropped, so such a run directory resumes and such a config builds."""
+    from tomacs.embedding.embedders import DEFAULT_EMBEDDER
     from tomacs.methods.registry import is_trainable
 
     chosen = cfg.get("embedder") or None

@@ -129,7 +129,7 @@ class AdversarySchedule:
     def from_config(cls, cfg: Mapping[str, Any], n_agents: int, rounds: int) -> AdversarySchedule:
         """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`,
         `suffix`, `protect_last`: the last agent is never an adversary); a key left out takes the
-        field's default. `persistent` needs the run's seed: `tomacs.build.adversary_schedule`."""
+        field's default. `persistent` needs the run's seed: `tomacs.job.components.adversary_schedule`."""
         given = {k: cfg[k] for k in ("count", "rate", "suffix") if cfg.get(k) is not None}
         onsets = cfg.get("onset_rounds")
         if onsets is not None:

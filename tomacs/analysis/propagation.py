@@ -50,12 +50,12 @@ import numpy as np
 from omegaconf import DictConfig
 from rich.table import Table
 
-from tomacs.batches import walk
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.executor import Executor, ForceFn
+from tomacs.execution.batches import walk
+from tomacs.execution.executor import Executor, ForceFn
+from tomacs.job.progress import Progress
 from tomacs.methods.base import Method
-from tomacs.progress import Progress
 from tomacs.seeding import stable_seed
 from tomacs.sim.text import honest_analysis
 from tomacs.types import AdversaryPlan, Episode, Question, RoundGraph
@@ -312,10 +312,10 @@ def run_propagation(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does) and measure them."""
-    from tomacs.build import backbone_label, build
-    from tomacs.checkpoint import load_checkpoint
     from tomacs.config import to_container
-    from tomacs.jobfiles import git_rev
+    from tomacs.job.checkpoint import load_checkpoint
+    from tomacs.job.components import backbone_label, build
+    from tomacs.job.files import git_rev
 
     t0 = time.perf_counter()
     if checkpoint is not None:

@@ -32,9 +32,9 @@ def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: 
 def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
-    from tomacs.build import build
     from tomacs.config import ConfigError
-    from tomacs.jobfiles import git_rev
+    from tomacs.job.components import build
+    from tomacs.job.files import git_rev
     from tomacs.report.paper import lookup
     from tomacs.sim.backbone import SimBackbone
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.centroid import centroid_choice
 from tomacs.config import CrsSchema
 from tomacs.credibility.judge import (
     fallback_contributions,
@@ -33,7 +32,8 @@ from tomacs.credibility.judge import (
 )
 from tomacs.credibility.scores import CredibilityState
 from tomacs.credibility.shapley import shapley
-from tomacs.decision import DecisionHost, Pending
+from tomacs.execution.centroid import centroid_choice
+from tomacs.execution.decision import DecisionHost, Pending
 from tomacs.seeding import stable_seed
 from tomacs.types import AgentOutput, DecisionGraph, Episode
 
@@ -125,7 +125,7 @@ class CrsDecider:
     ) -> list[Episode]:
         """Credibility is learned across the stream: decide and update one question at a time, in
         order, so each decision uses the scores the previous question left (the executor's
-        `decisions` object under decision=crs; `tomacs.decision.Concurrent` otherwise)."""
+        `decisions` object under decision=crs; `tomacs.execution.decision.Concurrent` otherwise)."""
         if self.cfg.aggregation == "centroid":
             todo = [o for p in pending for o in p.history[-1] if o.embedding is None]
             if todo:

@@ -1,5 +1,5 @@
 """Credibility over the query stream of a run: what the stream shows (the warm-up pass that
-learns it before the test stream is `tomacs.training.warm_up`)."""
+learns it before the test stream is `tomacs.training.reinforce.warm_up`)."""
 
 from __future__ import annotations
 

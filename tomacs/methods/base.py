@@ -41,7 +41,7 @@ def resolve_decision(requested: str, method: str, n_agents: int, n_adversaries: 
 
 @dataclass
 class MethodContext:
-    """Everything about the run that a method may read; built once per run by `tomacs.build`."""
+    """Everything about the run that a method may read; built once per run by `tomacs.job.components`."""
 
     n_agents: int
     rounds: int

@@ -77,7 +77,7 @@ _torch = torch_module
 
 
 def normalise_conditions(conditions: list[dict[str, Any]] | None, n: int) -> list[dict[str, Any]]:
-    """Fill missing keys with the defaults of `tomacs.build.agent_conditions` and check values, so a
+    """Fill missing keys with the defaults of `tomacs.job.components.agent_conditions` and check values, so a
     condition set by hand at runtime is read exactly like one from a config."""
     if conditions is None:
         conditions = [{} for _ in range(n)]

@@ -14,8 +14,8 @@ every departure is in docs/deviations.md ("G-Safeguard").
   mean would be a zero vector there).
 * Model (`tomacs.methods.nets.GSafeguardNet`): turns mean-pooled, 2 GAT layers that also update the
   edge features, a linear head -> one logit per agent; trained with BCE-with-logits on the labels
-  of generated conversations (`tomacs.detector_data`, `tomacs.supervised`). The labels are the
-  adversary plans of those conversations: the one thing TodyComm never gets.
+  of generated conversations (`tomacs.training.detector_data`, `tomacs.training.supervised`). The labels
+  are the adversary plans of those conversations: the one thing TodyComm never gets.
 * Defence at run time (`act`, `decide`): after every round the detector re-reads all utterances so
   far; an agent scoring >= `threshold` is flagged for the rest of the episode and its outgoing
   messages (spatial and temporal) are cut from the next round on. The communication graph is a
@@ -77,7 +77,7 @@ class GSafeguardSettings(LearnedSettings):
     base: str = choice("complete", BASES)  # communication topology the defence prunes
     # detector graph: mask (every allowed ordered pair) | comm (the base topology's pairs, public code)
     detect_graph: str = choice("mask", DETECT_GRAPHS)
-    # training (tomacs.supervised; the public train.py / README); train.epochs, batch_size, lr,
+    # training (tomacs.training.supervised; the public train.py / README); train.epochs, batch_size, lr,
     # patience do not apply
     epochs: int = bounded(50, 1.0)  # README: python train.py --epochs 50
     batch_size: int = bounded(32, 1.0)  # conversations per step (public code: 32)
@@ -88,7 +88,7 @@ class GSafeguardSettings(LearnedSettings):
     eta_min: float = bounded(1e-5, 0.0)
     # held-out conversations that pick the best epoch (public code: the last 20 %)
     val_fraction: float = bounded(0.2, 0.0, 1.0)
-    # the labelled conversations (tomacs.detector_data; the public gen_graph.py scripts), made on the
+    # the labelled conversations (tomacs.training.detector_data; the public gen_graph.py scripts), made on the
     # run's backbone. data: a conversation file to read or (re)generate; null = gsafeguard_data.jsonl
     # in the run dir
     data: str | None = None
@@ -175,7 +175,7 @@ class GSafeguard(LearnedMethod):
 
     name = "gsafeguard"
     needs_embeddings = True  # the detector reads every utterance's embedding
-    trainer = "supervised"  # tomacs.supervised, on labelled conversations (not REINFORCE)
+    trainer = "supervised"  # tomacs.training.supervised, on labelled conversations (not REINFORCE)
     Settings = GSafeguardSettings
     settings: GSafeguardSettings
 
@@ -289,6 +289,7 @@ class GSafeguard(LearnedMethod):
 
     def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> Any:
         raise RuntimeError(
-            "gsafeguard learns from labelled conversations (tomacs.supervised), not from task rewards; "
+            "gsafeguard learns from labelled conversations (tomacs.training.supervised), "
+            "not from task rewards; "
             "train it with `tomacs train method=gsafeguard`"
         )

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.embed import DEFAULT_EMBEDDER, Embedder, embedder_dim, get_embedder
+from tomacs.embedding.embedders import DEFAULT_EMBEDDER, Embedder, embedder_dim, get_embedder
 from tomacs.methods.base import History, Method, MethodContext
 from tomacs.methods.settings import LearnedSettings
 from tomacs.seeding import stable_seed
@@ -118,7 +118,8 @@ class LearnedMethod(Method):
     (architecture facts a checkpoint must match)."""
 
     trainable = True
-    trainer = "reinforce"  # tomacs.training; "supervised": tomacs.supervised (labelled conversations)
+    # tomacs.training.reinforce; "supervised": tomacs.training.supervised (labelled conversations)
+    trainer = "reinforce"
     needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
     Settings: type[LearnedSettings] = LearnedSettings
 

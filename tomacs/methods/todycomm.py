@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.embed import embedder_dim
+from tomacs.embedding.embedders import embedder_dim
 from tomacs.graphs import credit_ranked_dag
 from tomacs.methods.base import History, MethodContext
 from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, feature_names
@@ -276,7 +276,7 @@ class TodyComm(LearnedMethod):
             emb_dim=self.emb_dim,
             features=self.features,
         )
-        if self.trace is not None:  # tomacs.diagnose reads the exact inputs of the policy
+        if self.trace is not None:  # tomacs.analysis.credit reads the exact inputs of the policy
             self.trace.append((t, feats))
         f = torch.as_tensor(feats.reshape(qn * n, -1), device=self.device)
         with torch.set_grad_enabled(bool(state["train"])):

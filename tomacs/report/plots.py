@@ -23,7 +23,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from tomacs.jobfiles import read_log  # noqa: E402
+from tomacs.job.files import read_log  # noqa: E402
 from tomacs.report.collect import Cell, CellKey, Job, setting_keys  # noqa: E402
 from tomacs.report.tables import ATTACK_ORDER, ATTACK_TITLE, BENCH_ORDER, BENCH_TITLE, _order, natural_key  # noqa: E402
 

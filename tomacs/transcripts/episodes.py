@@ -1,6 +1,6 @@
 """tomacs' own episodes.jsonl (any backbone, the sim's too) read as debates.
 
-What an agent read is rebuilt from the executor's rules (tomacs/executor.py), not from prompts:
+What an agent read is rebuilt from the executor's rules (tomacs/execution/executor.py), not from prompts:
 
 - round 1: nothing (every agent answers alone);
 - from round 2, an honest agent that makes a call reads its own previous output, the round-t

@@ -1,9 +1,10 @@
 """The trainer of a supervised detector (G-Safeguard): labelled conversations in, one logit per agent
-out, BCE-with-logits; the learned methods' REINFORCE trainer (`tomacs.training`) is for task rewards.
-Both keep epochs, best.pt, checkpoint.pt, resume and train_log.jsonl through `tomacs.trainer_core`.
+out, BCE-with-logits; the learned methods' REINFORCE trainer (`tomacs.training.reinforce`) is for task
+rewards.
+Both keep epochs, best.pt, checkpoint.pt, resume and train_log.jsonl through `tomacs.training.core`.
 
 Order of a job (the public train.py's recipe, on tomacs' files): the conversations
-(`tomacs.detector_data`, generated through the executor or read from `method.data`) are embedded
+(`tomacs.training.detector_data`, generated through the executor or read from `method.data`) are embedded
 with the run's embedder and split (seeded) into training and held-out conversations; each epoch
 takes Adam (weight decay) steps over shuffled batches, steps a cosine learning-rate schedule, and
 scores the detector on the training conversations and the held-out ones (node accuracy = ADAcc of
@@ -24,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.build import Components
-from tomacs.detector_data import DataSpec, ensure
+from tomacs.job.components import Components
+from tomacs.job.progress import Progress, pct
 from tomacs.methods.gsafeguard import GraphSample, graph_sample
 from tomacs.methods.registry import method_settings
 from tomacs.metrics import summarize
-from tomacs.progress import Progress, pct
 from tomacs.seeding import stable_seed
-from tomacs.trainer_core import EpochLoop, greedy_val_episodes
+from tomacs.training.core import EpochLoop, greedy_val_episodes
+from tomacs.training.detector_data import DataSpec, ensure
 
 DATA_FILE = "gsafeguard_data.jsonl"
 _CHUNK = 256
@@ -114,7 +115,7 @@ class Prepared:
     path: Path
     spec: DataSpec
     records: list[dict[str, Any]]
-    stats: dict[str, Any]  # generated, calls, wall_s (tomacs.detector_data.ensure)
+    stats: dict[str, Any]  # generated, calls, wall_s (tomacs.training.detector_data.ensure)
     samples: list[GraphSample]
     train_idx: list[int]
     val_idx: list[int]
@@ -156,7 +157,7 @@ def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
     return Prepared(path, spec, records, stats, samples, train_idx, val_idx, time.perf_counter() - t0)
 
 
-# the Standing fields the detector's checkpoints carry, in their order (tomacs.trainer_core.EpochLoop)
+# the Standing fields the detector's checkpoints carry, in their order (tomacs.training.core.EpochLoop)
 CHECKPOINT_KEYS = ("epoch", "iteration", "best_val", "best_epoch", "best_val_acc")
 
 

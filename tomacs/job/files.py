@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from tomacs.checkpoint import UNTRAINED
 from tomacs.config import ConfigError, flat
+from tomacs.job.checkpoint import UNTRAINED
 from tomacs.types import Episode
 
 EPISODES, CONFIG, RESULTS = "episodes.jsonl", "config.yaml", "results.json"

@@ -15,7 +15,7 @@ Design (the response cache, tomacs/backbones/cache.py, is the model):
   stored for a key wins): parallel jobs of a sweep (joblib, submitit) can share the file.
 * Each batch of new vectors is one transaction, committed at once, so a killed job keeps what it paid for.
 
-Clear it with `python -m tomacs.embed_cache clear` (or delete the file); `stats` counts its rows.
+Clear it with `python -m tomacs.embedding.cache clear` (or delete the file); `stats` counts its rows.
 """
 
 from __future__ import annotations
@@ -156,7 +156,8 @@ class EmbeddingCache(SqliteStore):
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
-        prog="python -m tomacs.embed_cache", description="Inspect or clear the persistent embedding cache."
+        prog="python -m tomacs.embedding.cache",
+        description="Inspect or clear the persistent embedding cache.",
     )
     ap.add_argument("action", choices=("stats", "clear"))
     ap.add_argument("--path", default=DEFAULT_PATH, help=f"cache file (default: {DEFAULT_PATH})")

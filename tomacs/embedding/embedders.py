@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
-    from tomacs.embed_cache import EmbeddingCache
+    from tomacs.embedding.cache import EmbeddingCache
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -218,7 +218,7 @@ class MiniLMEmbedder:
     does not pay for torch/transformers, and a run served from the persistent cache never loads it.
     Embeddings are cached per exact text in memory (the executor carries a non-participant's output
     forward and the response cache replays identical texts) and, when `cache` is given, on disk
-    (`tomacs.embed_cache`), keyed by model, precision and text, so every job of a sweep embeds a
+    (`tomacs.embedding.cache`), keyed by model, precision and text, so every job of a sweep embeds a
     text once. `precision` (`auto`, `fp32`, `bf16`, `fp16`) is resolved by `resolve_precision`;
     bf16/fp16 run under torch autocast, and the vectors are float32 either way.
     """
@@ -348,7 +348,7 @@ def _store() -> EmbeddingCache | None:
     if not path:
         return None
     if path not in _stores:
-        from tomacs.embed_cache import EmbeddingCache
+        from tomacs.embedding.cache import EmbeddingCache
 
         _stores[path] = EmbeddingCache(path)
     return _stores[path]

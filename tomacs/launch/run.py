@@ -1,8 +1,8 @@
 """Running a job: build it, train it (when asked and it learns), evaluate it, write its results.
 
 Kept apart from the CLI so tests, sweeps and notebooks can run a job from a composed config.
-Building lives in `tomacs.build`, the job's files in `tomacs.jobfiles`, the trainer in
-`tomacs.training`; this module is the order they run in.
+Building lives in `tomacs.job.components`, the job's files in `tomacs.job.files`, the trainer in
+`tomacs.training.reinforce`; this module is the order they run in.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from tomacs.batches import Batch, walk
-from tomacs.build import Components, backbone_label, build
-from tomacs.checkpoint import UNTRAINED, check_checkpoint, load_checkpoint, settle_embedder
 from tomacs.config import to_container
 from tomacs.credibility.stream import stream_metrics
-from tomacs.embed import embedding_summary
-from tomacs.jobfiles import (
+from tomacs.embedding.embedders import embedding_summary
+from tomacs.execution.batches import Batch, walk
+from tomacs.job.checkpoint import UNTRAINED, check_checkpoint, load_checkpoint, settle_embedder
+from tomacs.job.components import Components, backbone_label, build
+from tomacs.job.files import (
     RESULTS,
     EpisodeLog,
     check_distinct,
@@ -34,12 +34,12 @@ from tomacs.jobfiles import (
     write_config,
     write_json,
 )
+from tomacs.job.progress import Progress, Running
+from tomacs.job.rundir import hold
+from tomacs.launch.plan import job_plan_line
+from tomacs.launch.tracking import make_tracker
 from tomacs.metrics import summarize, unparsed_warning
-from tomacs.plan import job_plan_line
-from tomacs.progress import Progress, Running
-from tomacs.rundir import hold
-from tomacs.tracking import make_tracker
-from tomacs.training import train, warm_up
+from tomacs.training.reinforce import train, warm_up
 
 
 def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def trainer_of(method: Any) -> Callable[..., dict[str, Any]]:
     """The learned methods' REINFORCE trainer, or the supervised one for a method that learns from
     labelled conversations (`trainer = "supervised"`: G-Safeguard)."""
     if getattr(method, "trainer", "reinforce") == "supervised":
-        from tomacs.supervised import train as train_supervised
+        from tomacs.training.supervised import train as train_supervised
 
         return train_supervised
     return train
@@ -138,7 +138,7 @@ def run_job(
     `job` (from Hydra): {"group": sweep, "name": overrides, "overrides": ...} for trackers and the
     run id. A job whose results.json already matches its config is not run again (returned with
     "skipped": True), so re-running a sweep in the same directory only does what is missing.
-    The job holds out_dir for its whole life: a second job there fails at once (tomacs.rundir).
+    The job holds out_dir for its whole life: a second job there fails at once (tomacs.job.rundir).
     `on_start` runs once the job is past every check, before it writes anything (the CLI prints
     the run directory there, so a refused job says only why)."""
     with hold(out_dir):
@@ -161,7 +161,7 @@ def _locked_job(
     if done is not None:
         return {**done, "skipped": True}
     check_checkpoint(cfg, mode)
-    # before the job's own build: a dry run builds its own parts (tomacs.plan)
+    # before the job's own build: a dry run builds its own parts (tomacs.launch.plan)
     plan_line = job_plan_line(cfg, mode) if on_start is not None else None
     comps = build(cfg, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)

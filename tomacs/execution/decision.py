@@ -48,7 +48,7 @@ class Ballot:
 
 
 class RunView(Protocol):
-    """The run settings a rule reads (`tomacs.executor.ExecutorConfig` has them)."""
+    """The run settings a rule reads (`tomacs.execution.executor.ExecutorConfig` has them)."""
 
     @property
     def roles(self) -> list[str]: ...
@@ -63,7 +63,7 @@ class RunView(Protocol):
 class DecisionHost(Protocol):
     """What the rules and the decision orders need from the executor that calls them: the run's
     settings, the backbone a decision agent asks, and the one-question decision an order
-    (`Concurrent`, credibility's `CrsDecider`) calls back. `tomacs.executor.Executor` is one; the
+    (`Concurrent`, credibility's `CrsDecider`) calls back. `tomacs.execution.executor.Executor` is one; the
     decision modules name this protocol instead of importing it, so the call back is explicit and
     the import graph stays one-way (the executor imports this module)."""
 
@@ -177,7 +177,7 @@ class Centroid:
     async def answer(
         self, ex: DecisionHost, b: Ballot, episode: Episode, on_call: Callable[[int], None] | None
     ) -> str | None:
-        from tomacs.centroid import centroid_choice
+        from tomacs.execution.centroid import centroid_choice
 
         final = b.final
         live = [v for v in b.voters if final[v].answer is not None and final[v].embedding is not None]

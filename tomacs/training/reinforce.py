@@ -1,7 +1,7 @@
 """The one trainer for every learned method: REINFORCE over episodes from the shared executor.
 
 A method supplies `loss(state, episodes, utilities)`; this module owns the REINFORCE step, the
-optimiser and what picks the best epoch (validation Acc), and `tomacs.trainer_core.EpochLoop`
+optimiser and what picks the best epoch (validation Acc), and `tomacs.training.core.EpochLoop`
 (shared with the supervised detector) keeps the run log, per-epoch checkpoints, best.pt and resume,
 so that every method is trained under the same budget and bookkeeping.
 """
@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.batches import Batch, walk
-from tomacs.build import Components
-from tomacs.embed import encode_totals
+from tomacs.embedding.embedders import encode_totals
+from tomacs.execution.batches import Batch, walk
+from tomacs.job.components import Components
+from tomacs.job.progress import Progress, Running, pct
 from tomacs.metrics import summarize
-from tomacs.progress import Progress, Running, pct
 from tomacs.seeding import stable_seed
-from tomacs.trainer_core import TRAIN_LOG, EpochLoop, append_line, greedy_val_episodes
+from tomacs.training.core import TRAIN_LOG, EpochLoop, append_line, greedy_val_episodes
 
 
 def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
@@ -58,7 +58,7 @@ def credit_gap(episodes: list[Any], n: int, rounds: int) -> float | None:
     return float(np.mean(hon) - np.mean(adv))
 
 
-# the Standing fields REINFORCE checkpoints carry, in their order (tomacs.trainer_core.EpochLoop)
+# the Standing fields REINFORCE checkpoints carry, in their order (tomacs.training.core.EpochLoop)
 CHECKPOINT_KEYS = ("epoch", "iteration", "best_val", "best_val_acc", "since_best")
 
 

@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 from rich.console import Console
 from rich.table import Table
 
-from tomacs.progress import pct
+from tomacs.job.progress import pct
 
 console = Console(stderr=True)
 
@@ -163,7 +163,7 @@ def stop_on_spend_cap(sweep_dir: Path, since: float) -> None:
     if not stops:
         return
     from tomacs.backbones.spend import raised_argv
-    from tomacs.rundir import command_argv, resume_command
+    from tomacs.job.rundir import command_argv, resume_command
 
     caps = ", ".join(f"{e.key}={e.limit:g}" for e in stops)
     command = resume_command(sweep_dir.resolve(), True, raised_argv(command_argv(), stops))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from tomacs.executor import Executor, ForceFn
+from tomacs.execution.executor import Executor, ForceFn
 from tomacs.methods.base import Method
 from tomacs.types import Episode, Question
 

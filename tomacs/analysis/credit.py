@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tomacs.progress import pct
+from tomacs.job.progress import pct
 from tomacs.types import Episode
 
 __all__ = [
@@ -309,9 +309,9 @@ def _one_thread() -> Iterator[None]:
 def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
-    from tomacs.batches import Batch, walk
-    from tomacs.build import build
-    from tomacs.checkpoint import load_checkpoint
+    from tomacs.execution.batches import Batch, walk
+    from tomacs.job.checkpoint import load_checkpoint
+    from tomacs.job.components import build
 
     run_dir = Path(run_dir)
     cfg_path = run_dir / "config.yaml"
@@ -389,7 +389,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
 
 def _train_steps(log: Path) -> int | None:
     """Optimiser steps the run took: its training iterations (train_log.jsonl lines with a loss)."""
-    from tomacs.jobfiles import read_log
+    from tomacs.job.files import read_log
 
     if not log.is_file():
         return None

@@ -21,7 +21,7 @@ from tomacs.agents.prompts import add_persuasive_suffix, adversarial_messages, a
 from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
-from tomacs.decision import Ballot, Concurrent, DecisionOrder, Pending, ballot_weights, rules
+from tomacs.execution.decision import Ballot, Concurrent, DecisionOrder, Pending, ballot_weights, rules
 from tomacs.graphs import graph_violation, topological_levels
 from tomacs.methods.base import History, Method
 from tomacs.seeding import episode_seed, paired_seed, stable_seed
@@ -419,7 +419,7 @@ class Executor:
         on_call: Callable[[int], None] | None,
         decision: DecisionGraph | None = None,
     ) -> Episode:
-        """The final answer of one question by the rule its decision graph names (tomacs.decision);
+        """The final answer of one question by the rule its decision graph names (tomacs.execution.decision);
         `decision` replaces the method's graph (credibility re-weights the voters)."""
         q, plan, history, graphs = p.question, p.plan, p.history, p.graphs
         decision = decision or p.decision
@@ -441,7 +441,7 @@ def _settle(runner: asyncio.Runner) -> None:
     """Cancel and finish what an interrupted batch left in its loop.
 
     A KeyboardInterrupt that asyncio did not route itself (SIGTERM to a job whose SIGINT is
-    ignored, tomacs.rundir) escapes from inside one request's task and leaves the others pending;
+    ignored, tomacs.job.rundir) escapes from inside one request's task and leaves the others pending;
     shutting the loop at exit would then re-raise it as a traceback after the resume command."""
     loop = runner.get_loop()
     for _ in range(3):

@@ -62,7 +62,7 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 
 def _embedder_hint(saved: dict[str, Any], method: Any) -> str:
     """Checkpoints written before the embedder was recorded still carry the embedding size."""
-    from tomacs.embed import EMBEDDER_DIMS
+    from tomacs.embedding.embedders import EMBEDDER_DIMS
 
     theirs = (saved.get("meta") or {}).get("emb_dim")
     mine = (method.state_dict().get("meta") or {}).get("emb_dim") if hasattr(method, "state_dict") else None

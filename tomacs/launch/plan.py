@@ -37,7 +37,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest, backbone_class, backbone_kind
-from tomacs.embed import HashingEmbedder
+from tomacs.embedding.embedders import HashingEmbedder
 from tomacs.tokens import count_chat_tokens, count_tokens
 
 DEFAULT_COMPLETION_TOKENS = 120  # when the cache has no completions of the model yet
@@ -223,7 +223,7 @@ class CountingEmbedder(HashingEmbedder):
 @contextlib.contextmanager
 def counting_embedders(made: list[CountingEmbedder], phase: Any) -> Iterator[None]:
     import tomacs.methods.learned  # noqa: F401 - patched below
-    from tomacs.embed import EMBEDDER_DIMS
+    from tomacs.embedding.embedders import EMBEDDER_DIMS
 
     def fake(name: str, device: str = "cpu") -> CountingEmbedder:
         if name not in EMBEDDER_DIMS:
@@ -233,7 +233,7 @@ def counting_embedders(made: list[CountingEmbedder], phase: Any) -> Iterator[Non
         return e
 
     with (
-        mock.patch("tomacs.embed.get_embedder", fake),
+        mock.patch("tomacs.embedding.embedders.get_embedder", fake),
         mock.patch("tomacs.methods.learned.get_embedder", fake),
     ):
         yield
@@ -247,7 +247,7 @@ def minilm_seconds_per_text(samples: list[str]) -> float | None:
     (model load excluded; None when the model is not available offline)."""
     if "s" in _MINILM_S_PER_TEXT:
         return _MINILM_S_PER_TEXT["s"]
-    from tomacs.embed import MiniLMEmbedder
+    from tomacs.embedding.embedders import MiniLMEmbedder
 
     texts = list(dict.fromkeys(samples))[:64] or ["a sample text to embed"]
     try:
@@ -365,7 +365,7 @@ def backbone_price(cfg: DictConfig) -> tuple[float, float] | None:
 
 
 def _walk(comps: Any, qs: list[Any], train: bool, phase: str) -> None:
-    from tomacs.batches import walk
+    from tomacs.execution.batches import walk
 
     if qs:
         walk(
@@ -400,7 +400,7 @@ def _budget_epochs(train: Any) -> tuple[int, int]:
 def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = "") -> JobPlan:
     """Dry-run one job on the stand-in backbone; `sample` caps the questions dry-run per phase
     (the figures are then scaled, and say so)."""
-    from tomacs.build import build
+    from tomacs.job.components import build
     from tomacs.sim.backbone import SimBackbone
 
     cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))  # the caller's config stays as it was
@@ -549,7 +549,7 @@ def other_budgets(plan: JobPlan, cfg: DictConfig, latency: float) -> None:
 
 def sweep_jobs(overrides: list[str], multirun: bool) -> list[list[str]]:
     """Every job of the command line, as `tomacs train` would launch it: a paper table's product
-    (tomacs.paper_tables, what `table=` runs), else Hydra's own sweep expansion under -m."""
+    (tomacs.launch.table_sweeps, what `table=` runs), else Hydra's own sweep expansion under -m."""
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -558,7 +558,7 @@ def sweep_jobs(overrides: list[str], multirun: bool) -> list[list[str]]:
     table = next((o.split("=", 1)[1] for o in overrides if o.lstrip("+").startswith("table=")), None)
     rest = [o for o in overrides if not o.lstrip("+").startswith("table=")]
     if table is not None:
-        from tomacs.paper_tables import jobs
+        from tomacs.launch.table_sweeps import jobs
 
         return [[f"+table={table}", *job] for job in jobs(table, rest)]
     if not multirun:
@@ -597,8 +597,8 @@ def budget_totals(plans: list[JobPlan], latency: float) -> dict[str, dict[str, f
 def job_plan_line(cfg: DictConfig, mode: str) -> str:
     """The line a job prints when it starts. On the simulator it costs nothing (no dry run: a sim
     job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase."""
+    from tomacs.job.progress import _hms
     from tomacs.methods.registry import is_trainable, method_settings
-    from tomacs.progress import _hms
 
     learns = mode == "train" and is_trainable(method_settings(cfg).name)
     test = f"test {int(cfg.eval.size)} questions"

@@ -1,5 +1,5 @@
-"""The bookkeeping both trainers share: REINFORCE (`tomacs.training`) and the supervised detector
-(`tomacs.supervised`) step their models differently, but count epochs, keep the best one, stop early,
+"""The bookkeeping both trainers share: REINFORCE (`tomacs.training.reinforce`) and the supervised detector
+(`tomacs.training.supervised`) step their models differently, but count epochs, keep the best one, stop early,
 write checkpoint.pt / best.pt / train_log.jsonl and resume a killed run the same way, here.
 
 Kept apart from both so that a rule (what "best" means when there is no validation score, what a
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomacs.batches import walk
-from tomacs.checkpoint import load_checkpoint, save_checkpoint
-from tomacs.progress import Progress, Running
+from tomacs.execution.batches import walk
+from tomacs.job.checkpoint import load_checkpoint, save_checkpoint
+from tomacs.job.progress import Progress, Running
 
 if TYPE_CHECKING:
-    from tomacs.build import Components
+    from tomacs.job.components import Components
     from tomacs.types import Episode
 
 CHECKPOINT, BEST, TRAIN_LOG = "checkpoint.pt", "best.pt", "train_log.jsonl"

@@ -18,8 +18,8 @@ from tomacs.backbones.llm import BackboneError
 from tomacs.backbones.spend import EXIT_CODE as SPEND_CAP_EXIT
 from tomacs.backbones.spend import SpendCapReached, raised_argv, set_scope
 from tomacs.config import ConfigError, register_schema
+from tomacs.job.progress import Progress, pct
 from tomacs.paths import conf_dir
-from tomacs.progress import Progress, pct
 
 register_schema()
 
@@ -98,7 +98,7 @@ def _calls(m: dict, stats: dict) -> str:
 
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def hydra_entry(cfg: DictConfig) -> float:
-    from tomacs.run import run_job
+    from tomacs.launch.run import run_job
 
     hc = HydraConfig.get()
     out_dir = Path(hc.runtime.output_dir)
@@ -111,7 +111,7 @@ def hydra_entry(cfg: DictConfig) -> float:
         "overrides": ",".join(hc.overrides.task),
     }
     console = _console()
-    from tomacs.rundir import (
+    from tomacs.job.rundir import (
         command_argv,
         holds_only_stubs,
         interrupted_by,
@@ -136,7 +136,7 @@ def hydra_entry(cfg: DictConfig) -> float:
             job,
             on_start=lambda: print(f"{where}run directory: {out_dir}", file=sys.stderr, flush=True),
         )
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (turned into one by tomacs.rundir)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (turned into one by tomacs.job.rundir)
         what = interrupted_by()
         print(
             f"\ninterrupted ({what}); finished work is kept in {resume_dir}. Resume with:\n"
@@ -152,7 +152,7 @@ def hydra_entry(cfg: DictConfig) -> float:
         raise SystemExit(2) from None
     except SpendCapReached as exc:  # stopped before a paid call: everything paid for is kept
         if multirun:  # the sweep goes on (other jobs may still have cached or capped work) and its end
-            # prints the one resume line (tomacs.sweep.SweepSummary); raising here would let joblib
+            # prints the one resume line (tomacs.launch.sweep.SweepSummary); raising here would let joblib
             # kill the other jobs with their paid calls in flight
             from tomacs.backbones.spend import SpendLedger, current_scope
 
@@ -179,7 +179,7 @@ def hydra_entry(cfg: DictConfig) -> float:
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     if multirun:
-        from tomacs.sweep import job_line
+        from tomacs.launch.sweep import job_line
 
         console.print(job_line(results, name, num), highlight=False, markup=False, soft_wrap=True)
         print_unparsed_warning(console, results)

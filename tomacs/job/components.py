@@ -17,9 +17,9 @@ from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.roles import assign_roles
 from tomacs.backbones.base import backbone_class
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
-from tomacs.checkpoint import settle_embedder
 from tomacs.config import ConfigError, to_container, validate
-from tomacs.executor import Executor, ExecutorConfig
+from tomacs.execution.executor import Executor, ExecutorConfig
+from tomacs.job.checkpoint import settle_embedder
 from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.methods.registry import build_method, method_settings
 from tomacs.seeding import stable_seed
@@ -71,7 +71,7 @@ class Components:
     train_qs: list[Question] = field(default_factory=list)
     val_qs: list[Question] = field(default_factory=list)
     test_qs: list[Question] = field(default_factory=list)
-    tracker: Any = None  # tomacs.tracking tracker of this job (None = local files only)
+    tracker: Any = None  # tomacs.launch.tracking tracker of this job (None = local files only)
 
 
 def _split(bench: BenchmarkAdapter, split: str, size: int, seed: int) -> list[Question]:
@@ -124,7 +124,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     # directory's method.embedder becomes the one key before the method's schema checks its keys
     settle_embedder(cfg)
     validate(cfg)
-    from tomacs.embed import configure as configure_embeddings
+    from tomacs.embedding.embedders import configure as configure_embeddings
 
     emb = cfg.get("embed") or {}
     configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
@@ -151,7 +151,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     conditions = agent_conditions(cfg, n)
     ctx.extra["conditions"] = conditions
     if cfg.get("embedder"):  # the run's one embedder (settled above)
-        from tomacs.embed import embedder_dim
+        from tomacs.embedding.embedders import embedder_dim
 
         ctx.extra["embedder"] = str(cfg.embedder)
         ctx.extra["embed_dim"] = embedder_dim(str(cfg.embedder))
@@ -161,7 +161,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         method.to(ctx.device)
     embedder = None
     if method.needs_embeddings:
-        from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
+        from tomacs.embedding.embedders import DEFAULT_EMBEDDER, get_embedder
 
         embedder = get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
     backbone = build_backbone(cfg, bench)
@@ -175,7 +175,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
             raise ConfigError(str(e)) from None
         crs_emb = None
         if crs_cfg.aggregation == "centroid":
-            from tomacs.embed import DEFAULT_EMBEDDER, get_embedder
+            from tomacs.embedding.embedders import DEFAULT_EMBEDDER, get_embedder
 
             crs_emb = embedder or get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
         simulated = backbone_class(cfg.backbone).simulated

@@ -1,0 +1,1 @@
+"""Text embedders for the agents' analyses and their persistent cache."""

@@ -1,0 +1,1 @@
+"""The parts of one job: its components, run directory, files, checkpoints and progress lines."""

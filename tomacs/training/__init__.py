@@ -1,0 +1,1 @@
+"""The trainers: REINFORCE for every learned method and the supervised detector."""
