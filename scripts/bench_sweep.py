@@ -6,6 +6,8 @@
     python scripts/bench_sweep.py --estimate                  # one job per method (first benchmark)
     python scripts/bench_sweep.py                             # the full table2 sweep (hours on 2 cores)
     python scripts/bench_sweep.py --slice train.epochs=2      # any override goes to every job
+    python scripts/bench_sweep.py --job                       # one MiniLM TodyComm job (MMLU gt50,
+                                                              # seed 0) on the shared embedding cache
 
 --slice runs each method once per benchmark (attack gt50, seed 0, the table's default sizes) and
 prints, per method, the mean job time and the share of it spent inside MiniLM (`encode_s` of
@@ -16,6 +18,11 @@ attack rates (round-1 and honest rounds), so it is an upper bound. For TodyComm 
 ratio of an iteration's time to the bound of encoding that iteration's texts in one `encode()`
 call (the per-text time of one call over the job's own agent texts, same precision): the goal is
 <= 1.2. The machine's load average is printed with the figures; measure on an idle machine.
+
+--job times the job a user re-runs most: one TodyComm job at the table's sizes on the run's own
+embedding cache (`embed.cache`, default outputs/cache/embeddings.sqlite), so with the cache warm from
+an earlier run of the same cell it is the warm-cache figure of issue 28; it prints how many texts
+MiniLM embedded and how many the cache served, and the share of the job spent inside MiniLM.
 """
 
 from __future__ import annotations
@@ -125,16 +132,45 @@ def slice_mode(table: str, benchmarks: list[str] | None, overrides: list[str], t
     print(f"extrapolated full {table} ({full} jobs, no cache shared): {total * scale / 3600:.2f} h; {load()}")
 
 
+def job_mode(overrides: list[str], tmp: Path, out: Path | None = None) -> None:
+    """One TodyComm job on the shared embedding cache: wall time, texts embedded vs served. `out` keeps
+    the job's directory (results.json, checkpoints) for a table cell; a temporary one otherwise."""
+    cell = ["method=todycomm", "benchmark=mmlu", "attack=gt50", "seed=0"]
+    keys = {o.split("=", 1)[0] for o in overrides}
+    job_dir = out or tmp / "job"
+    args = [*[c for c in cell if c.split("=", 1)[0] not in keys], *overrides, f"hydra.run.dir={job_dir}"]
+    print(f"one job: {' '.join(a for a in args if not a.startswith('hydra.'))}; {load()}", flush=True)
+    wall = run(args)
+    res = json.loads((job_dir / "results.json").read_text())
+    for e in res.get("embedding") or []:
+        hits = (e.get("cache") or {}).get("hits", 0)
+        share = 100 * e.get("encode_s", 0.0) / res["wall_s"] if res["wall_s"] else 0.0
+        print(
+            f"  {e['embedder']} ({e.get('precision')}): embedded {e.get('encoded', 0):,} texts, "
+            f"cache served {hits:,}; {share:.0f} % of the job inside the embedder"
+        )
+    m = res["metrics"]
+    print(
+        f"job wall {wall:.0f} s (train {res['train'].get('train_wall_s', 0):.0f} s), "
+        f"Acc {100 * m['acc']:.1f} ADAcc {100 * m['adacc']:.1f}; {load()}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--table", default="table2")
     ap.add_argument("--slice", action="store_true", help="each method once per benchmark at gt50")
     ap.add_argument("--benchmarks", help="comma-separated benchmarks for --slice (default: the table's)")
     ap.add_argument("--estimate", action="store_true", help="one job per method, first benchmark")
+    ap.add_argument("--job", action="store_true", help="one TodyComm job on the shared embedding cache")
+    ap.add_argument("--out", type=Path, help="--job: keep the job directory here (default: temporary)")
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
+        if args.job:
+            job_mode(args.overrides, tmp, args.out)
+            return
         if args.slice:
             benches = args.benchmarks.split(",") if args.benchmarks else None
             slice_mode(args.table, benches, args.overrides, tmp)
