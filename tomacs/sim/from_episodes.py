@@ -182,8 +182,8 @@ def run(
         "split_seed": split_seed,
         "fit_loglik_per_answer": round(res.loglik / res.n_answers, 6),
         "model_variant": MODEL_VARIANT
-        + ("; accuracy per benchmark" if acc_by else "")
-        + ("; persuasion per sender model" if pers_by else ""),
+        + ("; accuracy per benchmark" if acc_by and len(acc_by) > 1 else "")
+        + ("; persuasion per sender model" if pers_by and len(pers_by) > 1 else ""),
         "fitted": list(fe.FIT_PARAMS) + ["compliance (adversaries' target rate)"],
         # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
         # the adversaries' target); the simulator draws targets independently of the lure
