@@ -424,3 +424,158 @@ def test_cli_fits_the_small_fixture(tmp_path: Path) -> None:
     assert st["profile"] == "fixture-q8" and st["profile_source"] == "store"
     assert st["profile_fit_date"] == stored["provenance"]["fit_date"]
     assert fitted.n_cand == 5
+
+
+# -- persuasion per sender model, accuracy per benchmark (issue 26 transfer) --------------------
+def test_persuasion_per_sender_model_by_hand() -> None:
+    """Two adversaries of different models from round 1 (agent 0 'big' says B, agent 1 'small' says
+    C), one honest agent: A in round 1, then B after reading both. Each persuasive message weighs its
+    sender model's persuasion; a model missing from the table weighs the profile's."""
+    prof = _profile()  # persuasion 2.0, share 1.0, count 0.2, self 0.5, delta 0.6
+    roles = [
+        AgentInfo(agent=0, role="adversary", onset=1, target="B", model="big"),
+        AgentInfo(agent=1, role="adversary", onset=1, target="B", model="small"),
+        AgentInfo(agent=2, model="h"),
+    ]
+    ans = {(0, 1): "B", (1, 1): "C", (2, 1): "A", (0, 2): "B", (1, 2): "C", (2, 2): "B"}
+    d = _debate("q", ans, roles)
+    (block,) = fe.observations([d])
+    assert block.pers_models == ("big", "small")
+    grid = (np.array([0.3, 0.8]), np.array([0.25, 0.75]))
+
+    def by_hand(w_big: float, w_small: float) -> float:
+        share, count, alpha, delta = 1.0, 0.2, 0.5, 0.6
+        s = {"A": 0.0, "B": w_big, "C": w_small}
+        tot = w_big + w_small
+        total = 0.0
+        for c, w in zip(*grid, strict=True):
+            for dist in ("B", "C"):
+                p0 = {"A": c, dist: (1 - c) * delta}
+                p0["C" if dist == "B" else "B"] = (1 - c) * (1 - delta)
+                u = {j: math.log(p0[j]) + share * s[j] / tot + count * s[j] for j in LETTERS}
+                u["A"] += alpha  # its previous answer (first answer too, anchor weight 0)
+                p_b = math.exp(u["B"]) / sum(math.exp(v) for v in u.values())
+                total += w * 0.5 * p0["A"] * p_b
+        return math.log(total)
+
+    got = fe.block_loglik(prof, block, grid=grid, pers_by={"big": 3.0, "small": 0.5})
+    assert got[0] == pytest.approx(by_hand(3.0, 0.5), rel=1e-12)
+    # a sender model not in the table weighs the profile's persuasion (2.0)
+    got = fe.block_loglik(prof, block, grid=grid, pers_by={"big": 3.0})
+    assert got[0] == pytest.approx(by_hand(3.0, 2.0), rel=1e-12)
+    # without a table every sender weighs the profile's persuasion, as before
+    assert fe.block_loglik(prof, block, grid=grid)[0] == pytest.approx(by_hand(2.0, 2.0), rel=1e-12)
+    assert by_hand(3.0, 0.5) != pytest.approx(by_hand(2.0, 2.0))
+    # the held-out replay weighs them alike: P(A then B) of the replay is the likelihood's
+    exact = math.exp(fe.block_loglik(prof, block, pers_by={"big": 3.0, "small": 0.5})[0])
+    (sim,) = ho.simulate(prof, [d], None, 20000, 0, pers_by={"big": 3.0, "small": 0.5})
+    freq = float(np.mean((sim[:, 2, 0] == 0) & (sim[:, 2, 1] == 1)))
+    assert freq == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / 20000))
+    msgs = fe.persuasive_messages([block])
+    assert msgs == {"big": 1, "small": 1}
+    assert fe.stored_persuasion({"big": 3.0, "small": 0.5}, msgs, "small") == 0.5  # own adversaries
+    assert fe.stored_persuasion({"big": 3.0, "small": 0.5}, {"big": 1, "small": 4}, None) == 0.5
+    assert fe.stored_persuasion({"big": 3.0, "small": 0.5}, {"big": 4, "small": 1}, "h") == 3.0
+
+
+def test_accuracy_per_benchmark_by_hand() -> None:
+    """Round-1 answers only: P(gold) = E[c] = the benchmark's accuracy exactly (the Gauss-Jacobi rule
+    is exact for it), P(a given wrong answer) = E[1 - c] / 2 with 3 options (the distractor is either
+    wrong answer). A benchmark not in the table keeps the profile's accuracy (0.6)."""
+    prof = _profile(concentration=3.0)
+    one = [AgentInfo(agent=0)]
+    qx = replace(_debate("qx", {(0, 1): "A"}, one, n_rounds=1), meta={"benchmark": "x"})
+    qy = replace(_debate("qy", {(0, 1): "B"}, one, n_rounds=1), meta={"benchmark": "y"})
+    qz = replace(_debate("qz", {(0, 1): "A"}, one, n_rounds=1), meta={"benchmark": "z"})
+    qn = _debate("qn", {(0, 1): "C"}, one, n_rounds=1)  # no benchmark recorded
+    blocks = fe.observations([qx, qy, qz, qn])
+    assert [b.benchmark for b in blocks] == ["?", "x", "y", "z"]
+    acc_by = {"x": 0.8, "y": 0.3, "?": 0.5}
+    got = {b.benchmark: float(fe.block_loglik(prof, b, acc_by=acc_by)[0]) for b in blocks}
+    assert got["x"] == pytest.approx(math.log(0.8), rel=1e-10)
+    assert got["y"] == pytest.approx(math.log(0.7 / 2), rel=1e-10)
+    assert got["z"] == pytest.approx(math.log(0.6), rel=1e-10)
+    assert got["?"] == pytest.approx(math.log(0.5 / 2), rel=1e-10)
+    total = fe.loglik(prof, blocks, acc_by=acc_by)
+    assert total == pytest.approx(math.log(0.8 * 0.35 * 0.6 * 0.25), rel=1e-10)
+    # the held-out replay draws a question's competence from its benchmark's Beta
+    (sx, sz) = ho.simulate(prof, [qx, qz], None, 20000, 0, acc_by=acc_by)
+    assert float(np.mean(sx[:, 0, 0] == 0)) == pytest.approx(0.8, abs=4 * math.sqrt(0.16 / 20000))
+    assert float(np.mean(sz[:, 0, 0] == 0)) == pytest.approx(0.6, abs=4 * math.sqrt(0.24 / 20000))
+    # without the table every question has the profile's accuracy
+    assert fe.loglik(prof, blocks) == pytest.approx(math.log(0.6 * 0.2 * 0.6 * 0.2), rel=1e-10)
+
+
+def test_fit_by_benchmark_and_by_sender() -> None:
+    """Debates from two benchmarks (accuracy 0.85 and 0.45) and two adversary models (persuasion 6
+    and 0.3): the split fit finds each, stores the question-weighted mean accuracy and the most-read
+    sender's persuasion, and is more likely than the pooled fit."""
+    kw = dict(n_cand=4, concentration=4.0, self_weight=1.0, share_weight=4.0, count_weight=0.1)
+    sets = []
+    for bench, acc, sender, pers, n_q, seed in (
+        ("x", 0.85, "big", 6.0, 90, 1),
+        ("y", 0.45, "small", 0.3, 60, 2),
+        ("x", 0.85, "small", 0.3, 60, 3),
+        ("y", 0.45, "big", 6.0, 90, 4),
+    ):
+        for d in _generate(_profile(accuracy=acc, persuasion=pers, **kw), n_q, seed=seed):  # type: ignore[arg-type]
+            adv = replace(d.agents[0], model=sender)
+            sets.append(
+                replace(d, id=f"{seed}-{d.id}", agents=(adv, *d.agents[1:]), meta={"benchmark": bench})
+            )
+    pooled = fe.fit(sets, restarts=1)
+    split = fe.fit(sets, restarts=1, by_benchmark=True, by_sender=True)
+    acc, pers = split.accuracy_by_benchmark, split.persuasion_by_model
+    assert acc is not None and pers is not None
+    assert acc["x"] == pytest.approx(0.85, abs=0.07) and acc["y"] == pytest.approx(0.45, abs=0.08)
+    assert pers["big"] > 3.0 > 1.0 > pers["small"]
+    assert split.questions_by_benchmark == {"x": 150, "y": 150}
+    assert split.profile.accuracy == pytest.approx((acc["x"] + acc["y"]) / 2)
+    assert (
+        split.messages_by_model is not None
+        and split.messages_by_model["big"] > split.messages_by_model["small"]
+    )
+    assert split.profile.persuasion == pers["big"]
+    assert split.loglik > pooled.loglik + 20.0
+
+
+def test_one_benchmark_and_one_sender_model_are_the_plain_fit() -> None:
+    """With one benchmark and one adversary model the split fit IS the plain fit, value for value
+    (same parameter vector), and reports that one category's value."""
+    debates = [
+        replace(d, meta={"benchmark": "x"}) for d in _generate(_profile(n_cand=4, persuasion=3.0), 40, seed=2)
+    ]
+    plain = fe.fit(debates, restarts=1, fit_lure=True)
+    split = fe.fit(debates, restarts=1, fit_lure=True, by_benchmark=True, by_sender=True)
+    assert split.profile == plain.profile and split.loglik == plain.loglik
+    assert split.accuracy_by_benchmark == {"x": plain.profile.accuracy}
+    assert split.persuasion_by_model == {"?": plain.profile.persuasion}  # adversaries without a model
+
+
+def test_old_and_new_profile_files_load(tmp_path: Path) -> None:
+    """A profile stored before the per-benchmark / per-sender fit (its provenance without those keys)
+    still loads, and a new one carries both tables in its provenance beside one accuracy and one
+    persuasion in the profile."""
+    from tomacs.sim.profiles import load_profile_file
+
+    old = tmp_path / "old.yaml"
+    old.write_text(
+        "name: old\n"
+        "profile: {n_cand: 5, accuracy: 0.678, concentration: 0.308, distractor_share: 0.999,\n"
+        "  prior_weight: 0.711, self_weight: 3.557, share_weight: 9.441, count_weight: 0.0,\n"
+        "  persuasion: 9.672, anchor_weight: 0.0, decision_weight: 1.0, compliance: 1.0}\n"
+        "provenance: {model_variant: 'tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26);"
+        " no extensions', target_lure: 0.503, models: [qwen-max]}\n"
+    )
+    prof, prov = load_profile_file(old)
+    assert prof.persuasion == 9.672 and prof.accuracy == 0.678
+    assert prov is not None and "persuasion_by_model" not in prov
+    from tomacs.sim.from_episodes import write_profile
+
+    new_prov = {
+        "persuasion_by_model": {"qwen-max": 9.8, "qwen3-8b": 8.9},
+        "accuracy_by_benchmark": {"x": 0.7},
+    }
+    path = write_profile("new-one", replace(prof, name="new-one"), new_prov, tmp_path)
+    prof2, prov2 = load_profile_file(path)
+    assert prof2.persuasion == prof.persuasion and prov2 == new_prov

@@ -289,6 +289,7 @@ def test_mad_follower_fixture_hand_checked() -> None:
         AgentInfo(4, model="qwen3-8b"),
     )
     assert d.meta["rounds"] == 5 and d.meta["attacker_compliant"] is True
+    assert d.meta["benchmark"] == "commonsense_qa"  # data\\commonsense_qa_validation.jsonl
     assert [d.turn(1, r).answer for r in range(1, 6)] == ["A", "B", "B", "B", "B"]  # follower joins at 2
     assert [d.turn(2, r).answer for r in range(1, 6)] == ["A"] * 5
     assert not d.is_adversarial(1, 1) and d.is_adversarial(1, 2)
@@ -308,6 +309,24 @@ def test_mad_follower_fixture_hand_checked() -> None:
     assert (q.gold, q.agents[0].target, q.agents[1].target) == ("A", "B", "B")
     assert [q.turn(i, 1).answer for i in range(5)] == ["B", "A", "A", "A", "A"]
     assert q.turn(4, 3).read == full(3)
+    assert q.meta["benchmark"] == "ethics"  # data\\ethics_test.jsonl
+
+
+def test_mad_follower_benchmark_from_the_dataset_path(tmp_path: Path) -> None:
+    """The benchmark is the config's dataset file, split suffix dropped; no path, no benchmark."""
+    from tomacs.transcripts.mad_follower import benchmark_of
+
+    assert benchmark_of("data\\ethics_test.jsonl") == "ethics"
+    assert benchmark_of("data/commonsense_qa_validation.jsonl") == "commonsense_qa"
+    assert benchmark_of("/x/mmlu.jsonl") == "mmlu" and benchmark_of("gsm8k_train.json") == "gsm8k"
+    assert benchmark_of(None) is None and benchmark_of("") is None
+    run = tmp_path / RUNMAX
+    shutil.copytree(FIXTURE / RUNMAX, run)
+    cfg = json.loads((run / "config.json").read_text())
+    del cfg["config"]["dataset"]
+    (run / "config.json").write_text(json.dumps(cfg))
+    (d,) = load_debates([run])
+    assert "benchmark" not in d.meta
 
 
 def test_mad_follower_reads_come_from_the_prompts(tmp_path: Path) -> None:

@@ -415,6 +415,16 @@ def calibrate(
         help="--from-episodes: also score the fitted profile on these debates (repeatable).",
     ),
     draws: int = typer.Option(400, "--draws", help="--from-episodes: simulated replays per held-out debate."),
+    by_benchmark: bool = typer.Option(
+        True,
+        "--by-benchmark/--no-by-benchmark",
+        help="--from-episodes: fit one accuracy per benchmark (meta.benchmark) instead of one in all.",
+    ),
+    by_sender: bool = typer.Option(
+        True,
+        "--by-sender/--no-by-sender",
+        help="--from-episodes: fit one persuasion per adversary model instead of one in all.",
+    ),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
     With --diagnose: break the simulator's multi-round debates down (tomacs/analysis/sim_debates.py).
@@ -434,6 +444,8 @@ def calibrate(
             seed,
             as_json,
             out,
+            by_benchmark,
+            by_sender,
         )
         return
     if predict or name:
@@ -466,6 +478,8 @@ def _calibrate_from_episodes(
     seed: int,
     as_json: bool,
     out: str | None,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
 ) -> None:
     """`tomacs calibrate --from-episodes`: fit, store, and print the held-out tables."""
     import json
@@ -490,7 +504,18 @@ def _calibrate_from_episodes(
     from tomacs.sim import heldout as ho
 
     try:
-        res = fx.run(paths, name, split, split_seed, model, predict, draws=draws, seed=seed)
+        res = fx.run(
+            paths,
+            name,
+            split,
+            split_seed,
+            model,
+            predict,
+            draws=draws,
+            seed=seed,
+            by_benchmark=by_benchmark,
+            by_sender=by_sender,
+        )
     except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     if out:
@@ -510,6 +535,13 @@ def _calibrate_from_episodes(
         highlight=False,
     )
     out_console.print("  " + ", ".join(f"{k}={v}" for k, v in prof.items()), highlight=False, markup=False)
+    for key, label in (
+        ("accuracy_by_benchmark", "accuracy per benchmark (stored accuracy: their question-weighted mean)"),
+        ("persuasion_by_model", "persuasion per adversary model"),
+    ):
+        if fit.get(key):
+            vals = ", ".join(f"{k}={v:.4g}" for k, v in fit[key].items())
+            out_console.print(f"  {label}: {vals}", highlight=False, markup=False)
     for key, title in (("held_out", "held-out questions"), ("predict", "--predict")):
         if key in res:
             for t in ho.tables(res[key], title):

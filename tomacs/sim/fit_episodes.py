@@ -24,6 +24,20 @@ What is modelled and what is conditioned on:
   rate: a non-compliant adversary that happens to state the target counts as compliant);
 * ``decision_weight`` is kept at 1: a debate without a decision agent says nothing about it.
 
+Two optional refinements (`fit(by_benchmark=..., by_sender=...)`, both on in
+`tomacs calibrate --from-episodes`; docs/deviations.md gives their held-out effect):
+
+* **accuracy per benchmark**: one competence mean per benchmark of the fitting debates
+  (``meta.benchmark``; debates without one form a group ``?`` of their own), the concentration
+  shared. A question's latent then draws from its benchmark's Beta. The profile keeps one
+  ``accuracy``: the question-weighted mean of the per-benchmark ones (the mean competence of the
+  fitted questions), which prediction also uses for a benchmark that was not fitted;
+* **persuasion per sender model**: a persuasive message weighs ``persuasion_by_model[m]`` by the
+  model ``m`` of the adversary who sent it (agent model, else the debate's). The profile keeps one
+  ``persuasion``: that of the fitted model's own adversaries (the simulator's adversaries are the same
+  backbone as its honest agents), else of the sender model with the most persuasive messages read;
+  prediction uses it for a sender model that was not fitted.
+
 Answers are relabelled per debate so that the gold answer is index 0; the model is symmetric in the
 wrong options, so this loses nothing and lets one vectorised pass cover every debate.
 """
@@ -92,6 +106,21 @@ def debate_models(d: Debate) -> set[str]:
     return {a.model or d.model or "?" for a in d.agents if a.role == "honest"}
 
 
+UNKNOWN_BENCHMARK = "?"
+
+
+def agent_model(d: Debate, agent: int) -> str:
+    """An agent's model: its own, else the debate's, else '?'."""
+    a = d.agents[agent] if 0 <= agent < len(d.agents) else None
+    return (a.model if a is not None else None) or d.model or "?"
+
+
+def debate_benchmark(d: Debate) -> str:
+    """The benchmark a debate's question comes from (``meta.benchmark``), '?' when not recorded."""
+    b = d.meta.get("benchmark") if isinstance(d.meta, dict) else None
+    return b if isinstance(b, str) and b else UNKNOWN_BENCHMARK
+
+
 def _letter_index(d: Debate) -> dict[str, int]:
     """Letter -> relabelled index, the gold answer at 0."""
     n = len(d.letters)
@@ -114,6 +143,9 @@ class Observations:
     n_groups: int
     keys: list[str] = field(default_factory=list)  # question key of each group
     target: np.ndarray | None = None  # (G,) the adversaries' relabelled target, -1 = none or mixed
+    benchmark: str = UNKNOWN_BENCHMARK  # the block's benchmark (blocks are per candidate count and benchmark)
+    s_pers_by: np.ndarray | None = None  # (O, M, n) s_pers split by the sender's model
+    pers_models: tuple[str, ...] = ()  # the M sender models of s_pers_by (the same for every block)
 
     @property
     def size(self) -> int:
@@ -121,9 +153,12 @@ class Observations:
 
 
 def observations(debates: Sequence[Debate], model: str | None = None) -> list[Observations]:
-    """Turn debates into per-answer rows, one block per candidate count."""
-    by_n: dict[int, dict[str, list[tuple[Any, ...]]]] = {}
+    """Turn debates into per-answer rows, one block per (candidate count, benchmark)."""
+    by_n: dict[tuple[int, str], dict[str, list[tuple[Any, ...]]]] = {}
     targets: dict[str, set[int]] = {}
+    senders = sorted({agent_model(d, a.agent) for d in debates for a in d.agents if a.role == "adversary"})
+    m_idx = {m: k for k, m in enumerate(senders)}
+    n_m = max(len(senders), 1)
     for d in debates:
         n = len(d.letters)
         if n < 2 or d.gold not in d.letters:
@@ -135,7 +170,7 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
             t = _t.get((agent, rnd))
             return -1 if t is None or t.answer is None or t.answer not in _i else _i[t.answer]
 
-        rows = by_n.setdefault(n, {}).setdefault(question_key(d), [])
+        rows = by_n.setdefault((n, debate_benchmark(d)), {}).setdefault(question_key(d), [])
         targets.setdefault(question_key(d), set()).add(debate_target(d))
         for i in honest_agents(d, model):
             first = ans(i, 1)
@@ -146,6 +181,7 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                     continue  # unparsed: not an outcome
                 sh = np.zeros(n)
                 sp = np.zeros(n)
+                spm = np.zeros((n_m, n))
                 for j, rr in t.read:
                     if j == i:
                         continue  # one's own earlier answer is the previous/first term, not a message
@@ -154,18 +190,19 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                         continue  # unparsed message: dropped
                     if d.is_adversarial(j, rr):
                         sp[a] += 1.0
+                        spm[m_idx[agent_model(d, j)], a] += 1.0
                     else:
                         sh[a] += 1.0
                 prev = ans(i, r - 1) if r > 1 else -1
                 # as the backbone: round 1, or no previous answer and nothing read -> p0
                 initial = r == 1 or (prev < 0 and sh.sum() + sp.sum() == 0)
-                rows.append((y, prev, first if r > 1 else -1, sh, sp, initial))
+                rows.append((y, prev, first if r > 1 else -1, sh, sp, initial, spm))
     blocks = []
-    for n, groups in sorted(by_n.items()):
+    for (n, bench), groups in sorted(by_n.items()):
         keys = [k for k, v in groups.items() if v]
-        g_idx, ys, pv, fs, shs, sps, ini = [], [], [], [], [], [], []
+        g_idx, ys, pv, fs, shs, sps, ini, spms = [], [], [], [], [], [], [], []
         for gi, k in enumerate(keys):
-            for y, prev, first, sh, sp, initial in groups[k]:
+            for y, prev, first, sh, sp, initial, spm in groups[k]:
                 g_idx.append(gi)
                 ys.append(y)
                 pv.append(prev)
@@ -173,6 +210,7 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                 shs.append(sh)
                 sps.append(sp)
                 ini.append(initial)
+                spms.append(spm)
         if not ys:
             continue
         blocks.append(
@@ -188,6 +226,9 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                 n_groups=len(keys),
                 keys=keys,
                 target=np.array([next(iter(targets[k])) if len(targets[k]) == 1 else -1 for k in keys]),
+                benchmark=bench,
+                s_pers_by=np.array(spms),
+                pers_models=tuple(senders),
             )
         )
     return blocks
@@ -204,13 +245,21 @@ def quadrature(profile: SimProfile, nodes: int = QUAD_NODES) -> tuple[np.ndarray
 
 
 def own_and_message_logits(
-    profile: SimProfile, s_honest: np.ndarray, s_pers: np.ndarray, prev: np.ndarray, first: np.ndarray
+    profile: SimProfile,
+    s_honest: np.ndarray,
+    s_pers: np.ndarray,
+    prev: np.ndarray,
+    first: np.ndarray,
+    pers_scale: float | None = None,
 ) -> np.ndarray:
     """The latent-free part of `tomacs.sim.model.update_logits`, batched over rows (..., n): own previous
     and first answer (index, -1 = none) and the share and count terms of what was read, given
     per-answer counts of non-persuasive and persuasive messages. The likelihood and the held-out
-    simulation both use it; tests check it against `update_logits`."""
-    s = s_honest + profile.persuasion * s_pers
+    simulation both use it; tests check it against `update_logits`.
+
+    `pers_scale` replaces ``profile.persuasion`` as the persuasive messages' factor (1.0 when
+    `s_pers` already holds each message at its sender model's weight)."""
+    s = s_honest + (profile.persuasion if pers_scale is None else pers_scale) * s_pers
     tot = s.sum(axis=-1, keepdims=True)
     m = np.where(
         tot > 0, profile.share_weight * s / np.where(tot > 0, tot, 1.0) + profile.count_weight * s, 0.0
@@ -222,9 +271,25 @@ def own_and_message_logits(
     return m
 
 
-def message_logits(profile: SimProfile, obs: Observations) -> np.ndarray:
-    """`own_and_message_logits` for every row of a block."""
-    return own_and_message_logits(profile, obs.s_honest, obs.s_pers, obs.prev, obs.first)
+def weighted_pers(
+    profile: SimProfile, obs: Observations, pers_by: dict[str, float] | None
+) -> np.ndarray | None:
+    """(O, n) persuasive messages, each at its sender model's weight (`pers_by`, the profile's
+    persuasion for a model not in it); None when `pers_by` is None (one weight for all)."""
+    if not pers_by or obs.s_pers_by is None or not obs.pers_models:
+        return None
+    w = np.array([pers_by.get(m, profile.persuasion) for m in obs.pers_models])
+    return np.einsum("omn,m->on", obs.s_pers_by, w)
+
+
+def message_logits(
+    profile: SimProfile, obs: Observations, pers_by: dict[str, float] | None = None
+) -> np.ndarray:
+    """`own_and_message_logits` for every row of a block (persuasion per sender model with `pers_by`)."""
+    sp = weighted_pers(profile, obs, pers_by)
+    if sp is None:
+        return own_and_message_logits(profile, obs.s_honest, obs.s_pers, obs.prev, obs.first)
+    return own_and_message_logits(profile, obs.s_honest, sp, obs.prev, obs.first, pers_scale=1.0)
 
 
 def _p0_parts(profile: SimProfile, c: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,7 +322,9 @@ def _by_answer(counts: np.ndarray, t: np.ndarray, d: np.ndarray, o: np.ndarray) 
     return c0 * t[None, :, None] + cd * d[None, :, None] + rest * o[None, :, None]
 
 
-def group_loglik(profile: SimProfile, obs: Observations, c: np.ndarray) -> np.ndarray:
+def group_loglik(
+    profile: SimProfile, obs: Observations, c: np.ndarray, pers_by: dict[str, float] | None = None
+) -> np.ndarray:
     """log P(all of a group's answers | latent), shape (G, K, D) for competence nodes `c` and
     distractors 1..n-1.
 
@@ -273,7 +340,7 @@ def group_loglik(profile: SimProfile, obs: Observations, c: np.ndarray) -> np.nd
     out = _by_answer(_counts(obs, np.flatnonzero(init)), lt, ld, lo)
     upd = np.flatnonzero(~init)
     if upd.size:
-        m = message_logits(profile, obs)[upd]  # (U, n)
+        m = message_logits(profile, obs, pers_by)[upd]  # (U, n)
         m = m - m.max(axis=1, keepdims=True)
         e = np.exp(m)
         beta = profile.prior_weight
@@ -304,17 +371,29 @@ def block_loglik(
     nodes: int = QUAD_NODES,
     grid: tuple[np.ndarray, np.ndarray] | None = None,
     lure: float | None = None,
+    acc_by: dict[str, float] | None = None,
+    pers_by: dict[str, float] | None = None,
 ) -> np.ndarray:
     """Marginal log-likelihood of each latent group (question): the latent integrated out.
 
-    `grid` = (competence values, weights) replaces the Gauss-Jacobi rule (tests use a 2-point grid)."""
+    `grid` = (competence values, weights) replaces the Gauss-Jacobi rule (tests use a 2-point grid).
+    `acc_by` = accuracy per benchmark (the block's replaces the profile's when it is there);
+    `pers_by` = persuasion per sender model."""
+    profile = profile_for(profile, obs.benchmark, acc_by)
     c, w = grid if grid is not None else quadrature(profile, nodes)
     c = np.asarray(c, dtype=float)
     w = np.asarray(w, dtype=float)
-    g = group_loglik(profile, obs, c)  # (G, K, D)
+    g = group_loglik(profile, obs, c, pers_by)  # (G, K, D)
     with np.errstate(divide="ignore"):
         lw = np.log(w)[None, :, None] + np.log(distractor_prior(obs, lure))[:, None, :]
     return special.logsumexp(g + lw, axis=(1, 2))
+
+
+def profile_for(profile: SimProfile, benchmark: str, acc_by: dict[str, float] | None) -> SimProfile:
+    """The profile with the benchmark's accuracy when `acc_by` has one, else unchanged."""
+    if acc_by and benchmark in acc_by:
+        return replace(profile, accuracy=float(acc_by[benchmark]))
+    return profile
 
 
 def distractor_prior(obs: Observations, lure: float | None = None) -> np.ndarray:
@@ -343,10 +422,17 @@ def debate_target(d: Debate) -> int:
 
 
 def loglik(
-    profile: SimProfile, blocks: Sequence[Observations], nodes: int = QUAD_NODES, lure: float | None = None
+    profile: SimProfile,
+    blocks: Sequence[Observations],
+    nodes: int = QUAD_NODES,
+    lure: float | None = None,
+    acc_by: dict[str, float] | None = None,
+    pers_by: dict[str, float] | None = None,
 ) -> float:
     """Total marginal log-likelihood of every block."""
-    return float(sum(block_loglik(profile, b, nodes, lure=lure).sum() for b in blocks))
+    return float(
+        sum(block_loglik(profile, b, nodes, lure=lure, acc_by=acc_by, pers_by=pers_by).sum() for b in blocks)
+    )
 
 
 def n_answers(blocks: Sequence[Observations]) -> int:
@@ -378,10 +464,35 @@ class FitResult:
     converged: bool
     starts: int
     target_lure: float | None = None  # fitted P(distractor = target), when asked for
+    accuracy_by_benchmark: dict[str, float] | None = None  # with by_benchmark
+    questions_by_benchmark: dict[str, int] | None = None  # fitting questions per benchmark
+    persuasion_by_model: dict[str, float] | None = None  # with by_sender
+    messages_by_model: dict[str, int] | None = None  # persuasive messages read, per sender model
 
 
 def _profile_at(base: SimProfile, names: Sequence[str], x: np.ndarray) -> SimProfile:
     return replace(base, **{k: float(v) for k, v in zip(names, x, strict=True)})
+
+
+def persuasive_messages(blocks: Sequence[Observations]) -> dict[str, int]:
+    """Persuasive messages read by the modelled agents, per sender model (models never read left out)."""
+    out: dict[str, int] = {}
+    for b in blocks:
+        if b.s_pers_by is None:
+            continue
+        for k, m in enumerate(b.pers_models):
+            out[m] = out.get(m, 0) + int(round(float(b.s_pers_by[:, k, :].sum())))
+    return {m: v for m, v in sorted(out.items()) if v > 0}
+
+
+def stored_persuasion(pers_by: dict[str, float], messages: dict[str, int], model: str | None) -> float:
+    """The one `persuasion` a stored profile keeps: the fitted model's own adversaries' weight when
+    they were read (the simulator's adversaries are the same backbone as its honest agents), else
+    the weight of the sender model read most often (ties: the first name)."""
+    if model is not None and model in pers_by:
+        return float(pers_by[model])
+    top = max(sorted(pers_by), key=lambda m: messages.get(m, 0))
+    return float(pers_by[top])
 
 
 def fit(
@@ -393,9 +504,14 @@ def fit(
     extra: Sequence[str] = (),
     fixed: dict[str, float] | None = None,
     fit_lure: bool = False,
+    by_benchmark: bool = False,
+    by_sender: bool = False,
 ) -> FitResult:
     """Maximum likelihood over FIT_PARAMS (plus `extra` profile fields, starting at their defaults),
-    L-BFGS-B within bounds from `restarts` starting points; the best optimum wins."""
+    L-BFGS-B within bounds from `restarts` starting points; the best optimum wins.
+
+    `by_benchmark`: one accuracy per benchmark of the fitting blocks instead of `accuracy`;
+    `by_sender`: one persuasion per adversary model read instead of `persuasion` (module docstring)."""
     import time
 
     t0 = time.perf_counter()
@@ -421,25 +537,53 @@ def fit(
     )
     if fixed:
         base = replace(base, **fixed)
-    names = [k for k in FIT_PARAMS if not fixed or k not in fixed] + list(extra)
-    lo = np.array([_LOWER[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_BOUNDS[k][0] for k in names])
-    hi = np.array([_UPPER[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_BOUNDS[k][1] for k in names])
-    n_ans = n_answers(blocks)
+    q_by_bench: dict[str, int] = {}
+    for b in blocks:
+        q_by_bench[b.benchmark] = q_by_bench.get(b.benchmark, 0) + b.n_groups
+    # one category is the plain parameter (the same fit, parameter for parameter, as without)
+    benches = sorted(q_by_bench) if by_benchmark and not (fixed and "accuracy" in fixed) else []
+    benches = benches if len(benches) > 1 else []
+    msgs = persuasive_messages(blocks)
+    senders = sorted(msgs) if by_sender and not (fixed and "persuasion" in fixed) else []
+    senders = senders if len(senders) > 1 else []
+    drop = set(fixed or ()) | ({"accuracy"} if benches else set()) | ({"persuasion"} if senders else set())
+    names = [k for k in FIT_PARAMS if k not in drop] + list(extra)
+
+    def bound(k: str, which: np.ndarray, extra_i: int) -> float:
+        return float(which[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_BOUNDS[k][extra_i])
+
+    lo = np.array([bound(k, _LOWER, 0) for k in names])
+    hi = np.array([bound(k, _UPPER, 1) for k in names])
     n_p = len(names)
-    if fit_lure:  # one more variable, after the profile's
+    # after the profile's fields: accuracy per benchmark, persuasion per sender model, the lure
+    ia, ip = FIT_PARAMS.index("accuracy"), FIT_PARAMS.index("persuasion")
+    lo = np.r_[lo, [_LOWER[ia]] * len(benches), [_LOWER[ip]] * len(senders)]
+    hi = np.r_[hi, [_UPPER[ia]] * len(benches), [_UPPER[ip]] * len(senders)]
+    n_b, n_s = len(benches), len(senders)
+    n_ans = n_answers(blocks)
+    if fit_lure:
         lo, hi = np.r_[lo, 0.0], np.r_[hi, 1.0]
     span = hi - lo
 
+    def unpack(
+        x: np.ndarray,
+    ) -> tuple[SimProfile, dict[str, float] | None, dict[str, float] | None, float | None]:
+        prof = _profile_at(base, names, x[:n_p])
+        acc_by = {bn: float(v) for bn, v in zip(benches, x[n_p : n_p + n_b], strict=True)} or None
+        pers_by = {m: float(v) for m, v in zip(senders, x[n_p + n_b : n_p + n_b + n_s], strict=True)} or None
+        lure = float(x[n_p + n_b + n_s]) if fit_lure else None
+        return prof, acc_by, pers_by, lure
+
     def nll(z: np.ndarray) -> float:
         # the optimiser works on [0, 1] per parameter, so one step size suits all of them
-        x = lo + z * span
-        lure = float(x[n_p]) if fit_lure else None
-        v = -loglik(_profile_at(base, names, x[:n_p]), blocks, nodes, lure=lure) / n_ans
+        prof, acc_by, pers_by, lure = unpack(lo + z * span)
+        v = -loglik(prof, blocks, nodes, lure=lure, acc_by=acc_by, pers_by=pers_by) / n_ans
         return v if np.isfinite(v) else 1e6
 
     best: Any = None
     for s in _STARTS[: max(1, restarts)]:
         x0 = np.array([s[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_START[k] for k in names])
+        x0 = np.r_[x0, [s[ia]] * n_b, [s[ip]] * n_s]
         if fit_lure:
             x0 = np.r_[x0, 1.0 / max(n_cand - 1, 1)]
         z0 = np.clip((x0 - lo) / span, 1e-6, 1 - 1e-6)
@@ -449,7 +593,16 @@ def fit(
         if best is None or res.fun < best.fun:
             best = res
     best.x = lo + best.x * span
-    prof = _profile_at(base, names, best.x[:n_p])
+    prof, acc_by, pers_by, lure = unpack(best.x)
+    if by_benchmark and not acc_by and len(q_by_bench) == 1:
+        acc_by = {next(iter(q_by_bench)): prof.accuracy}
+    if by_sender and not pers_by and len(msgs) == 1:
+        pers_by = {next(iter(msgs)): prof.persuasion}
+    if acc_by and len(acc_by) > 1:  # stored: mean competence of the fitted questions (question-weighted)
+        tot = sum(q_by_bench[bn] for bn in acc_by)
+        prof = replace(prof, accuracy=float(sum(acc_by[bn] * q_by_bench[bn] for bn in acc_by) / tot))
+    if pers_by and len(pers_by) > 1:
+        prof = replace(prof, persuasion=stored_persuasion(pers_by, msgs, model))
     return FitResult(
         profile=prof,
         loglik=-best.fun * n_ans,
@@ -459,7 +612,11 @@ def fit(
         seconds=time.perf_counter() - t0,
         converged=bool(best.success),
         starts=max(1, restarts),
-        target_lure=float(best.x[n_p]) if fit_lure else None,
+        target_lure=lure,
+        accuracy_by_benchmark=acc_by,
+        questions_by_benchmark=dict(sorted(q_by_bench.items())),
+        persuasion_by_model=pers_by,
+        messages_by_model=msgs,
     )
 
 

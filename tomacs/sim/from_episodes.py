@@ -19,7 +19,7 @@ from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.transcripts.schema import Debate
 
-MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26); no extensions"
+MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26)"
 PAPER_BASELINE = "mmlu"
 
 
@@ -97,6 +97,8 @@ def run(
     restarts: int = 3,
     seed: int = 0,
     out_dir: str | Path | None = None,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
 ) -> dict[str, Any]:
     """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
     write the profile. Returns everything the CLI prints."""
@@ -110,8 +112,17 @@ def run(
         fit_d, held = list(debates), []
     else:
         fit_d, held = fe.split_questions(debates, split, split_seed)
-    res = fe.fit(fit_d, name=name, model=model, restarts=restarts, fit_lure=True)
+    res = fe.fit(
+        fit_d,
+        name=name,
+        model=model,
+        restarts=restarts,
+        fit_lure=True,
+        by_benchmark=by_benchmark,
+        by_sender=by_sender,
+    )
     lure = res.target_lure
+    acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
     paper = paper_profile()
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),
@@ -123,16 +134,38 @@ def run(
             "seconds": res.seconds,
             "converged": res.converged,
             "target_lure": lure,
+            "accuracy_by_benchmark": acc_by,
+            "questions_by_benchmark": res.questions_by_benchmark,
+            "persuasion_by_model": pers_by,
+            "persuasive_messages_by_model": res.messages_by_model,
         },
     }
     if held:
         out["held_out"] = ho.evaluate(
-            res.profile, held, model, fit_d, paper, draws=draws, seed=seed, lure=lure
+            res.profile,
+            held,
+            model,
+            fit_d,
+            paper,
+            draws=draws,
+            seed=seed,
+            lure=lure,
+            acc_by=acc_by,
+            pers_by=pers_by,
         )
     if predict:
         other = read_debates(predict, model)
         out["predict"] = ho.evaluate(
-            res.profile, other, model, fit_d, paper, draws=draws, seed=seed, lure=lure
+            res.profile,
+            other,
+            model,
+            fit_d,
+            paper,
+            draws=draws,
+            seed=seed,
+            lure=lure,
+            acc_by=acc_by,
+            pers_by=pers_by,
         )
         out["predict"]["sources"] = list(predict)
     models = sorted({m for d in fit_d for m in fe.debate_models(d)})
@@ -148,12 +181,30 @@ def run(
         "split": split,
         "split_seed": split_seed,
         "fit_loglik_per_answer": round(res.loglik / res.n_answers, 6),
-        "model_variant": MODEL_VARIANT,
+        "model_variant": MODEL_VARIANT
+        + ("; accuracy per benchmark" if acc_by and len(acc_by) > 1 else "")
+        + ("; persuasion per sender model" if pers_by and len(pers_by) > 1 else ""),
         "fitted": list(fe.FIT_PARAMS) + ["compliance (adversaries' target rate)"],
         # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
         # the adversaries' target); the simulator draws targets independently of the lure
         "target_lure": None if lure is None else round(lure, 6),
     }
+    if acc_by:
+        # fitted per benchmark; the profile's `accuracy` is their question-weighted mean (the mean
+        # competence of the fitted questions), which also stands for any benchmark not fitted
+        provenance["accuracy_by_benchmark"] = {k: round(v, 6) for k, v in acc_by.items()}
+        provenance["questions_by_benchmark"] = res.questions_by_benchmark
+        provenance["accuracy_stored"] = "question-weighted mean of accuracy_by_benchmark"
+    if pers_by:
+        # fitted per adversary (sender) model; the profile's `persuasion` is the fitted model's own
+        # adversaries' (the simulator's adversaries are its own backbone), else the most-read model's
+        provenance["persuasion_by_model"] = {k: round(v, 6) for k, v in pers_by.items()}
+        provenance["persuasive_messages_by_model"] = res.messages_by_model
+        provenance["persuasion_stored"] = (
+            f"persuasion_by_model[{model}] (the fitted model's own adversaries)"
+            if model in pers_by
+            else "persuasion_by_model of the sender model read most often"
+        )
     if held:
         provenance["held_out"] = _summary(out["held_out"])
     if predict:

@@ -186,9 +186,13 @@ def simulate(
     draws: int,
     seed: int,
     lure: float | None = None,
+    acc_by: dict[str, float] | None = None,
+    pers_by: dict[str, float] | None = None,
 ) -> list[np.ndarray]:
     """Replay each debate `draws` times: modelled honest agents from the profile, the others as
-    observed. One latent draw per question and draw index, shared by that question's debates."""
+    observed. One latent draw per question and draw index, shared by that question's debates.
+    `acc_by`: accuracy per benchmark (a debate of another benchmark keeps the profile's);
+    `pers_by`: persuasion per sender model (another model keeps the profile's)."""
     rng = np.random.default_rng(seed)
     latents: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
     out = []
@@ -196,7 +200,8 @@ def simulate(
         n = len(d.letters)
         key = (fe.question_key(d), n)
         if key not in latents:
-            latents[key] = _latent_draws(profile, n, draws, rng, fe.debate_target(d), lure)
+            prof_q = fe.profile_for(profile, fe.debate_benchmark(d), acc_by)
+            latents[key] = _latent_draws(prof_q, n, draws, rng, fe.debate_target(d), lure)
         c, dist = latents[key]
         lp0 = _log_p0(profile, c, dist, n)
         p0 = np.exp(lp0)
@@ -219,14 +224,21 @@ def simulate(
                         continue
                     a = sim[:, j, rr - 1]
                     okm = a >= 0
-                    tgt = sp if d.is_adversarial(j, rr) else sh
-                    tgt[rows[okm], a[okm]] += 1.0
+                    if d.is_adversarial(j, rr):  # at its sender model's weight
+                        w = profile.persuasion
+                        if pers_by:
+                            w = pers_by.get(fe.agent_model(d, j), profile.persuasion)
+                        sp[rows[okm], a[okm]] += w
+                    else:
+                        sh[rows[okm], a[okm]] += 1.0
                 prev = sim[:, i, r - 2] if r > 1 else np.full(draws, -1)
                 first = sim[:, i, 0] if r > 1 else np.full(draws, -1)
                 if r == 1:
                     probs = p0
                 else:
-                    u = profile.prior_weight * lp0 + fe.own_and_message_logits(profile, sh, sp, prev, first)
+                    u = profile.prior_weight * lp0 + fe.own_and_message_logits(
+                        profile, sh, sp, prev, first, pers_scale=1.0
+                    )
                     nothing = (prev < 0) & (sh.sum(axis=1) + sp.sum(axis=1) == 0)
                     u = u - u.max(axis=1, keepdims=True)
                     probs = np.exp(u)
@@ -322,8 +334,11 @@ def evaluate(
     reps: int = 2000,
     seed: int = 0,
     lure: float | None = None,
+    acc_by: dict[str, float] | None = None,
+    pers_by: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Held-out statistics (predicted vs observed with intervals) and log-likelihood per answer."""
+    """Held-out statistics (predicted vs observed with intervals) and log-likelihood per answer.
+    `acc_by` / `pers_by`: the fit's accuracy per benchmark and persuasion per sender model."""
     if not debates:
         raise ValueError(
             "no held-out debates to score (the split left none; use more questions or a larger --split)"
@@ -332,7 +347,7 @@ def evaluate(
     obs_ans = [observed_answers(d)[None] for d in debates]
     keys, per_q = _question_counts(debates, obs_ans, model, r_max)
     value, lo, hi, exact = bootstrap(per_q, reps, seed)
-    sim = simulate(profile, debates, model, draws, seed, lure)
+    sim = simulate(profile, debates, model, draws, seed, lure, acc_by, pers_by)
     _, pred_q = _question_counts(debates, sim, model, r_max)
     pred = _ratio(pred_q[:, :, 0].sum(0), pred_q[:, :, 1].sum(0))
     cells = []
@@ -356,7 +371,8 @@ def evaluate(
             )
     blocks = fe.observations(debates, model)
     n_ans = fe.n_answers(blocks)
-    ll = {"fitted": fe.loglik(profile, blocks, lure=lure) / n_ans if n_ans else float("nan")}
+    fitted_ll = fe.loglik(profile, blocks, lure=lure, acc_by=acc_by, pers_by=pers_by)
+    ll = {"fitted": fitted_ll / n_ans if n_ans else float("nan")}
     if fit_debates is not None:
         acc, eps = keep_previous_baseline(fe.observations(fit_debates, model))
         ll["keep_previous"] = keep_previous_loglik(blocks, acc, eps) / n_ans

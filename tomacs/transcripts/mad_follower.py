@@ -81,6 +81,7 @@ class _Run:
                 "missing (a MAD-Follower run's config.json lists its agents)",
             )
         default_model = (cfg.get("llm") or {}).get("model")
+        self.benchmark = benchmark_of((cfg.get("dataset") or {}).get("path"))
         self.rounds = (cfg.get("debate") or {}).get("rounds")
         self.ids: list[str] = []
         self.roles: list[str] = []
@@ -128,6 +129,20 @@ class _Run:
     def model(self) -> str | None:
         models = sorted({m for m in self.models if m})
         return models[0] if len(models) == 1 else None
+
+
+_SPLIT_SUFFIX = re.compile(r"[_\-.](validation|valid|val|test|train|dev)$", re.IGNORECASE)
+
+
+def benchmark_of(dataset_path: Any) -> str | None:
+    """The benchmark a run asked, from its config's `dataset.path` (a Windows or POSIX path):
+    the file's stem without a split suffix, `data\\ethics_test.jsonl` -> `ethics`,
+    `data\\commonsense_qa_validation.jsonl` -> `commonsense_qa`. None when the config has no path."""
+    if not isinstance(dataset_path, str) or not dataset_path.strip():
+        return None
+    stem = re.split(r"[\\/]", dataset_path.strip())[-1]
+    stem = re.sub(r"\.(jsonl|json|csv|parquet|tsv)$", "", stem, flags=re.IGNORECASE)
+    return _SPLIT_SUFFIX.sub("", stem) or None
 
 
 def _letters_and_options(q: dict[str, Any], bad: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
@@ -237,6 +252,8 @@ def read_question_file(file: Path, run: _Run) -> Debate:
     if not turns:
         raise bad("turns", "no turns")
     meta: dict[str, Any] = {"rounds": run.rounds, "attacker_compliant": raw.get("attacker_compliant")}
+    if run.benchmark:
+        meta["benchmark"] = run.benchmark  # config.dataset.path's file, split suffix dropped
     if raw.get("excluded"):
         meta["excluded"] = True  # the source's own flag: attacker or follower broke role
     if target is None:
