@@ -234,6 +234,13 @@ def test_a_forced_format_that_finds_nothing_says_so(tmp_path: Path) -> None:
         load_debates([FIXTURE], fmt="tomacs-episodes")
     with pytest.raises(TranscriptError, match=r"config\.json: not a question file of a MAD-Follower run"):
         load_debates([FIXTURE / RUNMAX / "config.json"], fmt="mad-follower")
+    empty = tmp_path / "run_empty"  # a published run that stopped before its first question
+    empty.mkdir()
+    shutil.copy(FIXTURE / RUNMAX / "config.json", empty / "config.json")
+    with pytest.raises(
+        TranscriptError, match=r"run_empty: a MAD-Follower run with no questions/ folder .*leave it out"
+    ):
+        load_debates([empty], fmt="mad-follower")
     f = tmp_path / "x.dat"  # forced native on a name detection would not claim: the line error
     f.write_bytes(b"\x00\xff\n")
     with pytest.raises(TranscriptError, match=r"x\.dat:1: debate '\?': field '<line>': not UTF-8"):

@@ -299,6 +299,12 @@ def read_mad_follower(path: Path) -> Iterable[Debate]:
         return [read_question_file(path, _Run(path.parent.parent))]
     if _is_run(path):
         return _read_run(path)
+    if (path / "config.json").is_file():
+        # A run that stopped before its first question (the published outputs hold one): say so, so a
+        # glob over runs is fixed by leaving it out, not by guessing what "no run here" means.
+        raise TranscriptError(
+            f"{path}: a MAD-Follower run with no questions/ folder (no debate recorded); leave it out"
+        )
     runs = [p for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p)]
     if not runs:
         raise TranscriptError(f"{path}: no MAD-Follower run here (a folder with config.json and questions/)")
