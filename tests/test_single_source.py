@@ -253,4 +253,6 @@ def test_no_option_file_repeats_its_schema_default() -> None:
                 if key in defaults and value == defaults[key]:
                     repeats.append(f"{group}/{path.name}: {key}")
     assert repeats == []
-    assert schema_defaults(AttackSchema) == {"onset_rounds": [3, 4]}
+    attack = schema_defaults(AttackSchema)
+    assert attack["onset_rounds"] == [3, 4]
+    assert {"count", "rate", "persistent", "protect_last", "suffix"} <= set(attack)  # the switches too

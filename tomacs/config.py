@@ -18,7 +18,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
-from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS, AdversarySchedule
+from tomacs.agents.adversary import AdversarySchedule
 from tomacs.paths import conf_dir
 
 GROUPS = ("benchmark", "method", "attack", "budget", "train", "backbone", "device", "logger")
@@ -52,19 +52,34 @@ class TrainSchema:
     patience: int | None = MISSING
 
 
+def _schedule_default(key: str) -> Any:
+    """A default of `AdversarySchedule` (the one validator of the attack settings), as a schema field."""
+    value = AdversarySchedule.__dataclass_fields__[key].default
+    if isinstance(value, tuple):
+        return field(default_factory=lambda: list(value))
+    return value
+
+
 @dataclass
 class AttackSchema:
-    """The adversary schedule (config group `attack`: conf/attack/*.yaml). Each option writes its
-    own values; an option may leave out `onset_rounds`, whose default (TodyComm's rounds 3 or 4) is
-    written once, in tomacs.agents.adversary."""
+    """The adversary schedule (config group `attack`: conf/attack/*.yaml). An option writes only what
+    differs from these defaults: the ones the schedule shares with `AdversarySchedule` (count, rate,
+    onset_rounds = TodyComm's rounds 3 or 4, suffix) are read from it, the switches it lacks are
+    written here. The true/false keys take only true or false (`config._strict_bool_overrides`)."""
 
     name: str = MISSING
-    count: int | None = MISSING  # wins over rate; null = use rate
-    rate: float | None = MISSING
-    onset_rounds: list[int] = field(default_factory=lambda: list(DEFAULT_ONSET_ROUNDS))
-    persistent: Any = MISSING  # true/false, held to that by check_option_types (no "yes")
-    protect_last: Any = MISSING
-    suffix: Any = MISSING
+    # an explicit number of adversaries; wins over rate; null = use rate
+    count: int | None = _schedule_default("count")
+    # a fraction of N, rounded half up (tomacs.agents.adversary.count_from_rate); null = no adversary
+    rate: float | None = _schedule_default("rate")
+    # each adversary's onset is drawn uniformly from this list (DEFAULT_ONSET_ROUNDS: TodyComm §5)
+    onset_rounds: list[int] = _schedule_default("onset_rounds")
+    # true: the same agents are adversarial in every episode of the run (credibility scoring)
+    persistent: bool = False
+    # true: the last agent is never an adversary (receiver protocol, TodyComm Tables 7-8)
+    protect_last: bool = False
+    # App. D persuasive suffix appended to adversarial outputs; false = stealthy adversaries
+    suffix: bool = _schedule_default("suffix")
 
 
 @dataclass
@@ -274,26 +289,42 @@ def compose(overrides: list[str]) -> DictConfig:
 
 
 def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
-    """A method's typed true/false key would take `method.listen=yes` or `=2` as true (OmegaConf's
-    reading); refuse anything but true, false or null there, as for the other groups' keys."""
+    """A schema's typed true/false key would take `method.listen=yes`, `attack.suffix=on` or `=2` as
+    true (OmegaConf's reading); refuse anything but true, false or null there, as for the keys the
+    shipped option files type."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from tomacs.methods.registry import bool_keys, method_settings
-
-    bools = bool_keys(method_settings(cfg).name)  # validated already
     parser = OverridesParser.create()
     for ov in overrides:
         key = ov.lstrip("+~").split("=", 1)[0]
-        if not key.startswith("method.") or key[len("method.") :] not in bools:
+        group, _, sub = key.partition(".")
+        if group not in GROUPS or not sub:
+            continue
+        bools = _bool_keys(cfg, group)
+        if sub not in bools:
             continue
         try:
             value = parser.parse_override(ov).value()
         except Exception:
             continue
         if value is not None and not isinstance(value, bool):
-            eg = str(bools[key[len("method.") :]]).lower()
+            eg = str(bools[sub]).lower()
             raw = ov.split("=", 1)[1]
             raise ConfigError(f"bad value '{raw}' for '{key}': expected true or false, e.g. {key}={eg}")
+
+
+def _bool_keys(cfg: DictConfig, group: str) -> dict[str, Any]:
+    """The true/false keys of a group's schema and their defaults (none for a group without one)."""
+    import dataclasses
+
+    from tomacs.methods.registry import bool_keys, method_settings
+    from tomacs.methods.settings import bool_fields
+
+    if group == "method":
+        return bool_keys(method_settings(cfg).name)  # validated already
+    node = cfg.get(group)
+    cls = OmegaConf.get_type(node) if isinstance(node, DictConfig) else None
+    return bool_fields(cls) if isinstance(cls, type) and dataclasses.is_dataclass(cls) else {}
 
 
 def _non_string_group_choice(overrides: list[str]) -> str | None:
