@@ -117,8 +117,8 @@ def test_the_attack_settings_are_validated_by_the_schedule_alone(
 # -- the static method names -------------------------------------------------------------------------
 
 
-def _copies_of(names: set[str], root: Path) -> list[str]:
-    return [f"{f}:{line}" for f, line, strs in string_lists(root) if len(strs & names) >= 5]
+def _copies_of(names: set[str], root: Path, least: int = 5) -> list[str]:
+    return [f"{f}:{line}" for f, line, strs in string_lists(root) if len(strs & names) >= least]
 
 
 def test_static_method_names_are_listed_once() -> None:
@@ -151,6 +151,29 @@ def test_the_name_list_scanner_finds_a_planted_copy(tmp_path: Path) -> None:
 def test_no_module_copies_the_group_defaults() -> None:
     assert group_default_dicts(PKG) == []
     assert set(group_defaults()) == set(GROUPS)
+
+
+def test_the_groups_are_listed_once(tmp_path: Path) -> None:
+    """GROUPS is read from conf/config.yaml's defaults list: no module lists the groups again, and a
+    group added there is a group (its options listed) with no other edit."""
+    assert GROUPS == tuple(group_defaults()) and len(GROUPS) == 8
+    least = len(GROUPS) - 1  # results.json's five setting fields (report/settings.py) are no copy
+    copies = _copies_of(set(GROUPS), PKG, least)
+    assert copies == [], f"the config groups are listed again at {copies}; use tomacs.config.GROUPS"
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    text = (conf / "config.yaml").read_text()
+    (conf / "config.yaml").write_text(
+        text.replace("  - logger: none\n", "  - logger: none\n  - judge: plain\n")
+    )
+    (conf / "judge").mkdir()
+    (conf / "judge" / "plain.yaml").write_text("name: plain\n")
+    assert group_defaults(conf)["judge"] == "plain" and group_options(conf)["judge"] == ["plain"]
+    planted = tmp_path / "tomacs"
+    planted.mkdir()
+    (planted / "g.py").write_text(f"GROUPS = {GROUPS!r}\n")
+    (planted / "h.py").write_text(f"SOME = {GROUPS[:3]!r}\n")
+    assert _copies_of(set(GROUPS), planted, least) == ["tomacs/g.py:1"]
 
 
 def test_the_group_default_scanner_finds_a_planted_copy(tmp_path: Path) -> None:

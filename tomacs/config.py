@@ -21,8 +21,6 @@ from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.paths import conf_dir
 
-GROUPS = ("benchmark", "method", "attack", "budget", "train", "backbone", "device", "logger")
-
 
 class RunMode(StrEnum):
     train = "train"
@@ -162,10 +160,18 @@ def group_options(root: Path | None = None) -> dict[str, list[str]]:
     """Options of every config group, read from the shipped conf directory."""
     root = root or conf_dir()
     out: dict[str, list[str]] = {}
-    for group in GROUPS:
+    for group in group_defaults(root):
         d = root / group
         out[group] = sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _option_file(path: str) -> dict[str, Any]:
+    """A shipped option file, read once per process (validate runs for every job of a sweep)."""
+    import yaml
+
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
 
 
 def shipped_config(root: Path | None = None) -> dict[str, Any]:
@@ -175,12 +181,17 @@ def shipped_config(root: Path | None = None) -> dict[str, Any]:
 
 
 def group_defaults(root: Path | None = None) -> dict[str, str]:
-    """Each group's default option, from the defaults list of conf/config.yaml."""
+    """Each config group and its default option, in the order of conf/config.yaml's defaults list:
+    the one place the groups are listed (`GROUPS` is read from it)."""
     out: dict[str, str] = {}
     for entry in shipped_config(root).get("defaults", []):
         if isinstance(entry, dict):
-            out.update({str(k): str(v) for k, v in entry.items() if k in GROUPS})
+            out.update({str(k): str(v) for k, v in entry.items() if "/" not in str(k) and " " not in str(k)})
     return out
+
+
+# The config groups (benchmark, method, attack, ...): the group entries of conf/config.yaml's defaults list.
+GROUPS: tuple[str, ...] = tuple(group_defaults())
 
 
 def _closest(word: str, options: list[str]) -> str:
@@ -588,14 +599,6 @@ def _fits(kind: str, value: Any) -> bool:
     if kind == "Boolean":
         return isinstance(value, bool)
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-@functools.lru_cache(maxsize=64)
-def _option_file(path: str) -> dict[str, Any]:
-    """A shipped option file, read once per process (validate runs for every job of a sweep)."""
-    import yaml
-
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
 
 
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
