@@ -115,7 +115,6 @@ class HubSettings(MethodSettings):
 class Hub(Method):
     """Every agent after round 1 reads the hub agent only."""
 
-    name = "toy_hub"
     Settings = HubSettings
 
     def __init__(self, ctx, **params):

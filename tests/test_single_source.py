@@ -145,6 +145,52 @@ def test_the_name_list_scanner_finds_a_planted_copy(tmp_path: Path) -> None:
     assert _copies_of(names, pkg) == ["tomacs/m.py:2"]  # a subset (G-Designer's anchors) is not a copy
 
 
+# -- a method's name ----------------------------------------------------------------------------------
+
+
+def class_names_beside_a_schema(root: Path) -> list[str]:
+    """Classes that set both `Settings` and a `name = "..."`: the name written again beside its schema."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            assigned = {
+                t.id: stmt.value
+                for stmt in node.body
+                if isinstance(stmt, ast.Assign | ast.AnnAssign)
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                if isinstance(t, ast.Name)
+            }
+            if "Settings" in assigned and isinstance(assigned.get("name"), ast.Constant):
+                out.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
+    return out
+
+
+def test_a_method_name_is_written_in_its_schema_only() -> None:
+    from tomacs.methods.registry import METHODS, method_names, settings_class
+
+    assert class_names_beside_a_schema(PKG) == []
+    for name in method_names():  # the class reads it from its Settings (Method.__init_subclass__)
+        assert METHODS.get(name).name == settings_class(name)().name == name
+
+
+def test_the_class_name_scanner_finds_a_planted_copy(tmp_path: Path) -> None:
+    from tomacs.methods.base import Method
+    from tomacs.methods.static import ChainSettings
+
+    pkg = tmp_path / "tomacs"
+    pkg.mkdir()
+    (pkg / "m.py").write_text(
+        'class A(M):\n    name = "a"\n    Settings = ASettings\n\n'
+        'class B(M):\n    Settings = BSettings\n\nclass C(M):\n    name = "static"\n'
+    )
+    assert class_names_beside_a_schema(pkg) == ["tomacs/m.py:1"]
+    with pytest.raises(TypeError, match="write the name once"):
+        type("Chain2", (Method,), {"name": "star", "Settings": ChainSettings})
+    assert type("Chain3", (Method,), {"Settings": ChainSettings}).name == "chain"
+
+
 # -- each group's default option ---------------------------------------------------------------------
 
 
