@@ -308,20 +308,77 @@ def test_config_yaml_and_the_schema_do_not_both_write_a_default() -> None:
     assert "crs.eta" in schema_defaults(Schema)  # the scan sees nested defaults
 
 
+def option_schema(group: str, shipped: dict[str, object]) -> type | None:
+    """The schema an option file extends: its defaults list's `/schema/<kind>/<name>@_here_`, or the
+    group's field type in tomacs.config.Schema (attack, train); None for a group without one."""
+    from tomacs.backbones.base import BACKBONES
+    from tomacs.benchmarks.base import BENCHMARKS
+    from tomacs.config import AttackSchema, TrainSchema
+    from tomacs.methods.registry import METHODS
+
+    for entry in shipped.get("defaults") or []:
+        m = re.fullmatch(r"/schema/(\w+)/([\w.-]+)@_here_", str(entry))
+        if m:
+            table = {"method": METHODS, "benchmark": BENCHMARKS, "backbone": BACKBONES}[m.group(1)]
+            return table.schemas()[m.group(2)]
+    return {"attack": AttackSchema, "train": TrainSchema}.get(group)
+
+
+def repeated_defaults(group: str, shipped: dict[str, object]) -> list[str]:
+    """`group.key` of every value an option file writes that its schema already has as default
+    (nested keys dotted: backbone.cache.path)."""
+    from tomacs.config import flat
+
+    schema = option_schema(group, shipped)
+    if schema is None:
+        return []
+    defaults = schema_defaults(schema)
+    written = flat({k: v for k, v in shipped.items() if k != "defaults"})
+    return sorted(f"{group}.{k}" for k, v in written.items() if k in defaults and v == defaults[k])
+
+
+SCHEMA_GROUPS = ("attack", "train", "method", "benchmark", "backbone")
+
+
 def test_no_option_file_repeats_its_schema_default() -> None:
-    """An attack or train option writes only what differs from the schema (crs3of5's onsets [1] do)."""
+    """An option writes only what differs from its schema (crs3of5's onsets [1] do; a litellm preset's
+    model and api_base do). Every option of a group with a schema extends one."""
     import yaml
 
-    from tomacs.config import AttackSchema, TrainSchema
+    from tomacs.config import AttackSchema
 
     repeats = []
-    for group, schema in (("attack", AttackSchema), ("train", TrainSchema)):
-        defaults = schema_defaults(schema)
+    for group in SCHEMA_GROUPS:
         for path in sorted((CONF / group).glob("*.yaml")):
-            for key, value in (yaml.safe_load(path.read_text()) or {}).items():
-                if key in defaults and value == defaults[key]:
-                    repeats.append(f"{group}/{path.name}: {key}")
-    assert repeats == []
+            shipped = yaml.safe_load(path.read_text()) or {}
+            assert option_schema(group, shipped) is not None, f"{group}/{path.name} extends no schema"
+            repeats += [f"{path.name}: {k}" for k in repeated_defaults(group, shipped)]
+    assert repeats == [], f"option files repeat their schema's defaults: {repeats}"
     attack = schema_defaults(AttackSchema)
     assert attack["onset_rounds"] == [3, 4]
     assert {"count", "rate", "persistent", "protect_last", "suffix"} <= set(attack)  # the switches too
+
+
+@pytest.mark.parametrize(
+    ("group", "option", "planted", "flagged"),
+    [
+        ("attack", "gt50", {"suffix": True, "persistent": True}, ["attack.suffix"]),
+        ("benchmark", "mmlu", {"source": "local", "test_subset": 153, "profile": "arc_c"}, [
+            "benchmark.source", "benchmark.test_subset"
+        ]),
+        ("backbone", "vllm", {"max_retries": 6, "kind": "litellm", "cache": {"enabled": True}}, [
+            "backbone.cache.enabled", "backbone.kind", "backbone.max_retries"
+        ]),
+        ("backbone", "sim", {"profile": None}, ["backbone.profile"]),
+        ("method", "todycomm", {"epsilon": 0.1, "gamma": 0.5}, ["method.epsilon"]),
+    ],
+)  # fmt: skip
+def test_the_repeated_default_scanner_finds_a_planted_copy(
+    group: str, option: str, planted: dict[str, object], flagged: list[str]
+) -> None:
+    """A default written both in the schema and in a yaml is caught, for every kind; a value that
+    differs from the schema's (persistent: true, profile: arc_c, gamma: 0.5) is not."""
+    import yaml
+
+    shipped = yaml.safe_load((CONF / group / f"{option}.yaml").read_text()) or {}
+    assert repeated_defaults(group, {**shipped, **planted}) == flagged

@@ -145,10 +145,13 @@ _registered = False
 def register_schema() -> None:
     global _registered
     if not _registered:
-        from tomacs.methods.registry import register_method_schemas
+        from tomacs.backbones.base import BACKBONES
+        from tomacs.benchmarks.base import BENCHMARKS
+        from tomacs.methods.registry import METHODS
 
         ConfigStore.instance().store(name="base_config", node=Schema)
-        register_method_schemas()  # conf/method/<name>.yaml extends /schema/method/<name>
+        for table in (METHODS, BENCHMARKS, BACKBONES):  # conf/<kind>/*.yaml extend /schema/<kind>/<name>
+            table.store_schemas()
         _registered = True
 
 
@@ -308,10 +311,10 @@ def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
     parser = OverridesParser.create()
     for ov in overrides:
         key = ov.lstrip("+~").split("=", 1)[0]
-        group, _, sub = key.partition(".")
-        if group not in GROUPS or not sub:
+        parent, _, sub = key.rpartition(".")
+        if parent.split(".")[0] not in GROUPS:
             continue
-        bools = _bool_keys(cfg, group)
+        bools = _bool_keys(cfg, parent)
         if sub not in bools:
             continue
         try:
@@ -324,16 +327,17 @@ def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
             raise ConfigError(f"bad value '{raw}' for '{key}': expected true or false, e.g. {key}={eg}")
 
 
-def _bool_keys(cfg: DictConfig, group: str) -> dict[str, Any]:
-    """The true/false keys of a group's schema and their defaults (none for a group without one)."""
+def _bool_keys(cfg: DictConfig, parent: str) -> dict[str, Any]:
+    """The true/false keys of the schema of node `parent` (`attack`, `backbone.cache`) and their
+    defaults (none for a node without a schema)."""
     import dataclasses
 
     from tomacs.methods.registry import bool_keys, method_settings
     from tomacs.methods.settings import bool_fields
 
-    if group == "method":
+    if parent == "method":
         return bool_keys(method_settings(cfg).name)  # validated already
-    node = cfg.get(group)
+    node = OmegaConf.select(cfg, parent)
     cls = OmegaConf.get_type(node) if isinstance(node, DictConfig) else None
     return bool_fields(cls) if isinstance(cls, type) and dataclasses.is_dataclass(cls) else {}
 
@@ -601,11 +605,27 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _schema_defaults(node: DictConfig) -> dict[str, Any]:
+    """The plain defaults of the schema a group option extends (none for an option without one): an
+    `Any` field's default says what it holds, as a value in the option file would."""
+    import dataclasses
+
+    cls = OmegaConf.get_type(node)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        return {}
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(cls)
+        if f.default is not dataclasses.MISSING and f.default != MISSING
+    }
+
+
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
-    """Keys inside a group option without a schema (attack.count, budget.in_degree...) are free-form
-    to Hydra, so `attack.count=abc` would compose and fail later with a bare conversion error. The
-    shipped option file says what each key holds; hold overrides to it (null there means any value,
-    a null override is always allowed). Methods are typed by their schema (tomacs.methods.settings)."""
+    """Keys inside a group option without a schema (budget.in_degree...) or typed `Any` in it
+    (backbone.timeout) are free-form to Hydra, so `budget.in_degree=abc` would compose and fail later
+    with a bare conversion error. The shipped option file, else the schema's default, says what each
+    key holds; hold overrides to it (null there means any value, a null override is always allowed).
+    Typed schema fields are held to their type by Hydra (tomacs.methods.settings for methods)."""
     root = root or conf_dir()
     for group in GROUPS:
         node = cfg.get(group)
@@ -613,7 +633,7 @@ def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
         path = root / group / f"{name}.yaml"
         if not name or not path.is_file():
             continue
-        shipped = _option_file(str(path))
+        shipped = {**_schema_defaults(node), **_option_file(str(path))}
         for key, default in shipped.items():
             kind = _kind(default)
             if kind is None or key not in node:
