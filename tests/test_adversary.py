@@ -24,8 +24,17 @@ MC = Question(
 NUM = Question("q-num", "Tom has 3 bags of 12 apples. How many apples?", None, "36", "gsm8k", "numeric")
 
 
-def _attack(name: str) -> dict:
+def _shipped(name: str) -> dict:
     return yaml.safe_load((CONF / f"{name}.yaml").read_text())
+
+
+def _attack(name: str) -> dict:
+    """The option as a config holds it: the schema's defaults under what the file writes."""
+    from omegaconf import OmegaConf
+
+    from tomacs.config import AttackSchema
+
+    return OmegaConf.to_container(OmegaConf.merge(OmegaConf.structured(AttackSchema), _shipped(name)))
 
 
 def _sched(name: str, n: int = 6, rounds: int = 4) -> AdversarySchedule:
@@ -34,8 +43,9 @@ def _sched(name: str, n: int = 6, rounds: int = 4) -> AdversarySchedule:
 
 @pytest.mark.parametrize(("name", "expected"), [("none", 0), ("lt50", 2), ("eq50", 3), ("gt50", 4)])
 def test_paper_counts_for_six_agents(name: str, expected: int) -> None:
+    assert "onset_rounds" not in _shipped(name)  # the default
     cfg = _attack(name)
-    assert cfg["name"] == name and cfg["count"] is None and "onset_rounds" not in cfg  # the default
+    assert cfg["name"] == name and cfg["count"] is None
     s = _sched(name)
     assert s.onset_rounds == DEFAULT_ONSET_ROUNDS == (3, 4)  # TodyComm §5: round 3 or 4
     assert s.count == expected == s.k

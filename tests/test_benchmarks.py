@@ -183,21 +183,36 @@ def test_numeric_candidates_depend_on_question_id_and_put_gold_everywhere() -> N
 # -- configs ---------------------------------------------------------------------------------------
 
 
+def _composed(name: str) -> dict:
+    from tomacs.config import compose, to_container
+
+    return to_container(compose([f"benchmark={name}"]))["benchmark"]
+
+
 @pytest.mark.parametrize("file", sorted(CONF.glob("*.yaml")), ids=lambda p: p.stem)
 def test_config_files_have_the_shared_keys_and_build(file: Path, tmp_path: Path) -> None:
+    """A yaml extends its adapter's schema: the composed option has every key, and builds the adapter."""
     raw = OmegaConf.load(file)
-    assert list(raw.keys()) == list(BENCHMARK_KEYS)
-    cfg = OmegaConf.to_container(raw, resolve=True)
-    assert isinstance(cfg, dict)
+    assert list(raw["defaults"]) == [f"/schema/benchmark/{file.stem}@_here_", "_self_"]
+    cfg = _composed(file.stem)
+    assert list(cfg) == list(BENCHMARK_KEYS)
     b = get_benchmark(cfg.pop("name"), **cfg)
-    assert b.profile == raw.profile and b.roles_key == raw.roles
-    assert (b.train_split, b.test_split) == (raw.train_split, raw.test_split)
+    assert b.profile == cfg["profile"] and b.roles_key == cfg["roles"]
+    assert (b.train_split, b.test_split) == (cfg["train_split"], cfg["test_split"])
+    built = type(b)()  # an adapter built by hand takes the same defaults from its schema
+    assert (built.profile, built.roles_key, built.train_split, built.test_subset, built.source) == (
+        b.profile,
+        b.roles_key,
+        b.train_split,
+        b.test_subset,
+        b.source,
+    )
 
 
 def test_expected_config_files_exist() -> None:
     stems = {p.stem for p in CONF.glob("*.yaml")}
     assert stems >= {"synthetic", "synthetic_numeric", *REAL}
-    assert OmegaConf.load(CONF / "mmlu.yaml").test_subset == 153
+    assert _composed("mmlu")["test_subset"] == 153
 
 
 # -- real data -------------------------------------------------------------------------------------

@@ -115,7 +115,6 @@ class HubSettings(MethodSettings):
 class Hub(Method):
     """Every agent after round 1 reads the hub agent only."""
 
-    name = "toy_hub"
     Settings = HubSettings
 
     def __init__(self, ctx, **params):
@@ -156,32 +155,36 @@ def test_add_a_method(tmp_path: Path) -> None:
 
 
 TOY_BENCHMARK = '''
-from tomacs.benchmarks.base import BenchmarkAdapter
+from dataclasses import dataclass
+
+from tomacs.benchmarks.base import BenchmarkAdapter, BenchmarkSettings
 from tomacs.types import Question
+
+
+@dataclass
+class SumsSettings(BenchmarkSettings):
+    name: str = "toy_sums"
+    path: str | None = None  # generated: no files
+    source: str = "generated"
+    test_subset: int | None = 2
 
 
 class Sums(BenchmarkAdapter):
     """n + 1 among four numbers; the gold is always option B."""
 
-    name = "toy_sums"
+    Settings = SumsSettings
 
     def load(self, split, size=None, seed=0):
-        n = size or 5
+        n = min(size or 5, self.test_subset or 5) if split == "test" else size or 5
         return [
             Question(f"{split}-{i}", f"What is {i} + 1?", (str(i), str(i + 1), str(i + 2), str(i + 3)),
-                     "B", "toy_sums", "mc")
+                     "B", self.name, "mc")
             for i in range(n)
         ]
 '''
-TOY_BENCHMARK_CONF = """name: toy_sums
-profile: mmlu
-variant: null
-path: null
-source: generated
-train_split: train
-test_split: test
-test_subset: null
-roles: mmlu
+TOY_BENCHMARK_CONF = """defaults:
+  - /schema/benchmark/toy_sums@_here_
+  - _self_
 """
 
 
@@ -191,20 +194,32 @@ def test_add_a_benchmark(tmp_path: Path) -> None:
     follow("benchmark", copy, "toy_sums", TOY_BENCHMARK, TOY_BENCHMARK_CONF, "BENCHMARKS", target)
     res = run_cli(copy, tmp_path, "benchmark=toy_sums", "method=complete")
     assert res["benchmark"] == "toy_sums"
-    assert res["metrics"]["n_queries"] == 3
+    assert res["metrics"]["n_queries"] == 2  # eval.size=3, capped by the toy schema's test_subset
+    bench = res["config"]["benchmark"]
+    assert (bench["source"], bench["roles"], bench["test_subset"]) == ("generated", "mmlu", 2)
     episodes = (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
     texts = {json.loads(line)["question"]["text"] for line in episodes}
-    assert texts == {f"What is {i} + 1?" for i in range(3)}  # the toy's questions, not synthetic ones
+    assert texts == {f"What is {i} + 1?" for i in range(2)}  # the toy's questions, not synthetic ones
 
 
 TOY_BACKBONE = '''
+from dataclasses import dataclass
+
 from tomacs.backbones.base import BaseBackbone, GenerationReply
+
+
+@dataclass
+class OracleSettings:
+    name: str = "oracle"
+    kind: str = "oracle"
+    tokens: int = 7  # tokens counted per reply
 
 
 class Oracle(BaseBackbone):
     """Every agent answers the gold letter; free and local, so a simulated kind."""
 
     simulated = True
+    Settings = OracleSettings
 
     def __init__(self, tokens):
         self.name = "oracle"
@@ -225,17 +240,35 @@ class Oracle(BaseBackbone):
     async def aclose(self):
         return None
 '''
+TOY_BACKBONE_CONF = """defaults:
+  - /schema/backbone/oracle@_here_
+  - _self_
+"""
 
 
 def test_add_a_backbone(tmp_path: Path) -> None:
     copy = copy_package(tmp_path / "copy")
-    conf = "name: oracle\nkind: oracle\ntokens: 7\n"
-    follow("backbone", copy, "oracle", TOY_BACKBONE, conf, "BACKBONES", "tomacs.backbones.oracle:Oracle")
+    target = "tomacs.backbones.oracle:Oracle"
+    follow("backbone", copy, "oracle", TOY_BACKBONE, TOY_BACKBONE_CONF, "BACKBONES", target)
     res = run_cli(copy, tmp_path, "backbone=oracle", "method=complete", "attack=none")
     assert res["backbone"] == "oracle"
     assert res["metrics"]["acc"] == 1.0  # every agent gave the gold: the toy answered, not the simulator
     assert res["backbone_stats"]["calls"] > 0
+    assert res["config"]["backbone"] == {"name": "oracle", "kind": "oracle", "tokens": 7}  # the schema's
     assert "plan: oracle backbone, $0" in res["_stderr"]  # simulated: nothing to price, as for sim
+    # the schema the BACKBONES line registered types the key: one line naming it
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    bad = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "train", "backbone=oracle", "backbone.tokens=many"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert bad.returncode != 0
+    assert bad.stderr.strip() == (
+        "error: bad value 'many' for 'backbone.tokens': expected an integer, e.g. backbone.tokens=7"
+    )
 
 
 # -- the registry itself -------------------------------------------------------------------------------
@@ -276,9 +309,10 @@ def test_tables_match_the_conf_groups() -> None:
         assert METHODS.get(name).name == name
     for name in BENCHMARKS.names():
         assert BENCHMARKS.get(name).name == name
-    import yaml
+    from tomacs.config import compose
 
-    kinds = {backbone_class(yaml.safe_load(p.read_text())) for p in (conf / "backbone").glob("*.yaml")}
+    composed = [compose([f"backbone={p.stem}"]).backbone for p in (conf / "backbone").glob("*.yaml")]
+    kinds = {backbone_class(b) for b in composed}  # a litellm preset's kind comes from its schema
     assert kinds == {BACKBONES.get("sim"), BACKBONES.get("litellm")}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tomacs.config import ConfigError, compose
 from tomacs.launch.run import run_job
@@ -55,3 +56,37 @@ def test_a_run_dir_written_with_the_old_embedder_keys_resumes(
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(saved))
     res = run_job(compose([*over, "eval.size=6"]), "evaluate", tmp_path)
     assert res["metrics"]["resumed_questions"] == 4 and res["test_questions"] == 6
+
+
+OLD_CONFIGS = Path(__file__).resolve().parent / "data" / "old_configs"
+
+
+@pytest.mark.parametrize("file", sorted(OLD_CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_a_config_yaml_written_before_the_option_schemas_resumes_and_skips(
+    file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config.yaml files saved before the attack, benchmark and backbone options extended schemas (each
+    option wrote every key; gpt-4.1-nano wrote no require_api_base): the same overrides composed today
+    resume into such a directory and a finished job is recognised; a real difference is still refused."""
+    import copy
+    import json
+
+    from tomacs.config import to_container
+    from tomacs.job.files import check_resumable, finished_results
+
+    monkeypatch.delenv("TOMACS_DATA", raising=False)  # the fixtures were composed without it
+    overrides = file.read_text().splitlines()[1].lstrip("# ").split()
+    new = to_container(compose(overrides))
+    new.pop("hydra", None)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(file.read_text())
+    (run / "episodes.jsonl").write_text("")
+    check_resumable(run, new)
+    old = yaml.safe_load(file.read_text())
+    (run / "results.json").write_text(json.dumps({"config": old, "mode": "train"}))
+    assert finished_results(run, new, "train") is not None
+    changed = copy.deepcopy(new)
+    changed["attack"]["suffix"] = False
+    with pytest.raises(ConfigError, match=r"attack\.suffix"):
+        check_resumable(run, changed)

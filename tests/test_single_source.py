@@ -117,8 +117,8 @@ def test_the_attack_settings_are_validated_by_the_schedule_alone(
 # -- the static method names -------------------------------------------------------------------------
 
 
-def _copies_of(names: set[str], root: Path) -> list[str]:
-    return [f"{f}:{line}" for f, line, strs in string_lists(root) if len(strs & names) >= 5]
+def _copies_of(names: set[str], root: Path, least: int = 5) -> list[str]:
+    return [f"{f}:{line}" for f, line, strs in string_lists(root) if len(strs & names) >= least]
 
 
 def test_static_method_names_are_listed_once() -> None:
@@ -145,12 +145,81 @@ def test_the_name_list_scanner_finds_a_planted_copy(tmp_path: Path) -> None:
     assert _copies_of(names, pkg) == ["tomacs/m.py:2"]  # a subset (G-Designer's anchors) is not a copy
 
 
+# -- a method's name ----------------------------------------------------------------------------------
+
+
+def class_names_beside_a_schema(root: Path) -> list[str]:
+    """Classes that set both `Settings` and a `name = "..."`: the name written again beside its schema."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            assigned = {
+                t.id: stmt.value
+                for stmt in node.body
+                if isinstance(stmt, ast.Assign | ast.AnnAssign)
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                if isinstance(t, ast.Name)
+            }
+            if "Settings" in assigned and isinstance(assigned.get("name"), ast.Constant):
+                out.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
+    return out
+
+
+def test_a_method_name_is_written_in_its_schema_only() -> None:
+    from tomacs.methods.registry import METHODS, method_names, settings_class
+
+    assert class_names_beside_a_schema(PKG) == []
+    for name in method_names():  # the class reads it from its Settings (Method.__init_subclass__)
+        assert METHODS.get(name).name == settings_class(name)().name == name
+
+
+def test_the_class_name_scanner_finds_a_planted_copy(tmp_path: Path) -> None:
+    from tomacs.methods.base import Method
+    from tomacs.methods.static import ChainSettings
+
+    pkg = tmp_path / "tomacs"
+    pkg.mkdir()
+    (pkg / "m.py").write_text(
+        'class A(M):\n    name = "a"\n    Settings = ASettings\n\n'
+        'class B(M):\n    Settings = BSettings\n\nclass C(M):\n    name = "static"\n'
+    )
+    assert class_names_beside_a_schema(pkg) == ["tomacs/m.py:1"]
+    with pytest.raises(TypeError, match="write the name once"):
+        type("Chain2", (Method,), {"name": "star", "Settings": ChainSettings})
+    assert type("Chain3", (Method,), {"Settings": ChainSettings}).name == "chain"
+
+
 # -- each group's default option ---------------------------------------------------------------------
 
 
 def test_no_module_copies_the_group_defaults() -> None:
     assert group_default_dicts(PKG) == []
     assert set(group_defaults()) == set(GROUPS)
+
+
+def test_the_groups_are_listed_once(tmp_path: Path) -> None:
+    """GROUPS is read from conf/config.yaml's defaults list: no module lists the groups again, and a
+    group added there is a group (its options listed) with no other edit."""
+    assert GROUPS == tuple(group_defaults()) and len(GROUPS) == 8
+    least = len(GROUPS) - 1  # results.json's five setting fields (report/settings.py) are no copy
+    copies = _copies_of(set(GROUPS), PKG, least)
+    assert copies == [], f"the config groups are listed again at {copies}; use tomacs.config.GROUPS"
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf)
+    text = (conf / "config.yaml").read_text()
+    (conf / "config.yaml").write_text(
+        text.replace("  - logger: none\n", "  - logger: none\n  - judge: plain\n")
+    )
+    (conf / "judge").mkdir()
+    (conf / "judge" / "plain.yaml").write_text("name: plain\n")
+    assert group_defaults(conf)["judge"] == "plain" and group_options(conf)["judge"] == ["plain"]
+    planted = tmp_path / "tomacs"
+    planted.mkdir()
+    (planted / "g.py").write_text(f"GROUPS = {GROUPS!r}\n")
+    (planted / "h.py").write_text(f"SOME = {GROUPS[:3]!r}\n")
+    assert _copies_of(set(GROUPS), planted, least) == ["tomacs/g.py:1"]
 
 
 def test_the_group_default_scanner_finds_a_planted_copy(tmp_path: Path) -> None:
@@ -239,18 +308,77 @@ def test_config_yaml_and_the_schema_do_not_both_write_a_default() -> None:
     assert "crs.eta" in schema_defaults(Schema)  # the scan sees nested defaults
 
 
+def option_schema(group: str, shipped: dict[str, object]) -> type | None:
+    """The schema an option file extends: its defaults list's `/schema/<kind>/<name>@_here_`, or the
+    group's field type in tomacs.config.Schema (attack, train); None for a group without one."""
+    from tomacs.backbones.base import BACKBONES
+    from tomacs.benchmarks.base import BENCHMARKS
+    from tomacs.config import AttackSchema, TrainSchema
+    from tomacs.methods.registry import METHODS
+
+    for entry in shipped.get("defaults") or []:
+        m = re.fullmatch(r"/schema/(\w+)/([\w.-]+)@_here_", str(entry))
+        if m:
+            table = {"method": METHODS, "benchmark": BENCHMARKS, "backbone": BACKBONES}[m.group(1)]
+            return table.schemas()[m.group(2)]
+    return {"attack": AttackSchema, "train": TrainSchema}.get(group)
+
+
+def repeated_defaults(group: str, shipped: dict[str, object]) -> list[str]:
+    """`group.key` of every value an option file writes that its schema already has as default
+    (nested keys dotted: backbone.cache.path)."""
+    from tomacs.config import flat
+
+    schema = option_schema(group, shipped)
+    if schema is None:
+        return []
+    defaults = schema_defaults(schema)
+    written = flat({k: v for k, v in shipped.items() if k != "defaults"})
+    return sorted(f"{group}.{k}" for k, v in written.items() if k in defaults and v == defaults[k])
+
+
+SCHEMA_GROUPS = ("attack", "train", "method", "benchmark", "backbone")
+
+
 def test_no_option_file_repeats_its_schema_default() -> None:
-    """An attack or train option writes only what differs from the schema (crs3of5's onsets [1] do)."""
+    """An option writes only what differs from its schema (crs3of5's onsets [1] do; a litellm preset's
+    model and api_base do). Every option of a group with a schema extends one."""
     import yaml
 
-    from tomacs.config import AttackSchema, TrainSchema
+    from tomacs.config import AttackSchema
 
     repeats = []
-    for group, schema in (("attack", AttackSchema), ("train", TrainSchema)):
-        defaults = schema_defaults(schema)
+    for group in SCHEMA_GROUPS:
         for path in sorted((CONF / group).glob("*.yaml")):
-            for key, value in (yaml.safe_load(path.read_text()) or {}).items():
-                if key in defaults and value == defaults[key]:
-                    repeats.append(f"{group}/{path.name}: {key}")
-    assert repeats == []
-    assert schema_defaults(AttackSchema) == {"onset_rounds": [3, 4]}
+            shipped = yaml.safe_load(path.read_text()) or {}
+            assert option_schema(group, shipped) is not None, f"{group}/{path.name} extends no schema"
+            repeats += [f"{path.name}: {k}" for k in repeated_defaults(group, shipped)]
+    assert repeats == [], f"option files repeat their schema's defaults: {repeats}"
+    attack = schema_defaults(AttackSchema)
+    assert attack["onset_rounds"] == [3, 4]
+    assert {"count", "rate", "persistent", "protect_last", "suffix"} <= set(attack)  # the switches too
+
+
+@pytest.mark.parametrize(
+    ("group", "option", "planted", "flagged"),
+    [
+        ("attack", "gt50", {"suffix": True, "persistent": True}, ["attack.suffix"]),
+        ("benchmark", "mmlu", {"source": "local", "test_subset": 153, "profile": "arc_c"}, [
+            "benchmark.source", "benchmark.test_subset"
+        ]),
+        ("backbone", "vllm", {"max_retries": 6, "kind": "litellm", "cache": {"enabled": True}}, [
+            "backbone.cache.enabled", "backbone.kind", "backbone.max_retries"
+        ]),
+        ("backbone", "sim", {"profile": None}, ["backbone.profile"]),
+        ("method", "todycomm", {"epsilon": 0.1, "gamma": 0.5}, ["method.epsilon"]),
+    ],
+)  # fmt: skip
+def test_the_repeated_default_scanner_finds_a_planted_copy(
+    group: str, option: str, planted: dict[str, object], flagged: list[str]
+) -> None:
+    """A default written both in the schema and in a yaml is caught, for every kind; a value that
+    differs from the schema's (persistent: true, profile: arc_c, gamma: 0.5) is not."""
+    import yaml
+
+    shipped = yaml.safe_load((CONF / group / f"{option}.yaml").read_text()) or {}
+    assert repeated_defaults(group, {**shipped, **planted}) == flagged

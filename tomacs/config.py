@@ -18,10 +18,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
-from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS, AdversarySchedule
+from tomacs.agents.adversary import AdversarySchedule
 from tomacs.paths import conf_dir
-
-GROUPS = ("benchmark", "method", "attack", "budget", "train", "backbone", "device", "logger")
 
 
 class RunMode(StrEnum):
@@ -52,19 +50,34 @@ class TrainSchema:
     patience: int | None = MISSING
 
 
+def _schedule_default(key: str) -> Any:
+    """A default of `AdversarySchedule` (the one validator of the attack settings), as a schema field."""
+    value = AdversarySchedule.__dataclass_fields__[key].default
+    if isinstance(value, tuple):
+        return field(default_factory=lambda: list(value))
+    return value
+
+
 @dataclass
 class AttackSchema:
-    """The adversary schedule (config group `attack`: conf/attack/*.yaml). Each option writes its
-    own values; an option may leave out `onset_rounds`, whose default (TodyComm's rounds 3 or 4) is
-    written once, in tomacs.agents.adversary."""
+    """The adversary schedule (config group `attack`: conf/attack/*.yaml). An option writes only what
+    differs from these defaults: the ones the schedule shares with `AdversarySchedule` (count, rate,
+    onset_rounds = TodyComm's rounds 3 or 4, suffix) are read from it, the switches it lacks are
+    written here. The true/false keys take only true or false (`config._strict_bool_overrides`)."""
 
     name: str = MISSING
-    count: int | None = MISSING  # wins over rate; null = use rate
-    rate: float | None = MISSING
-    onset_rounds: list[int] = field(default_factory=lambda: list(DEFAULT_ONSET_ROUNDS))
-    persistent: Any = MISSING  # true/false, held to that by check_option_types (no "yes")
-    protect_last: Any = MISSING
-    suffix: Any = MISSING
+    # an explicit number of adversaries; wins over rate; null = use rate
+    count: int | None = _schedule_default("count")
+    # a fraction of N, rounded half up (tomacs.agents.adversary.count_from_rate); null = no adversary
+    rate: float | None = _schedule_default("rate")
+    # each adversary's onset is drawn uniformly from this list (DEFAULT_ONSET_ROUNDS: TodyComm §5)
+    onset_rounds: list[int] = _schedule_default("onset_rounds")
+    # true: the same agents are adversarial in every episode of the run (credibility scoring)
+    persistent: bool = False
+    # true: the last agent is never an adversary (receiver protocol, TodyComm Tables 7-8)
+    protect_last: bool = False
+    # App. D persuasive suffix appended to adversarial outputs; false = stealthy adversaries
+    suffix: bool = _schedule_default("suffix")
 
 
 @dataclass
@@ -132,10 +145,13 @@ _registered = False
 def register_schema() -> None:
     global _registered
     if not _registered:
-        from tomacs.methods.registry import register_method_schemas
+        from tomacs.backbones.base import BACKBONES
+        from tomacs.benchmarks.base import BENCHMARKS
+        from tomacs.methods.registry import METHODS
 
         ConfigStore.instance().store(name="base_config", node=Schema)
-        register_method_schemas()  # conf/method/<name>.yaml extends /schema/method/<name>
+        for table in (METHODS, BENCHMARKS, BACKBONES):  # conf/<kind>/*.yaml extend /schema/<kind>/<name>
+            table.store_schemas()
         _registered = True
 
 
@@ -147,10 +163,18 @@ def group_options(root: Path | None = None) -> dict[str, list[str]]:
     """Options of every config group, read from the shipped conf directory."""
     root = root or conf_dir()
     out: dict[str, list[str]] = {}
-    for group in GROUPS:
+    for group in group_defaults(root):
         d = root / group
         out[group] = sorted(p.stem for p in d.glob("*.yaml")) if d.is_dir() else []
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _option_file(path: str) -> dict[str, Any]:
+    """A shipped option file, read once per process (validate runs for every job of a sweep)."""
+    import yaml
+
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
 
 
 def shipped_config(root: Path | None = None) -> dict[str, Any]:
@@ -160,12 +184,17 @@ def shipped_config(root: Path | None = None) -> dict[str, Any]:
 
 
 def group_defaults(root: Path | None = None) -> dict[str, str]:
-    """Each group's default option, from the defaults list of conf/config.yaml."""
+    """Each config group and its default option, in the order of conf/config.yaml's defaults list:
+    the one place the groups are listed (`GROUPS` is read from it)."""
     out: dict[str, str] = {}
     for entry in shipped_config(root).get("defaults", []):
         if isinstance(entry, dict):
-            out.update({str(k): str(v) for k, v in entry.items() if k in GROUPS})
+            out.update({str(k): str(v) for k, v in entry.items() if "/" not in str(k) and " " not in str(k)})
     return out
+
+
+# The config groups (benchmark, method, attack, ...): the group entries of conf/config.yaml's defaults list.
+GROUPS: tuple[str, ...] = tuple(group_defaults())
 
 
 def _closest(word: str, options: list[str]) -> str:
@@ -274,26 +303,43 @@ def compose(overrides: list[str]) -> DictConfig:
 
 
 def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
-    """A method's typed true/false key would take `method.listen=yes` or `=2` as true (OmegaConf's
-    reading); refuse anything but true, false or null there, as for the other groups' keys."""
+    """A schema's typed true/false key would take `method.listen=yes`, `attack.suffix=on` or `=2` as
+    true (OmegaConf's reading); refuse anything but true, false or null there, as for the keys the
+    shipped option files type."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from tomacs.methods.registry import bool_keys, method_settings
-
-    bools = bool_keys(method_settings(cfg).name)  # validated already
     parser = OverridesParser.create()
     for ov in overrides:
         key = ov.lstrip("+~").split("=", 1)[0]
-        if not key.startswith("method.") or key[len("method.") :] not in bools:
+        parent, _, sub = key.rpartition(".")
+        if parent.split(".")[0] not in GROUPS:
+            continue
+        bools = _bool_keys(cfg, parent)
+        if sub not in bools:
             continue
         try:
             value = parser.parse_override(ov).value()
         except Exception:
             continue
         if value is not None and not isinstance(value, bool):
-            eg = str(bools[key[len("method.") :]]).lower()
+            eg = str(bools[sub]).lower()
             raw = ov.split("=", 1)[1]
             raise ConfigError(f"bad value '{raw}' for '{key}': expected true or false, e.g. {key}={eg}")
+
+
+def _bool_keys(cfg: DictConfig, parent: str) -> dict[str, Any]:
+    """The true/false keys of the schema of node `parent` (`attack`, `backbone.cache`) and their
+    defaults (none for a node without a schema)."""
+    import dataclasses
+
+    from tomacs.methods.registry import bool_keys, method_settings
+    from tomacs.methods.settings import bool_fields
+
+    if parent == "method":
+        return bool_keys(method_settings(cfg).name)  # validated already
+    node = OmegaConf.select(cfg, parent)
+    cls = OmegaConf.get_type(node) if isinstance(node, DictConfig) else None
+    return bool_fields(cls) if isinstance(cls, type) and dataclasses.is_dataclass(cls) else {}
 
 
 def _non_string_group_choice(overrides: list[str]) -> str | None:
@@ -559,19 +605,27 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-@functools.lru_cache(maxsize=64)
-def _option_file(path: str) -> dict[str, Any]:
-    """A shipped option file, read once per process (validate runs for every job of a sweep)."""
-    import yaml
+def _schema_defaults(node: DictConfig) -> dict[str, Any]:
+    """The plain defaults of the schema a group option extends (none for an option without one): an
+    `Any` field's default says what it holds, as a value in the option file would."""
+    import dataclasses
 
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    cls = OmegaConf.get_type(node)
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        return {}
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(cls)
+        if f.default is not dataclasses.MISSING and f.default != MISSING
+    }
 
 
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
-    """Keys inside a group option without a schema (attack.count, budget.in_degree...) are free-form
-    to Hydra, so `attack.count=abc` would compose and fail later with a bare conversion error. The
-    shipped option file says what each key holds; hold overrides to it (null there means any value,
-    a null override is always allowed). Methods are typed by their schema (tomacs.methods.settings)."""
+    """Keys inside a group option without a schema (budget.in_degree...) or typed `Any` in it
+    (backbone.timeout) are free-form to Hydra, so `budget.in_degree=abc` would compose and fail later
+    with a bare conversion error. The shipped option file, else the schema's default, says what each
+    key holds; hold overrides to it (null there means any value, a null override is always allowed).
+    Typed schema fields are held to their type by Hydra (tomacs.methods.settings for methods)."""
     root = root or conf_dir()
     for group in GROUPS:
         node = cfg.get(group)
@@ -579,7 +633,7 @@ def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
         path = root / group / f"{name}.yaml"
         if not name or not path.is_file():
             continue
-        shipped = _option_file(str(path))
+        shipped = {**_schema_defaults(node), **_option_file(str(path))}
         for key, default in shipped.items():
             kind = _kind(default)
             if kind is None or key not in node:

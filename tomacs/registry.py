@@ -62,3 +62,17 @@ class Registry(Generic[T]):
         obj: T = load_target(target) if isinstance(target, str) else target  # type: ignore[assignment]
         self._loaded[name] = obj
         return obj
+
+    def schemas(self) -> dict[str, type]:
+        """Each plugin's settings schema (its class's `Settings` dataclass), by name; a plugin without
+        one is left out. Imports every plugin: called once, when a config is first composed."""
+        return {n: s for n in self.names() if (s := getattr(self.get(n), "Settings", None)) is not None}
+
+    def store_schemas(self) -> None:
+        """Store every schema in Hydra's ConfigStore as `schema/<kind>/<name>`: conf/<kind>/<option>.yaml
+        extends it with `defaults: [/schema/<kind>/<name>@_here_, _self_]` and keeps only what differs."""
+        from hydra.core.config_store import ConfigStore
+
+        cs = ConfigStore.instance()
+        for name, schema in self.schemas().items():
+            cs.store(group=f"schema/{self.kind}", name=name, node=schema)

@@ -31,9 +31,11 @@ import random
 import warnings
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from omegaconf import MISSING
 
 from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest
 from tomacs.backbones.cache import ResponseCache, make_key
@@ -45,6 +47,7 @@ __all__ = [
     "FAST_CALL_SETTINGS",
     "BackboneError",
     "LiteLLMBackbone",
+    "LiteLLMSettings",
     "Price",
     "SpendCapReached",
     "import_litellm",
@@ -187,6 +190,46 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return msg if len(msg) <= limit else msg[: limit - 3] + "..."
 
 
+@dataclass
+class ResponseCacheSettings:
+    enabled: bool = True
+    path: str = DEFAULT_CACHE_PATH  # relative to the working directory; shared by every job
+
+
+@dataclass
+class LiteLLMSettings:
+    """The keys of a litellm backbone config (`kind: litellm`), their types and defaults: the schema
+    conf/backbone/<preset>.yaml extends (`defaults: [/schema/backbone/litellm@_here_, _self_]`), so a
+    preset keeps only what differs (its name and model, a server's api_base...). The constructor's
+    defaults are read from here too. Spend caps and rate limits are checked by `tomacs.config`
+    (BACKBONE_LIMITS): a number >= 0, or > 0 for rpm/tpm; null = none."""
+
+    name: str = MISSING  # the preset's name (conf/backbone/<name>.yaml); the label of its results
+    kind: str = "litellm"  # the backbone kind (tomacs.backbones.base.BACKBONES)
+    require_api_base: bool = False  # true: fail at start when api_base is null (a local-server preset)
+    model: str = MISSING  # litellm's model name; `openai/<served-name>` for an OpenAI-compatible server
+    api_base: str | None = None  # null = the provider's default endpoint
+    api_key_env: str | None = None  # the environment variable that holds the key; null = none sent
+    temperature: float | None = None  # null = the provider's default (the TodyComm setting)
+    max_tokens: int | None = None  # null = the provider's default
+    timeout: Any = 60  # seconds per attempt (a number)
+    max_concurrency: int = 16  # requests in flight to this endpoint
+    max_retries: int = 6  # on 429 / 5xx / timeouts / connection errors / empty or malformed replies
+    backoff_base: float = 0.5  # seconds; doubles per retry (with jitter), capped at backoff_max
+    backoff_max: Any = 30  # seconds (a number)
+    price: Any = None  # {input_per_mtok, output_per_mtok} USD to override litellm's price table
+    params: dict[str, Any] = field(
+        default_factory=dict
+    )  # extra sampling params (top_p, stop, seed, ...); in the cache key
+    max_usd: Any = None  # stop before the next paid call once this job has paid this much (resumable, exit 4)
+    max_calls: Any = None  # the same, counted in paid calls (cache hits are free)
+    sweep_max_usd: Any = None  # one cap for all jobs of a sweep, across its processes
+    sweep_max_calls: Any = None
+    rpm: Any = None  # requests per minute, shared by every process on this machine using this endpoint
+    tpm: Any = None  # tokens per minute (prompt + max_tokens, settled with the real usage), shared too
+    cache: ResponseCacheSettings = field(default_factory=ResponseCacheSettings)
+
+
 class LiteLLMBackbone(BaseBackbone):
     """Backbone for any litellm model; reads only `request.messages`.
 
@@ -197,6 +240,8 @@ class LiteLLMBackbone(BaseBackbone):
     process actually spent.
     """
 
+    Settings = LiteLLMSettings
+
     def __init__(
         self,
         model: str,
@@ -204,11 +249,11 @@ class LiteLLMBackbone(BaseBackbone):
         api_key_env: str | None = None,
         temperature: float | None = None,
         max_tokens: int | None = None,
-        timeout: float = 60.0,
-        max_concurrency: int = 16,
-        max_retries: int = 6,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
+        timeout: float = LiteLLMSettings.timeout,
+        max_concurrency: int = LiteLLMSettings.max_concurrency,
+        max_retries: int = LiteLLMSettings.max_retries,
+        backoff_base: float = LiteLLMSettings.backoff_base,
+        backoff_max: float = LiteLLMSettings.backoff_max,
         cache: bool | str | Path | ResponseCache = True,
         price: Price | Mapping[str, float] | None = None,
         params: Mapping[str, Any] | None = None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -29,6 +30,7 @@ __all__ = [
     "BENCHMARKS",
     "BENCHMARK_KEYS",
     "BenchmarkAdapter",
+    "BenchmarkSettings",
     "BenchmarkDataError",
     "BenchmarkFileMissing",
     "available_benchmarks",
@@ -38,18 +40,30 @@ __all__ = [
     "wrong_answers",
 ]
 
-# Keys every conf/benchmark/*.yaml carries (a config schema validates them).
-BENCHMARK_KEYS = (
-    "name",
-    "profile",
-    "variant",
-    "path",
-    "source",
-    "train_split",
-    "test_split",
-    "test_subset",
-    "roles",
-)
+
+@dataclass
+class BenchmarkSettings:
+    """The keys of a benchmark config, their types and defaults: the schema conf/benchmark/<name>.yaml
+    extends (`defaults: [/schema/benchmark/<name>@_here_, _self_]`), so a yaml keeps only what differs.
+    An adapter's `Settings` subclasses it with what is that adapter's (its name, profile, splits); the
+    defaults are written there only and the adapter reads them when a key is not given."""
+
+    name: str = ""  # the registry name (BENCHMARKS) and Question.benchmark
+    profile: str = (
+        "mmlu"  # simulator profile (conf/backbone/sim.yaml): mmlu | arc_c | gsm8k | openbookqa | medqa
+    )
+    variant: str | None = None  # synthetic only: mc | numeric
+    # the data directory: <path>/<dataset>/<split>.jsonl; null = none ($TOMACS_DATA unset)
+    path: str | None = "${oc.env:TOMACS_DATA,null}"
+    source: str = "local"  # local | hub (hub needs network and HF_HUB_OFFLINE unset) | generated (synthetic)
+    train_split: str = "train"  # the file split training (and validation, if held out) reads
+    test_split: str = "test"
+    test_subset: int | None = None  # a fixed test subset of this many questions; null = the whole split
+    roles: str = "${.profile}"  # role pool (tomacs.agents.roles); by default the profile's
+
+
+# Keys every conf/benchmark/*.yaml carries: the schema's fields.
+BENCHMARK_KEYS = tuple(f.name for f in fields(BenchmarkSettings))
 SOURCES = ("local", "hub", "generated")
 N_NUMERIC_CANDIDATES = 5
 
@@ -77,18 +91,22 @@ class BenchmarkAdapter(ABC):
 
     Attributes: ``name`` (registry key, also ``Question.benchmark``), ``profile`` (simulator
     profile: mmlu|arc_c|gsm8k|openbookqa|medqa), ``kind`` (mc|numeric) and ``roles_key`` (which
-    role pool of ``tomacs.agents`` applies). Config keys are ``BENCHMARK_KEYS``; an unknown key is
+    role pool of ``tomacs.agents`` applies). Config keys and their defaults are the adapter's
+    ``Settings`` (a ``BenchmarkSettings`` subclass; ``BENCHMARK_KEYS``); an unknown key is
     an error so that a typo in a sweep does not silently run the default. ``test_subset`` left out
     means the adapter's default (MMLU: 153); an explicit None means the whole test split.
     """
 
-    name: ClassVar[str] = "benchmark"
-    default_profile: ClassVar[str] = "mmlu"
+    name: ClassVar[str]  # set from Settings.name (__init_subclass__)
+    Settings: ClassVar[type[BenchmarkSettings]] = BenchmarkSettings
     default_kind: ClassVar[QuestionKind] = "mc"
-    default_roles: ClassVar[str | None] = None  # None -> the profile
-    default_train_split: ClassVar[str] = "train"
-    default_test_split: ClassVar[str] = "test"
-    default_test_subset: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """An adapter's name is its schema's (`Settings.name`), written there only."""
+        super().__init_subclass__(**kwargs)
+        named = cls.__dict__.get("Settings")
+        if named is not None and named.name:
+            cls.name = named.name
 
     def __init__(
         self,
@@ -115,18 +133,19 @@ class BenchmarkAdapter(ABC):
             raise ValueError(
                 f"benchmark '{self.name}': source must be one of {', '.join(SOURCES)}, got '{source}'"
             )
+        d = self.Settings  # the schema's defaults, for a key not given (an adapter built by hand)
         if isinstance(test_subset, _Unset):
-            test_subset = self.default_test_subset  # key absent: the adapter's paper default
+            test_subset = d.test_subset  # key absent: the adapter's paper default
         if test_subset is not None and int(test_subset) <= 0:
             raise ValueError(f"benchmark '{self.name}': test_subset must be a positive int or null")
         self.variant = variant
-        self.profile: str = profile or self.default_profile
+        self.profile: str = profile or d.profile
         self.kind: QuestionKind = self.default_kind
-        self.roles_key: str = roles or self.default_roles or self.profile
+        self.roles_key: str = roles or self.profile
         self.path = None if path in (None, "", "null", "None") else str(path)
-        self.source = source or "local"
-        self.train_split = train_split or self.default_train_split
-        self.test_split = test_split or self.default_test_split
+        self.source = source or d.source
+        self.train_split = train_split or d.train_split
+        self.test_split = test_split or d.test_split
         self.test_subset: int | None = None if test_subset is None else int(test_subset)
 
     @abstractmethod

@@ -42,12 +42,18 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from tomacs.benchmarks.base import BenchmarkAdapter, BenchmarkDataError, BenchmarkFileMissing
+from tomacs.benchmarks.base import (
+    BenchmarkAdapter,
+    BenchmarkDataError,
+    BenchmarkFileMissing,
+    BenchmarkSettings,
+)
 from tomacs.benchmarks.parsing import canonical_number
 from tomacs.types import LETTERS, Question, QuestionKind
 
@@ -326,18 +332,48 @@ def _hub_rows(adapter: _JsonlAdapter, split: str) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# the five adapters
+# the five adapters and their settings (conf/benchmark/<name>.yaml extends each; BenchmarkSettings
+# holds the keys' shared defaults)
+
+
+@dataclass
+class MMLUSettings(BenchmarkSettings):
+    name: str = "mmlu"
+    train_split: str = "dev"  # 285 questions; validation = the `validation` file
+    test_subset: int | None = 153  # the fixed subset of the G-Designer line of work
+
+
+@dataclass
+class ARCSettings(BenchmarkSettings):
+    name: str = "arc_c"
+    profile: str = "arc_c"
+
+
+@dataclass
+class OpenBookQASettings(BenchmarkSettings):
+    name: str = "openbookqa"
+    profile: str = "openbookqa"
+
+
+@dataclass
+class GSM8KSettings(BenchmarkSettings):
+    name: str = "gsm8k"  # validation = 300 rows held out of train
+    profile: str = "gsm8k"
+
+
+@dataclass
+class MedQASettings(BenchmarkSettings):
+    name: str = "medqa"
+    profile: str = "medqa"
+    # only `test` exists offline: train_split == test_split means a fixed disjoint partition
+    # (246 train / 27 validation / 1000 test)
+    train_split: str = "test"
 
 
 class MMLU(_JsonlAdapter):
     """MMLU (57 subjects, 4 options). Train = ``dev``; test = fixed 153-question subset of ``test``."""
 
-    name: ClassVar[str] = "mmlu"
-    default_profile: ClassVar[str] = "mmlu"
-    default_kind: ClassVar[QuestionKind] = "mc"
-    default_train_split: ClassVar[str] = "dev"
-    default_test_split: ClassVar[str] = "test"
-    default_test_subset: ClassVar[int | None] = 153
+    Settings = MMLUSettings
     dir_name: ClassVar[str] = "mmlu"
     hub: ClassVar[tuple[str, str | None]] = ("cais/mmlu", "all")
 
@@ -386,8 +422,7 @@ class _LabelledMC(_JsonlAdapter):
 class ARCChallenge(_LabelledMC):
     """ARC-Challenge. Labels "1".."4" are mapped to letters by position; 3-5 choices kept."""
 
-    name: ClassVar[str] = "arc_c"
-    default_profile: ClassVar[str] = "arc_c"
+    Settings = ARCSettings
     dir_name: ClassVar[str] = "arc_challenge"
     hub: ClassVar[tuple[str, str | None]] = ("allenai/ai2_arc", "ARC-Challenge")
     stem_field: ClassVar[str] = "question"
@@ -396,8 +431,7 @@ class ARCChallenge(_LabelledMC):
 class OpenBookQA(_LabelledMC):
     """OpenBookQA (HF config ``main``): the question is in ``question_stem``."""
 
-    name: ClassVar[str] = "openbookqa"
-    default_profile: ClassVar[str] = "openbookqa"
+    Settings = OpenBookQASettings
     dir_name: ClassVar[str] = "openbookqa"
     hub: ClassVar[tuple[str, str | None]] = ("allenai/openbookqa", "main")
     stem_field: ClassVar[str] = "question_stem"
@@ -414,8 +448,7 @@ def gsm8k_gold(answer: str) -> str | None:
 class GSM8K(_JsonlAdapter):
     """GSM8K grade-school math; gold = the number after ``####``."""
 
-    name: ClassVar[str] = "gsm8k"
-    default_profile: ClassVar[str] = "gsm8k"
+    Settings = GSM8KSettings
     default_kind: ClassVar[QuestionKind] = "numeric"
     dir_name: ClassVar[str] = "gsm8k"
     hub: ClassVar[tuple[str, str | None]] = ("openai/gsm8k", "main")
@@ -441,11 +474,7 @@ class GSM8K(_JsonlAdapter):
 class MedQA(_JsonlAdapter):
     """MedQA-USMLE, 4 options. Only ``test`` exists offline: train = 273 seeded rows, test = 1,000 others."""
 
-    name: ClassVar[str] = "medqa"
-    default_profile: ClassVar[str] = "medqa"
-    default_kind: ClassVar[QuestionKind] = "mc"
-    default_train_split: ClassVar[str] = "test"
-    default_test_split: ClassVar[str] = "test"
+    Settings = MedQASettings
     shared_train_size: ClassVar[int | None] = 273
     dir_name: ClassVar[str] = "medqa"
     hub: ClassVar[tuple[str, str | None]] = ("GBaker/MedQA-USMLE-4-options", None)

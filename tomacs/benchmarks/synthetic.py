@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from tomacs.benchmarks.base import BenchmarkAdapter
+from tomacs.benchmarks.base import BenchmarkAdapter, BenchmarkSettings
 from tomacs.seeding import stable_seed
 from tomacs.types import LETTERS, Question, QuestionKind
 
@@ -730,6 +730,21 @@ def generate_numeric(seed: int, split: str, index: int) -> Question:
 # adapter
 
 
+@dataclass
+class SyntheticSettings(BenchmarkSettings):
+    name: str = "synthetic"
+    variant: str | None = "mc"  # mc | numeric
+    path: str | None = None  # generated: no files
+    source: str = "generated"
+
+
+@dataclass
+class SyntheticNumericSettings(SyntheticSettings):
+    name: str = "synthetic_numeric"
+    profile: str = "gsm8k"
+    variant: str | None = "numeric"
+
+
 class SyntheticBenchmark(BenchmarkAdapter):
     """Generated questions; ``variant`` mc (profile mmlu) or numeric (profile gsm8k).
 
@@ -737,11 +752,10 @@ class SyntheticBenchmark(BenchmarkAdapter):
     larger size is allowed. ``seed`` is the generation seed.
     """
 
-    name: ClassVar[str] = "synthetic"
-    default_profile: ClassVar[str] = "mmlu"
+    Settings = SyntheticSettings
 
     def __init__(self, **cfg: Any) -> None:
-        variant = cfg.get("variant") or "mc"
+        variant = cfg.get("variant") or self.Settings.variant
         if variant not in ("mc", "numeric"):
             raise ValueError(f"benchmark 'synthetic': variant must be mc or numeric, got '{variant}'")
         cfg["variant"] = variant
@@ -769,9 +783,4 @@ class SyntheticNumericBenchmark(SyntheticBenchmark):
     """`benchmark=synthetic_numeric`: the numeric variant under its own name, so run dirs and
     results say which synthetic set was used."""
 
-    name: ClassVar[str] = "synthetic_numeric"
-    default_profile: ClassVar[str] = "gsm8k"
-
-    def __init__(self, **cfg: Any) -> None:
-        cfg["variant"] = cfg.get("variant") or "numeric"
-        super().__init__(**cfg)
+    Settings = SyntheticNumericSettings

@@ -180,12 +180,14 @@ _RESUME_FREE = (
     "backbone.max_retries",
     "backbone.backoff_base",
     "backbone.backoff_max",
+    "backbone.require_api_base",  # a start-time check; gpt-4.1-nano configs before the schema lack it
     "backbone.cache",
     "embed.cache",  # cached vectors are bit-identical to fresh ones
     *(f"backbone.{k}" for k in ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")),
 )
-# Spend caps and rate limits: raising a cap and re-running must skip the jobs that finished.
-_SKIP_FREE = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")
+# Spend caps and rate limits: raising a cap and re-running must skip the jobs that finished; and the
+# start-time api_base check, which a config saved before the backbone schema may lack.
+_SKIP_FREE = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm", "require_api_base")
 
 
 def _without_limits(config: dict[str, Any]) -> dict[str, Any]:

@@ -108,7 +108,6 @@ def magnitude_prune(logits: np.ndarray, mask: np.ndarray, rate: float, max_prune
 class AgentPrune(LearnedMethod):
     """Learned spatial/temporal edge logits with magnitude pruning. Keys: `AgentPruneSettings`."""
 
-    name = "agentprune"
     Settings = AgentPruneSettings
     settings: AgentPruneSettings
 

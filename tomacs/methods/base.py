@@ -77,6 +77,21 @@ class Method:
     # a method that reads the answer key is not comparable with one that does not.
     needs_oracle: bool = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A method's name is its schema's: `Settings.name`'s default (tomacs.methods.settings) is the
+        one place it is written, and the class reads it from there."""
+        super().__init_subclass__(**kwargs)
+        schema = cls.__dict__.get("Settings")
+        named = getattr(schema, "__dataclass_fields__", {}).get("name")
+        if named is None or not named.default:
+            return
+        if "name" in cls.__dict__ and cls.__dict__["name"] != named.default:
+            raise TypeError(
+                f"{cls.__name__}.name = {cls.__dict__['name']!r} but its Settings name {named.default!r}: "
+                "write the name once, in the Settings dataclass"
+            )
+        cls.name = named.default
+
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
         self.ctx = ctx
         self.params = params

@@ -129,7 +129,6 @@ def edge_costs(conditions: list[dict[str, Any]], mode: str, mask: np.ndarray | N
 class CARD(LearnedMethod):
     """CARD baseline. Config keys: `CARDSettings`."""
 
-    name = "card"
     Settings = CARDSettings
     settings: CARDSettings
 

@@ -60,7 +60,6 @@ class CrsSettings(MethodSettings):
 
 
 class CredibilityTopology(Method):
-    name = "crs"
     Settings = CrsSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:

@@ -99,7 +99,6 @@ def _batched_edge_index(base: Any, n_nodes: int, batch: int) -> Any:
 class EIBLearner(LearnedMethod):
     """EIB-Learner baseline. Config keys: `EIBSettings`."""
 
-    name = "eib"
     Settings = EIBSettings
     settings: EIBSettings
 

@@ -122,7 +122,6 @@ def query_text(q: Question) -> str:
 class GDesigner(LearnedMethod):
     """VGAE over agents + task node decodes one DAG per query. Keys: `GDesignerSettings`."""
 
-    name = "gdesigner"
     Settings = GDesignerSettings
     settings: GDesignerSettings
 

@@ -173,7 +173,6 @@ def cut_flagged(edges: Sequence[Edge], flagged: set[int]) -> list[Edge]:
 class GSafeguard(LearnedMethod):
     """G-Safeguard. Config keys: `GSafeguardSettings`."""
 
-    name = "gsafeguard"
     needs_embeddings = True  # the detector reads every utterance's embedding
     trainer = "supervised"  # tomacs.training.supervised, on labelled conversations (not REINFORCE)
     Settings = GSafeguardSettings

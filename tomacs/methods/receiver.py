@@ -28,7 +28,6 @@ class ReceiverSettings(MethodSettings):
 
 
 class Receiver(Method):
-    name = "receiver"
     Settings = ReceiverSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tomacs.methods.base import Method, MethodContext
-from tomacs.methods.settings import SCHEMA_GROUP, MethodSettings, OpenSettings, bool_fields
+from tomacs.methods.settings import MethodSettings, OpenSettings, bool_fields
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.registry import Registry
 
@@ -75,14 +75,3 @@ def method_defaults(name: str) -> dict[str, Any] | None:
     """A method's shipped defaults (its schema's), or None for a method that declares no schema."""
     cls = settings_class(name)
     return None if cls is OpenSettings else cls().params()
-
-
-def register_method_schemas() -> None:
-    """Store every method's schema in Hydra's ConfigStore (group schema/method)."""
-    from hydra.core.config_store import ConfigStore
-
-    cs = ConfigStore.instance()
-    for name in method_names():
-        schema = getattr(method_class(name), "Settings", None)
-        if schema is not None:
-            cs.store(group=SCHEMA_GROUP, name=name, node=schema)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
-    "SCHEMA_GROUP",
     "LearnedSettings",
     "MethodSettings",
     "OpenSettings",
@@ -37,8 +36,6 @@ __all__ = [
     "choice",
     "listed",
 ]
-
-SCHEMA_GROUP = "schema/method"  # conf/method/<name>.yaml: `defaults: [/schema/method/<name>@_here_, _self_]`
 
 
 class SettingsError(ValueError):

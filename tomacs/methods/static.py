@@ -119,7 +119,6 @@ class LayeredSettings(StaticSettings):
 class StaticMethod(Method):
     """One constrained DAG (plus temporal edges) per query, drawn at `begin`, reused every round."""
 
-    name = "static"
     Settings: type[StaticSettings] = StaticSettings
 
     def __init__(self, ctx: MethodContext, **params: Any) -> None:
@@ -193,7 +192,6 @@ class StaticMethod(Method):
 class CompleteGraph(StaticMethod):
     """Complete DAG: every agent hears every agent earlier in the order (the densest baseline)."""
 
-    name = "complete"
     Settings = CompleteSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
@@ -208,7 +206,6 @@ class RandomGraph(StaticMethod):
     DAG for every query at every round, for studies of topology noise; it is not the baseline.
     """
 
-    name = "random"
     Settings = RandomSettings
     settings: RandomSettings
 
@@ -234,7 +231,6 @@ class RandomGraph(StaticMethod):
 class ChainGraph(StaticMethod):
     """Chain: each agent hears only its predecessor (the sparsest connected DAG)."""
 
-    name = "chain"
     Settings = ChainSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
@@ -244,7 +240,6 @@ class ChainGraph(StaticMethod):
 class StarGraph(StaticMethod):
     """Star: the first agent of the order broadcasts to all others, who do not talk to each other."""
 
-    name = "star"
     Settings = StarSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
@@ -254,7 +249,6 @@ class StarGraph(StaticMethod):
 class LayeredGraph(StaticMethod):
     """Layered: `layers` consecutive groups of the order, each fully connected to the next."""
 
-    name = "layered"
     Settings = LayeredSettings
     settings: LayeredSettings
 
@@ -269,7 +263,6 @@ class LayeredGraph(StaticMethod):
 class NoCommunication(StaticMethod):
     """No edges: every agent still answers each round but only revisits its own previous output."""
 
-    name = "none"
     Settings = NoneSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:
@@ -283,7 +276,6 @@ class DebateGraph(StaticMethod):
     It is the public code's `Debate` mode (empty spatial mask, full temporal mask). Under a degree
     budget the temporal edges are kept in row-major order (lower senders first)."""
 
-    name = "debate"
     Settings = DebateSettings
 
     def topology(self, order: list[int], rng: np.random.Generator) -> list[Edge]:

@@ -178,7 +178,6 @@ def discounted_log_prob(logp_comm: list[Any], logp_dec: Any, gamma: float, round
 class TodyComm(LearnedMethod):
     """TodyComm (the main method). Config keys: `TodyCommSettings`."""
 
-    name = "todycomm"
     needs_embeddings = True  # its node features f_i^t read the agents' analyses (Eq. 4)
     Settings = TodyCommSettings
     settings: TodyCommSettings

@@ -42,6 +42,7 @@ BOOKKEEPING = (
     "backbone.max_retries",
     "backbone.backoff_base",
     "backbone.backoff_max",
+    "backbone.require_api_base",  # a start-time check that api_base is set
     "backbone.api_key_env",  # the name of an environment variable
     "method.data",  # a G-Safeguard conversation file: its content is fixed by the other method settings
     # and the seed (its header is checked against them), and each seed has its own file

@@ -11,9 +11,11 @@ methods asked the same thing get the same draw (common random numbers).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from omegaconf import MISSING
 
 from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest
 from tomacs.benchmarks.base import candidate_answers
@@ -27,10 +29,24 @@ from tomacs.types import Question
 LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
 
 
+@dataclass
+class SimSettings:
+    """The keys of the sim backbone config, their types and defaults: the schema
+    conf/backbone/sim.yaml extends (`defaults: [/schema/backbone/sim@_here_, _self_]`); the file holds
+    the fitted paper profiles, which `tomacs calibrate --write` rewrites (tomacs.sim.calibrate)."""
+
+    name: str = "sim"  # the backbone kind (tomacs.backbones.base.BACKBONES)
+    # a paper profile's name, a stored profile's name (outputs/profiles/NAME.yaml) or a profile file;
+    # null = the benchmark's own profile (synthetic -> mmlu)
+    profile: str | None = None
+    profiles: dict[str, Any] = MISSING  # the paper profiles by name, fitted to TodyComm's tables
+
+
 class SimBackbone(BaseBackbone):
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
 
     simulated = True
+    Settings = SimSettings
 
     def __init__(self, profile: str, seed: int, profiles: dict[str, model.SimProfile] | None = None) -> None:
         """`profile`: a paper profile's name, a stored profile's name or a profile file

@@ -548,8 +548,11 @@ def write_profiles(profiles: dict[str, SimProfile], path: str | Path, trials: in
         "# learned methods, Tables 3-6, 9, 10) is held out. See docs/deviations.md (sim section).",
         f"# Fitted {_dt.date.today().isoformat()}, fit seed={seed}, verification trials={trials} per cell.",
         "# `accuracy` is Table 7 Vanilla (mean competence), not a fitted value. Do not hand-tune.",
-        "name: sim",
-        "profile: null  # null = the benchmark's own profile (synthetic -> mmlu)",
+        "# Every other key, its default and what it means: SimSettings in tomacs/sim/backbone.py",
+        "# (the schema this file extends).",
+        "defaults:",
+        "  - /schema/backbone/sim@_here_",
+        "  - _self_",
         "profiles:",
     ]
     for name in order:
