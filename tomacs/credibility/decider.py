@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,10 @@ from tomacs.execution.centroid import centroid_choice
 from tomacs.execution.decision import DecisionHost, Pending
 from tomacs.seeding import stable_seed
 from tomacs.types import AgentOutput, DecisionGraph, Episode
+
+if TYPE_CHECKING:
+    from tomacs.backbones.base import Backbone
+    from tomacs.embedding.embedders import Embedder
 
 AGGREGATIONS = ("vote", "centroid", "llm")
 CONTRIBUTIONS = ("shapley", "judge")
@@ -84,9 +88,9 @@ class CrsDecider:
         n_agents: int,
         roles: Sequence[str],
         seed: int,
-        backbone: Any,
+        backbone: Backbone,
         simulated: bool,
-        embedder: Any | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.cfg = cfg
         self.n = n_agents
