@@ -140,33 +140,26 @@ def run(
             "persuasive_messages_by_model": res.messages_by_model,
         },
     }
+
+    def evaluate(debates: list[Any]) -> dict[str, Any]:
+        """The held-out table of `debates` under this fit (the same replay for both uses)."""
+        return ho.evaluate(
+            res.profile,
+            debates,
+            model,
+            fit_d,
+            paper,
+            draws=draws,
+            seed=seed,
+            lure=lure,
+            acc_by=acc_by,
+            pers_by=pers_by,
+        )
+
     if held:
-        out["held_out"] = ho.evaluate(
-            res.profile,
-            held,
-            model,
-            fit_d,
-            paper,
-            draws=draws,
-            seed=seed,
-            lure=lure,
-            acc_by=acc_by,
-            pers_by=pers_by,
-        )
+        out["held_out"] = evaluate(held)
     if predict:
-        other = read_debates(predict, model)
-        out["predict"] = ho.evaluate(
-            res.profile,
-            other,
-            model,
-            fit_d,
-            paper,
-            draws=draws,
-            seed=seed,
-            lure=lure,
-            acc_by=acc_by,
-            pers_by=pers_by,
-        )
+        out["predict"] = evaluate(read_debates(predict, model))
         out["predict"]["sources"] = list(predict)
     models = sorted({m for d in fit_d for m in fe.debate_models(d)})
     provenance: dict[str, Any] = {
