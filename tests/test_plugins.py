@@ -98,6 +98,16 @@ def run_cli(copy: Path, cwd: Path, *args: str) -> dict:
     return results
 
 
+def cli_error(copy: Path, cwd: Path, *args: str) -> str:
+    """`tomacs train ARGS` in the copy must fail; its stderr, stripped (the one-line error)."""
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    p = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "train", *args], capture_output=True, text=True, env=env, cwd=cwd
+    )
+    assert p.returncode != 0
+    return p.stderr.strip()
+
+
 TOY_METHOD = '''
 from dataclasses import dataclass
 
@@ -142,16 +152,8 @@ def test_add_a_method(tmp_path: Path) -> None:
     edges = {tuple(map(tuple, g["edges"])) for ep in episodes for g in ep["graphs"] if g is not None}
     assert edges == {((1, 0), (1, 2))}  # the toy's graph from its setting, not a built-in's
     # the schema the METHODS line registered types and bounds the key: one line naming it
-    env = {**os.environ, "PYTHONPATH": str(copy)}
-    bad = subprocess.run(
-        [sys.executable, "-m", "tomacs.cli", "train", "method=toy_hub", "method.hub=-1"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert bad.returncode != 0
-    assert bad.stderr.strip() == "error: method.hub must be an integer >= 0, got -1 (method=toy_hub)"
+    err = cli_error(copy, tmp_path, "method=toy_hub", "method.hub=-1")
+    assert err == "error: method.hub must be an integer >= 0, got -1 (method=toy_hub)"
 
 
 TOY_BENCHMARK = '''
@@ -257,16 +259,7 @@ def test_add_a_backbone(tmp_path: Path) -> None:
     assert res["config"]["backbone"] == {"name": "oracle", "kind": "oracle", "tokens": 7}  # the schema's
     assert "plan: oracle backbone, $0" in res["_stderr"]  # simulated: nothing to price, as for sim
     # the schema the BACKBONES line registered types the key: one line naming it
-    env = {**os.environ, "PYTHONPATH": str(copy)}
-    bad = subprocess.run(
-        [sys.executable, "-m", "tomacs.cli", "train", "backbone=oracle", "backbone.tokens=many"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert bad.returncode != 0
-    assert bad.stderr.strip() == (
+    assert cli_error(copy, tmp_path, "backbone=oracle", "backbone.tokens=many") == (
         "error: bad value 'many' for 'backbone.tokens': expected an integer, e.g. backbone.tokens=7"
     )
 

@@ -225,10 +225,7 @@ def simulate(
                     a = sim[:, j, rr - 1]
                     okm = a >= 0
                     if d.is_adversarial(j, rr):  # at its sender model's weight
-                        w = profile.persuasion
-                        if pers_by:
-                            w = pers_by.get(fe.agent_model(d, j), profile.persuasion)
-                        sp[rows[okm], a[okm]] += w
+                        sp[rows[okm], a[okm]] += (pers_by or {}).get(fe.agent_model(d, j), profile.persuasion)
                     else:
                         sh[rows[okm], a[okm]] += 1.0
                 prev = sim[:, i, r - 2] if r > 1 else np.full(draws, -1)
