@@ -462,14 +462,16 @@ def part_curve(
             return self.inner.mlp(h_new).squeeze(-1), h_new
 
     def projected(k: int) -> Any:
+        saved = method.emb_proj  # the run's resolved setting (null: by the embedder's width)
         method.emb_proj = k  # method.emb_proj=k: the shipped option (tomacs.methods.nets.CreditNet)
         try:
             return method.make_net()
         finally:
-            method.emb_proj = 0
+            method.emb_proj = saved
 
     variants: dict[str, Any] = {
-        "default (running)": method.make_net,
+        # the unprojected GRU input (emb_proj=0), the comparison every figure of issue 28 used
+        "emb_proj=0 (running)": lambda: projected(0),
         "embeddings x 1/sqrt(d)": lambda: Scaled(1.0 / np.sqrt(method.emb_dim)),
         "embeddings x 0.25": lambda: Scaled(0.25),
         "emb_proj=32": lambda: projected(32),

@@ -94,7 +94,7 @@ def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
             "name": "todycomm", "hidden_size": 64, "mlp_hidden": 32, "epsilon": 0.1, "gamma": 0.9,
             "baseline": "batch_mean", "baseline_momentum": 0.9, "features": "full", "ablation": "none",
             "embedder": "hashing", "emb_dim": None, "decision_tau": 1.0, "normalize": "running",
-            "norm_clip": 5.0, "isolated": "answer", "emb_proj": 0, "tie_tol": 0.0, "lr": None,
+            "norm_clip": 5.0, "isolated": "answer", "emb_proj": None, "tie_tol": 0.0, "lr": None,
         }
     }  # fmt: skip
     cfg = OmegaConf.create(old)
@@ -127,8 +127,8 @@ def test_an_old_run_directory_config_builds() -> None:
         ("todycomm", {"epsilon": 1.5}, "todycomm: epsilon must be a number in [0, 1], got 1.5"),
         ("todycomm", {"gamma": 0}, "todycomm: gamma must be a number in (0, 1], got 0.0"),
         ("todycomm", {"decision_tau": 0.0}, "todycomm: decision_tau must be a number > 0, got 0.0"),
-        ("todycomm", {"emb_proj": 2.5}, "todycomm: emb_proj must be an integer >= 0, got 2.5"),
-        ("todycomm", {"emb_proj": True}, "todycomm: emb_proj must be an integer >= 0, got True"),
+        ("todycomm", {"emb_proj": 2.5}, "todycomm: emb_proj must be an integer >= 0 or null, got 2.5"),
+        ("todycomm", {"emb_proj": True}, "todycomm: emb_proj must be an integer >= 0 or null, got True"),
         ("todycomm", {"emb_dim": "big"}, "todycomm: emb_dim must be an integer or null, got 'big'"),
         ("agentprune", {"max_prune_fraction": 1.5}, "agentprune: max_prune_fraction must be a number in "
          "[0, 1] or null, got 1.5"),

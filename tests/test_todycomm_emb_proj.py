@@ -1,5 +1,6 @@
 """TodyComm's `emb_proj` option (issue 28): a shared learned projection of the analysis embeddings
-between the normaliser and the GRU. Off by default; the default network must stay as it was."""
+between the normaliser and the GRU. By default (null) on for embeddings wider than 64 dims (MiniLM) and off
+for narrower ones (hashing), whose default network must stay as it was."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from test_todycomm import ANSWERS, _episode, _method, _one_thread  # noqa: F401 
 
 from tomacs.methods.features import feature_names
 from tomacs.methods.nets import CreditNet
+from tomacs.methods.todycomm import AUTO_PROJ, resolve_emb_proj
 
 
 def test_projection_feeds_the_gru_by_hand() -> None:
@@ -74,3 +76,18 @@ def test_self_only_features_project_their_one_embedding() -> None:
     assert m.net.emb_idx.shape == (1, m.emb_dim)
     state, _, _ = _episode(m, ANSWERS, train=False)
     assert np.isfinite(state["credits"][m.ctx.rounds + 1]).all()
+
+
+def test_default_projection_follows_the_embedding_width() -> None:
+    assert resolve_emb_proj(None, 384) == AUTO_PROJ == 32  # MiniLM
+    assert resolve_emb_proj(None, 65) == 32
+    assert resolve_emb_proj(None, 64) == 0  # hashing
+    assert resolve_emb_proj(0, 384) == 0 and resolve_emb_proj(8, 16) == 8  # an explicit setting wins
+    wide = _method(emb_dim=384)
+    assert wide.settings.emb_proj is None and wide.meta["emb_proj"] == 32
+    assert wide.net.gru.input_size == wide.in_dim - 2 * 384 + 2 * 32
+    unprojected = _method(emb_dim=384, emb_proj=0)
+    assert unprojected.meta["emb_proj"] == 0 and not hasattr(unprojected.net, "proj")
+    # a MiniLM checkpoint of the earlier default (no projection) is refused, naming the key to set
+    with pytest.raises(ValueError, match="emb_proj"):
+        wide.load_state_dict(unprojected.state_dict())
