@@ -72,11 +72,14 @@ def test_a_config_yaml_written_before_the_option_schemas_resumes_and_skips(
     import json
 
     from tomacs.config import to_container
+    from tomacs.job.checkpoint import settle_embedder
     from tomacs.job.files import check_resumable, finished_results
 
     monkeypatch.delenv("TOMACS_DATA", raising=False)  # the fixtures were composed without it
     overrides = file.read_text().splitlines()[1].lstrip("# ").split()
-    new = to_container(compose(overrides))
+    cfg = compose(overrides)
+    settle_embedder(cfg)  # as a job does before it checks the directory (tomacs.launch.run)
+    new = to_container(cfg)
     new.pop("hydra", None)
     run = tmp_path / "run"
     run.mkdir()
@@ -90,3 +93,27 @@ def test_a_config_yaml_written_before_the_option_schemas_resumes_and_skips(
     changed["attack"]["suffix"] = False
     with pytest.raises(ConfigError, match=r"attack\.suffix"):
         check_resumable(run, changed)
+
+
+def test_a_minilm_run_of_the_unprojected_default_is_refused_naming_emb_proj(tmp_path: Path) -> None:
+    """TodyComm's emb_proj default became null (32 with MiniLM, issue 28): a MiniLM run directory saved
+    with the earlier 0 is another network, so it is refused with the key; setting it back resumes."""
+    from tomacs.config import to_container
+    from tomacs.job.checkpoint import settle_embedder
+    from tomacs.job.files import check_resumable
+
+    def settled(*extra: str) -> dict:
+        cfg = compose(["method=todycomm", "attack=gt50", "embedder=minilm", *extra])
+        settle_embedder(cfg)
+        return to_container(cfg)
+
+    old = settled("method.emb_proj=0")
+    assert old["method"]["emb_proj"] == 0 and settled()["method"]["emb_proj"] == 32
+    assert settled("embedder=hashing")["method"]["emb_proj"] == 0
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(yaml.safe_dump(old))
+    (run / "episodes.jsonl").write_text("")
+    with pytest.raises(ConfigError, match=r"method\.emb_proj: 0 -> 32"):
+        check_resumable(run, settled())
+    check_resumable(run, settled("method.emb_proj=0"))

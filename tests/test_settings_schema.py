@@ -94,7 +94,7 @@ def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
             "name": "todycomm", "hidden_size": 64, "mlp_hidden": 32, "epsilon": 0.1, "gamma": 0.9,
             "baseline": "batch_mean", "baseline_momentum": 0.9, "features": "full", "ablation": "none",
             "embedder": "hashing", "emb_dim": None, "decision_tau": 1.0, "normalize": "running",
-            "norm_clip": 5.0, "isolated": "answer", "emb_proj": None, "tie_tol": 0.0, "lr": None,
+            "norm_clip": 5.0, "isolated": "answer", "emb_proj": 0, "tie_tol": 0.0, "lr": None,
         }
     }  # fmt: skip
     cfg = OmegaConf.create(old)
@@ -102,7 +102,8 @@ def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
         method_settings(cfg)  # unsettled: the schema has no embedder field
     resolve_embedder(cfg)
     assert cfg.embedder == "hashing"
-    assert method_settings(cfg) == settings_class("todycomm")()
+    # today's defaults but emb_proj, whose default became null (by width) in issue 28: the old 0 is kept
+    assert method_settings(cfg) == settings_class("todycomm")(emb_proj=0)
 
 
 def test_an_old_run_directory_config_builds() -> None:
