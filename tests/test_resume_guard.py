@@ -96,24 +96,31 @@ def test_a_config_yaml_written_before_the_option_schemas_resumes_and_skips(
 
 
 def test_a_minilm_run_of_the_unprojected_default_is_refused_naming_emb_proj(tmp_path: Path) -> None:
-    """TodyComm's emb_proj default became null (32 with MiniLM, issue 28): a MiniLM run directory saved
-    with the earlier 0 is another network, so it is refused with the key; setting it back resumes."""
+    """TodyComm's emb_proj default became null (32 with MiniLM, 0 with hashing; issue 28): a MiniLM run
+    directory saved with the earlier 0 is another network, so it is refused with the key, and setting
+    the key back resumes it; a hashing one saved with 0, or a MiniLM one with an explicit 32, is the same
+    network as today's default and resumes."""
     from tomacs.config import to_container
     from tomacs.job.checkpoint import settle_embedder
     from tomacs.job.files import check_resumable
 
     def settled(*extra: str) -> dict:
-        cfg = compose(["method=todycomm", "attack=gt50", "embedder=minilm", *extra])
+        cfg = compose(["method=todycomm", "attack=gt50", *extra])
         settle_embedder(cfg)
         return to_container(cfg)
 
-    old = settled("method.emb_proj=0")
-    assert old["method"]["emb_proj"] == 0 and settled()["method"]["emb_proj"] == 32
-    assert settled("embedder=hashing")["method"]["emb_proj"] == 0
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "config.yaml").write_text(yaml.safe_dump(old))
-    (run / "episodes.jsonl").write_text("")
-    with pytest.raises(ConfigError, match=r"method\.emb_proj: 0 -> 32"):
-        check_resumable(run, settled())
-    check_resumable(run, settled("method.emb_proj=0"))
+    def saved(config: dict) -> Path:
+        run = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+        run.mkdir()
+        (run / "config.yaml").write_text(yaml.safe_dump(config))
+        (run / "episodes.jsonl").write_text("")
+        return run
+
+    assert settled()["method"]["emb_proj"] is None and settled()["embedder"] == "minilm"
+    old_minilm = saved(settled("method.emb_proj=0"))
+    with pytest.raises(ConfigError, match=r"method\.emb_proj: 0 -> None"):
+        check_resumable(old_minilm, settled())
+    check_resumable(old_minilm, settled("method.emb_proj=0"))
+    check_resumable(saved(settled("embedder=hashing", "method.emb_proj=0")), settled("embedder=hashing"))
+    check_resumable(saved(settled("method.emb_proj=32")), settled())
+    check_resumable(saved(settled()), settled("method.emb_proj=32"))

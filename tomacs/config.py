@@ -713,21 +713,19 @@ def resolve_embedder(
         embeds = True
     if chosen or embeds:
         cfg.embedder = chosen or DEFAULT_EMBEDDER
-    _settle_emb_proj(cfg)
 
 
-def _settle_emb_proj(cfg: DictConfig) -> None:
-    """Write a learned method's `emb_proj: null` (by the embedder's width) as the width it resolves
-    to, so config.yaml records the network that was built: a run directory of the earlier default
-    (`emb_proj: 0` with MiniLM) is then refused as the different experiment it is, naming the key,
-    and a hashing run of either default, the same network, still resumes."""
+def emb_proj_as_default(cfg: DictConfig) -> None:
+    """Write a learned method's emb_proj as null when it is the width null resolves to for the run's
+    embedder (the same network), so that resuming and skipping compare networks, not spellings: a
+    hashing run saved with the earlier default 0 and a MiniLM run saved with an explicit 32 are
+    recognised, and a MiniLM run of the earlier unprojected default (0) is refused naming the key."""
     from tomacs.embedding.embedders import embedder_dim
     from tomacs.methods.todycomm import resolve_emb_proj
 
     method = cfg.get("method")
-    if not isinstance(method, DictConfig) or "emb_proj" not in method or method.get("emb_proj") is not None:
-        return
-    if not cfg.get("embedder"):
+    if not isinstance(method, DictConfig) or method.get("emb_proj") is None or not cfg.get("embedder"):
         return
     width = method.get("emb_dim") or embedder_dim(str(cfg.embedder))
-    method.emb_proj = resolve_emb_proj(None, int(width))
+    if method.emb_proj == resolve_emb_proj(None, int(width)):
+        method.emb_proj = None

@@ -204,7 +204,7 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
     if not old_path.is_file() or not any((out_dir / f).exists() for f in (EPISODES, "checkpoint.pt")):
         return
     old = flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
-    new = flat(resolved)
+    new = flat(_settled(resolved))
     diff = sorted(
         k
         for k in set(old) | set(new)
@@ -238,17 +238,19 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
         return None
     same = isinstance(old.get("config"), dict) and _without_limits(
         _settled(old["config"])
-    ) == _without_limits(resolved)
+    ) == _without_limits(_settled(resolved))
     return old if same and old.get("mode") == mode else None
 
 
 def _settled(config: dict[str, Any]) -> dict[str, Any]:
-    """A saved config with its embedder resolved as today's runs record it (runs from before
-    that recorded `embedder: null`), so that resuming and skipping still recognise them."""
-    from tomacs.config import resolve_embedder
+    """A config with its embedder resolved as today's runs record it (runs from before that recorded
+    `embedder: null`) and emb_proj in its default form (`emb_proj_as_default`), so that resuming and
+    skipping still recognise them; both sides of a comparison go through it."""
+    from tomacs.config import emb_proj_as_default, resolve_embedder
 
     cfg = OmegaConf.create(config)
     resolve_embedder(cfg)
+    emb_proj_as_default(cfg)
     if isinstance(cfg.get("train"), DictConfig) and "name" not in cfg.train:
         cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
