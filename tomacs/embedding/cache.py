@@ -12,7 +12,9 @@ Design (the response cache, tomacs/backbones/cache.py, is the model):
 * The value is the raw float32 bytes of the vector the embedder returned: a hit is bit-identical
   to the vector computed when the entry was written (no float16 or quantised storage).
 * WAL journal + `busy_timeout` + a jittered retry loop, and `INSERT OR IGNORE` (the first vector
-  stored for a key wins): parallel jobs of a sweep (joblib, submitit) can share the file.
+  stored for a key wins): parallel jobs of a sweep (joblib, submitit) can share the file. A job
+  whose new vector lost that race reads the winner back and uses it (`MiniLMEmbedder.embed`), so a
+  re-run from the cache sees exactly the vectors the first run used.
 * Each batch of new vectors is one transaction, committed at once, so a killed job keeps what it paid for.
 
 Clear it with `python -m tomacs.embedding.cache clear` (or delete the file); `stats` counts its rows.

@@ -300,10 +300,17 @@ class MiniLMEmbedder:
             missing = [t for t in missing if t not in found]
         if missing:
             vecs = self._encode(missing)
+            if self.store is not None:
+                model_id = minilm_model_id()
+                if self.store.put_many(model_id, self.cache_precision, missing, vecs) < len(missing):
+                    # A parallel job stored some of these texts first, computed in other batches: in
+                    # bf16 a vector depends on its batch's padding (up to 8e-4 here). Use the stored
+                    # one (the first stored wins), so that this run and every re-run from the cache
+                    # read the same bits; otherwise a warm re-run would train on other vectors.
+                    won = self.store.get_many(model_id, self.cache_precision, self.dim, missing)
+                    vecs = [won.get(t, v) for t, v in zip(missing, vecs, strict=True)]
             for t, v in zip(missing, vecs, strict=True):
                 self._cache[t] = v
-            if self.store is not None:
-                self.store.put_many(minilm_model_id(), self.cache_precision, missing, vecs)
         return np.stack([self._cache[t] for t in texts]).astype(np.float32)
 
     def info(self) -> dict[str, Any]:
