@@ -304,7 +304,7 @@ class MiniLMEmbedder:
                 model_id = minilm_model_id()
                 if self.store.put_many(model_id, self.cache_precision, missing, vecs) < len(missing):
                     # A parallel job stored some of these texts first, computed in other batches: in
-                    # bf16 a vector depends on its batch's padding (up to 8e-4 here). Use the stored
+                    # bf16 a vector depends on its batch's padding (7.9e-4 in one check). Use the stored
                     # one (the first stored wins), so that this run and every re-run from the cache
                     # read the same bits; otherwise a warm re-run would train on other vectors.
                     won = self.store.get_many(model_id, self.cache_precision, self.dim, missing)
