@@ -720,12 +720,11 @@ def emb_proj_as_default(cfg: DictConfig) -> None:
     embedder (the same network), so that resuming and skipping compare networks, not spellings: a
     hashing run saved with the earlier default 0 and a MiniLM run saved with an explicit 32 are
     recognised, and a MiniLM run of the earlier unprojected default (0) is refused naming the key."""
-    from tomacs.embedding.embedders import embedder_dim
-    from tomacs.methods.todycomm import resolve_emb_proj
+    from tomacs.methods.todycomm import embedding_width, resolve_emb_proj
 
     method = cfg.get("method")
     if not isinstance(method, DictConfig) or method.get("emb_proj") is None or not cfg.get("embedder"):
         return
-    width = method.get("emb_dim") or embedder_dim(str(cfg.embedder))
-    if method.emb_proj == resolve_emb_proj(None, int(width)):
+    width = embedding_width(str(cfg.embedder), method.get("emb_dim"))
+    if method.emb_proj == resolve_emb_proj(None, width):
         method.emb_proj = None

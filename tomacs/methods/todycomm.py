@@ -68,6 +68,7 @@ __all__ = [
     "bernoulli_log_prob",
     "decision_weights",
     "discounted_log_prob",
+    "embedding_width",
     "inference_participation",
     "reinforce_loss",
     "resolve_emb_proj",
@@ -180,6 +181,13 @@ def discounted_log_prob(logp_comm: list[Any], logp_dec: Any, gamma: float, round
 AUTO_WIDTH, AUTO_PROJ = 64, 32
 
 
+def embedding_width(embedder: str, emb_dim: int | None = None, announced: int | None = None) -> int:
+    """The width of the analysis embeddings a run feeds TodyComm: the executor's announced size
+    (ctx.extra["embed_dim"]) wins over the method's emb_dim, which wins over the embedder's own.
+    One function, so that the config's spelling check and the network agree on it."""
+    return int(announced or emb_dim or embedder_dim(embedder))
+
+
 def resolve_emb_proj(setting: int | None, emb_dim: int) -> int:
     """The projection width a run uses: an explicit setting as given; null by the embedding's width.
 
@@ -211,7 +219,7 @@ class TodyComm(LearnedMethod):
         self.epsilon, self.gamma, self.tau, self.tie_tol = s.epsilon, s.gamma, s.decision_tau, s.tie_tol
         clip = s.norm_clip
         # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
-        self.emb_dim = int(ctx.extra.get("embed_dim") or s.emb_dim or embedder_dim(self.embedder_name))
+        self.emb_dim = embedding_width(self.embedder_name, s.emb_dim, ctx.extra.get("embed_dim"))
         self.in_dim = feature_dim(self.emb_dim, self.features)
         self.hidden = s.hidden_size
         self.mlp_hidden = s.mlp_hidden
