@@ -160,6 +160,68 @@ def test_sigterm_stops_like_ctrl_c(tmp_path: Path, sigint: signal.Handlers) -> N
     assert sorted(ids(run)) == sorted(set(ids(run)))
 
 
+def children(pid: int) -> list[int]:
+    """Live (not zombie) child processes of pid, from /proc."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads child processes from /proc")
+def test_sigterm_to_a_parallel_sweep_stops_its_workers(tmp_path: Path) -> None:
+    """`kill PID` of a joblib sweep's parent used to end the parent alone: its workers ran their
+    jobs on (for hours with MiniLM), orphaned, writing to the run directories its resume takes."""
+    sweep, log = tmp_path / "sweep", tmp_path / "stderr.log"
+    args = [*TRAIN, "train.epochs=200", "seed=0,1", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "-m"]
+    with log.open("w") as out:  # a file, not a pipe: orphaned workers would hold a pipe open for hours
+        p = subprocess.Popen(
+            [*CLI, *args, f"hydra.sweep.dir={sweep}"],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # a script's `cmd &`
+        )
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 300
+        while len(list(sweep.glob("*/checkpoint.pt"))) < 2:  # both jobs have an epoch to keep
+            assert p.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+            time.sleep(0.2)
+        workers = [c for c in children(p.pid) if "loky" in Path(f"/proc/{c}/cmdline").read_text()]
+        assert len(workers) >= 2, log.read_text()[-2000:]
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=120)
+        deadline = time.monotonic() + 30
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(alive(w) for w in workers), f"a sweep worker outlived its parent (rc {rc})"
+    finally:
+        if p.poll() is None:
+            p.kill()
+        for w in workers:
+            if alive(w):
+                os.kill(w, signal.SIGKILL)
+    err = log.read_text()
+    assert rc == 143 and "interrupted (SIGTERM)" in err and f"hydra.sweep.dir={sweep}" in err, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    jobs = sorted(d for d in sweep.iterdir() if d.is_dir())
+    assert len(jobs) == 2
+    for d in jobs:  # stopped mid-training, its finished epochs kept
+        assert (d / "checkpoint.pt").exists() and not (d / "results.json").exists()
+
+
 def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path: Path) -> None:
     p = subprocess.run(
         [*CLI, *TRAIN, "train.size=16", "train.epochs=1", "eval.batch_size=4", f"hydra.run.dir={tmp_path}"],

@@ -79,7 +79,22 @@ def _launch(mode: str, overrides: list[str], multirun: bool) -> None:
     from tomacs.launch.hydra_app import hydra_entry
 
     sys.argv = ["tomacs", *(["--multirun"] if multirun else []), *overrides, f"mode={mode}"]
-    hydra_entry()
+    if not multirun:
+        hydra_entry()
+        return
+    from tomacs.job.rundir import forward_sigterm_to_workers, interrupted_by
+
+    forward_sigterm_to_workers()
+    try:
+        hydra_entry()
+    except KeyboardInterrupt:  # Ctrl-C, a second SIGTERM, or workers that did not stop in time
+        what = interrupted_by()
+        err.print(
+            f"interrupted ({what}): the sweep's workers were stopped; finished jobs and epochs are kept, "
+            "and the same command with the same hydra.sweep.dir resumes it",
+            highlight=False,
+        )
+        raise SystemExit(143 if what == "SIGTERM" else 130) from None
 
 
 def _hold_run_dir(overrides: list[str], multirun: bool) -> None:

@@ -210,6 +210,48 @@ def stop_on_sigterm() -> None:
         pass
 
 
+SWEEP_GRACE_S = 60.0  # how long a parallel sweep's workers get to stop before the parent kills them
+
+
+def forward_sigterm_to_workers(grace_s: float = SWEEP_GRACE_S) -> None:
+    """For the parent of a parallel sweep (Hydra's joblib launcher), whose jobs run in worker processes.
+
+    Why: a SIGTERM to the parent alone (`kill PID`) used to end the parent at once and leave its
+    workers running their jobs to the end, an hour or more for a MiniLM job, still writing to the run
+    directories that a resume would take. Now the parent passes the signal to its workers. Each stops
+    like a single job (`stop_on_sigterm`: last checkpoint kept, resume line printed), and their
+    SystemExit(143) ends the sweep. A second SIGTERM, or `grace_s` without the sweep ending, raises
+    KeyboardInterrupt in the parent: joblib then kills the workers. With no worker processes (the basic
+    launcher runs each job in this process, which installs `stop_on_sigterm` itself) the parent stops
+    as before. Only the main thread may install handlers; elsewhere this does nothing."""
+    import multiprocessing
+    import threading
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        workers = multiprocessing.active_children()
+        if not workers:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if _signal_seen:
+            raise KeyboardInterrupt
+        _signal_seen.append("SIGTERM")
+        for w in workers:
+            if w.pid is not None:
+                try:
+                    os.kill(w.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        timer = threading.Timer(grace_s, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.daemon = True
+        timer.start()
+
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:
+        pass
+
+
 def interrupted_by() -> str:
     """The signal behind a KeyboardInterrupt: SIGTERM when one came, else SIGINT."""
     return "SIGTERM" if _signal_seen else "SIGINT"
