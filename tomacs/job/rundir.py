@@ -233,8 +233,9 @@ def forward_sigterm_to_workers(grace_s: float = SWEEP_GRACE_S) -> None:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        if _signal_seen:
-            raise KeyboardInterrupt
+        if _signal_seen:  # the second: stop the parent as a single job stops
+            _on_sigterm(signum, frame)
+            return
         _signal_seen.append("SIGTERM")
         for w in workers:
             if w.pid is not None:
