@@ -24,6 +24,7 @@ def test_quickstart_writes_results(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     res = json.loads((out / "results.json").read_text())
     assert res["backbone"] == "sim" and res["method"] == "complete" and res["attack"] == "gt50"
+    assert "device" not in res  # nothing of a static method ran on a device
     m = res["metrics"]
     for key in (
         "acc",
@@ -142,6 +143,7 @@ def test_todycomm_scales_with_budgets(tmp_path: Path, agents: int, budget: str) 
     assert p.returncode == 0, p.stderr
     res = json.loads((out / "results.json").read_text())
     assert res["agents"] == agents and res["n_adversaries"] == round(agents * 2 / 3)
+    assert res["device"] == "cpu" and res["config"]["device"]["name"] == "auto"  # where `auto` ran
     assert res["train"]["iterations"] == 2
     limit = int(budget[1])
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]

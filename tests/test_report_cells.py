@@ -39,8 +39,11 @@ CONFIG = {
 }
 
 
-def fake_job(root: Path, name: str, acc: float, git_rev: str = "abc", **over: object) -> Path:
-    """A finished job directory: results.json with the resolved config, as run_job writes it."""
+def fake_job(
+    root: Path, name: str, acc: float, git_rev: str = "abc", extra: dict | None = None, **over: object
+) -> Path:
+    """A finished job directory: results.json with the resolved config, as run_job writes it
+    (`extra`: further results.json fields)."""
     cfg = copy.deepcopy(CONFIG)
     for key, value in over.items():
         *parents, last = key.split("__")
@@ -64,6 +67,7 @@ def fake_job(root: Path, name: str, acc: float, git_rev: str = "abc", **over: ob
         "git_rev": git_rev,
         "metrics": {"acc": acc, "token": 500.0, "adacc": 0.5, "adacc_baseline": 1 / 3},
         "config": cfg,
+        **(extra or {}),
     }
     (d / "results.json").write_text(json.dumps(results))
     return d
@@ -114,6 +118,20 @@ def test_cell_warns_on_same_seed_twice_and_on_code_version(tmp_path: Path) -> No
     (cell,) = cells(find_jobs(tmp_path)).values()
     text = " ".join(cell.warnings())
     assert "seed 0 appears more than once" in text and "git_rev" in text and "aaa (1 job)" in text
+
+
+def test_cell_warns_when_its_jobs_ran_on_different_devices(tmp_path: Path) -> None:
+    """`device=auto` reads the same on a CPU and on a GPU, so where a job ran comes from results.json:
+    its own `device` field, or, in jobs written before it, the device its MiniLM embedder ran on."""
+    fake_job(tmp_path, "cpu_old", 0.5, extra={"embedding": [{"embedder": "minilm", "device": "cpu"}]})
+    fake_job(tmp_path, "cpu_new", 0.6, seed=1, extra={"device": "cpu"})
+    (same,) = cells(find_jobs(tmp_path)).values()
+    assert not any("device" in w for w in same.warnings())
+    fake_job(tmp_path, "gpu", 0.7, seed=2, extra={"device": "cuda"})
+    fake_job(tmp_path, "old", 0.7, seed=3)  # an old job without an embedder: where it ran is unknown
+    (mixed,) = cells(find_jobs(tmp_path)).values()
+    text = " ".join(mixed.warnings())
+    assert "jobs disagree in device" in text and "<unset> (1 job), cpu (2 jobs), cuda (1 job)" in text, text
 
 
 def test_report_of_a_mixed_folder_keeps_configs_apart_and_names_them(tmp_path: Path) -> None:

@@ -210,6 +210,7 @@ def _run(
     untrained = comps.method.trainable and (
         cfg.get("checkpoint") == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
     )
+    embedded = embedding_summary()
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
@@ -228,12 +229,13 @@ def _run(
         "mode": mode,
         "run_id": run_id(job, resolved),
         "git_rev": git_rev(),
+        **({"device": comps.ctx.device} if comps.method.trainable or embedded else {}),
         "metrics": metrics,
         "roles": list(comps.roles),
         "unparsed_warning": unparsed_warning(metrics, comps.roles),
         "train": train_info,
         "backbone_stats": stats,
-        "embedding": embedding_summary(),
+        "embedding": embedded,
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
         "wall_s": round(time.perf_counter() - t0, 3),
         "test_questions": len(comps.test_qs),

@@ -24,6 +24,7 @@ __all__ = [
     "CONTEXT",
     "context_of",
     "load_config",
+    "ran_on",
     "settings_of",
     "split_keys",
 ]
@@ -47,7 +48,7 @@ BOOKKEEPING = (
     "method.data",  # a G-Safeguard conversation file: its content is fixed by the other method settings
     # and the seed (its header is checked against them), and each seed has its own file
 )
-# not settings, but a cell whose jobs differ in one of these gets a warning
+# not settings, but a cell whose jobs differ in one of these gets a warning ("device": where it ran, `ran_on`)
 CONTEXT = ("git_rev", "device", "benchmark.path", "backbone.api_base")
 
 
@@ -105,11 +106,25 @@ def settings_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[
     return out
 
 
+def ran_on(results: dict[str, Any]) -> str | None:
+    """The device a job's numbers were computed on (cpu, cuda), or None where nothing ran on one.
+
+    Not the config's `device`: its default `auto` is the same string on a laptop and on a GPU node.
+    results.json names the resolved device since 2026-11-27; older jobs name it only through their
+    MiniLM embedders (`embedding[].device`), which ran where the policy did."""
+    if results.get("device"):
+        return str(results["device"])
+    kinds = sorted({str(e.get("device")) for e in results.get("embedding") or [] if isinstance(e, dict)})
+    return ",".join(kinds) or None
+
+
 def context_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[str, str]:
     """The non-setting values that could still move a number (see CONTEXT)."""
     f = flat(config or {})
     out = {"git_rev": str(results.get("git_rev"))}
-    for k in CONTEXT[1:]:
+    if (device := ran_on(results)) is not None:
+        out["device"] = device
+    for k in CONTEXT[2:]:
         if k in f:
             out[k] = str(f[k])
     return out
