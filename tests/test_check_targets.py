@@ -36,8 +36,10 @@ def _write_jobs(root: Path, agents: int = 6) -> None:
             res = {
                 "method": method, "benchmark": "mmlu", "attack": attack, "seed": seed, "backbone": "sim",
                 "agents": agents, "rounds": 4, "mode": "train",
-                "metrics": {"acc": acc, "adacc": adacc, "token": token},
+                "metrics": {"acc": acc, "adacc": adacc, "token": token, "adacc_baseline": 4 / 6},
             }  # fmt: skip
+            if method == "todycomm":  # the resolved config names TodyComm's embedder (null = MiniLM)
+                res |= {"device": "cuda" if seed else "cpu", "config": {"embedder": None, "agents": agents}}
             (d / "results.json").write_text(json.dumps(res))
 
 
@@ -46,7 +48,8 @@ def test_targets_on_hand_made_jobs(tmp_path: Path) -> None:
     p = tomacs("check-targets", str(tmp_path))
     assert p.returncode == 0, p.stderr
     out = p.stdout
-    assert f"10 jobs under {tmp_path}; ours: backbone=sim; paper: gpt-4.1-nano" in out
+    ours = "ours: backbone=sim; todycomm embedder=minilm; device=cpu,cuda; paper: gpt-4.1-nano"
+    assert f"10 jobs under {tmp_path}; {ours}" in out
     row = next(line for line in out.splitlines() if line.split()[:3] == ["mmlu", "eq50", "todycomm"])
     # Acc 78, 80 -> 79.0 ± 1.4 (n=2); ADAcc 85, 85 -> 85.0 ± 0.0; Token 105; the paper's beside each
     acc, adacc, token = (lookup("todycomm", "mmlu", "eq50", m) for m in ("acc", "adacc", "token"))
@@ -61,6 +64,21 @@ def test_targets_on_hand_made_jobs(tmp_path: Path) -> None:
     assert "  [ ] seed std of Acc <= 2 points: worst mmlu gt50 2.83" in out
     # Token 105 <= 120 at eq50, 105 > 100 at gt50
     assert "  [ ] Token <= AgentPrune at eq50/gt50: 1 of 2 cells" in out
+    # lt50: ADAcc 90.0 against the all-reliable 66.7 (4 of 6 agents honest)
+    assert "  [x] ADAcc above the all-reliable detector at lt50: 1 of 1 benchmarks (mmlu 90.0 > 66.7)" in out
+
+
+def test_lt50_detection_below_the_all_reliable_detector_is_not_met(tmp_path: Path) -> None:
+    _write_jobs(tmp_path)
+    for seed, adacc in ((0, 0.60), (1, 0.70)):  # mean 65.0, under the 66.7 of flagging nobody
+        f = tmp_path / f"todycomm_lt50_{seed}" / "results.json"
+        res = json.loads(f.read_text())
+        res["metrics"]["adacc"] = adacc
+        f.write_text(json.dumps(res))
+    p = tomacs("check-targets", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    line = "  [ ] ADAcc above the all-reliable detector at lt50: 0 of 1 benchmarks (mmlu 65.0 <= 66.7)"
+    assert line in p.stdout
 
 
 def test_one_line_errors(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ table on 2 cores; narrow it with overrides) and prints its wall time. The checks
 * TodyComm Acc above every baseline at eq50 and gt50 on at least 4 of the benchmarks present
   (4 of 5 in the paper's table);
 * seed std of TodyComm's Acc <= 2 points in every cell;
-* TodyComm Token <= AgentPrune's at eq50 and gt50.
+* TodyComm Token <= AgentPrune's at eq50 and gt50;
+* at lt50, TodyComm's ADAcc above the all-reliable detector's on every benchmark present (issue 28: a
+  detector that flags nobody scores 1 - adversaries/agents, which a policy must beat to detect at all).
 
 Every number is ours (labelled with the backbone) or the paper's (gpt-4.1-nano), never mixed.
 """
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from tomacs.report.collect import CellKey, cells, find_jobs
 from tomacs.report.paper import lookup
+from tomacs.report.settings import ran_on
 
 __all__ = ["check_targets", "run_table2"]
 
@@ -54,7 +57,16 @@ def check_targets(root: Path) -> None:
     benches = sorted({k[1] for k in cs})
     methods = sorted({k[0] for k in cs})
     backbones = sorted({str(j.results["backbone"]) for j in jobs})
-    print(f"{len(jobs)} jobs under {root}; ours: backbone={','.join(backbones)}; paper: gpt-4.1-nano")
+    # TodyComm's embedder (null = MiniLM) and where it ran: the two things issue 28's tables hinge on
+    tody_jobs = [j for k, c in cs.items() if k.method == "todycomm" for j in c.jobs]
+    embedders = sorted({str((j.config or {}).get("embedder") or "minilm") for j in tody_jobs if j.config})
+    devices = sorted({d for j in tody_jobs if (d := ran_on(j.results))})
+    ours = "; ".join(
+        [f"backbone={','.join(backbones)}"]
+        + ([f"todycomm embedder={','.join(embedders)}"] if embedders else [])
+        + ([f"device={','.join(devices)}"] if devices else [])
+    )
+    print(f"{len(jobs)} jobs under {root}; ours: {ours}; paper: gpt-4.1-nano")
     print(
         f"\n{'benchmark':<11} {'attack':<6} {'method':<12} {'Acc ours':>16} {'paper':>6} "
         f"{'ADAcc ours':>16} {'paper':>6} {'Token ours':>12} {'paper':>6}"
@@ -116,6 +128,17 @@ def check_targets(root: Path) -> None:
     print(
         f"  [{'x' if tok_n and tok_ok == tok_n else ' '}] Token <= AgentPrune at eq50/gt50: "
         f"{tok_ok} of {tok_n} cells"
+    )
+    lt = []
+    for b in benches:
+        t = tody.get((b, "lt50"))
+        ad, base = (t.mean_std("adacc", 100.0), t.mean_std("adacc_baseline", 100.0)) if t else (None, None)
+        if ad is not None and base is not None:
+            lt.append(f"{b} {ad[0]:.1f} {'>' if ad[0] > base[0] else '<='} {base[0]:.1f}")
+    above = sum(" > " in x for x in lt)
+    print(
+        f"  [{'x' if lt and above == len(lt) else ' '}] ADAcc above the all-reliable detector at lt50: "
+        f"{above} of {len(lt)} benchmarks" + (f" ({', '.join(lt)})" if lt else "")
     )
 
 
