@@ -124,8 +124,8 @@ def context_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[s
     out = {"git_rev": str(results.get("git_rev"))}
     if (device := ran_on(results)) is not None:
         out["device"] = device
-    for k in CONTEXT[2:]:
-        if k in f:
+    for k in CONTEXT:
+        if k not in out and k != "device" and k in f:
             out[k] = str(f[k])
     return out
 

@@ -129,16 +129,17 @@ def check_targets(root: Path) -> None:
         f"  [{'x' if tok_n and tok_ok == tok_n else ' '}] Token <= AgentPrune at eq50/gt50: "
         f"{tok_ok} of {tok_n} cells"
     )
-    lt = []
+    lt = []  # (benchmark, TodyComm ADAcc, all-reliable ADAcc) at lt50
     for b in benches:
         t = tody.get((b, "lt50"))
         ad, base = (t.mean_std("adacc", 100.0), t.mean_std("adacc_baseline", 100.0)) if t else (None, None)
         if ad is not None and base is not None:
-            lt.append(f"{b} {ad[0]:.1f} {'>' if ad[0] > base[0] else '<='} {base[0]:.1f}")
-    above = sum(" > " in x for x in lt)
+            lt.append((b, ad[0], base[0]))
+    above = sum(ad > base for _, ad, base in lt)
+    shown = ", ".join(f"{b} {ad:.1f} {'>' if ad > base else '<='} {base:.1f}" for b, ad, base in lt)
     print(
         f"  [{'x' if lt and above == len(lt) else ' '}] ADAcc above the all-reliable detector at lt50: "
-        f"{above} of {len(lt)} benchmarks" + (f" ({', '.join(lt)})" if lt else "")
+        f"{above} of {len(lt)} benchmarks" + (f" ({shown})" if lt else "")
     )
 
 
