@@ -219,7 +219,7 @@ def test_unknown_format_lists_the_known_ones(tmp_path: Path) -> None:
     f.write_text("hello\n")
     with pytest.raises(TranscriptError) as e:
         load_debates([f])
-    known = "known: native, tomacs-episodes, mad-follower"
+    known = "known: native, tomacs-episodes, mad-follower, multi-agent-attack"
     assert str(e.value) == f"{f}: not a known transcript format; {known} (--format chooses one)"
     with pytest.raises(TranscriptError, match=rf"^unknown transcript format 'csv'; {known}$"):
         load_debates([f], fmt="csv")
@@ -582,7 +582,7 @@ def test_cli_convert_and_stats(tmp_path: Path) -> None:
     assert "qwen-max" in line and f"{acc:.1f}" in line and "0.0" in line
     p = tomacs("transcripts", "stats", str(FIXTURE), "--format", "csv")
     assert p.returncode == 2
-    known = "known: native, tomacs-episodes, mad-follower"
+    known = "known: native, tomacs-episodes, mad-follower, multi-agent-attack"
     assert p.stderr.strip() == f"error: unknown transcript format 'csv'; {known}"
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(_broken(gold="Z")) + "\n")

@@ -31,7 +31,12 @@ class TranscriptFormat:
 
 
 _FORMATS: dict[str, TranscriptFormat] = {}
-_BUILTINS = ("tomacs.transcripts.native", "tomacs.transcripts.episodes", "tomacs.transcripts.mad_follower")
+_BUILTINS = (
+    "tomacs.transcripts.native",
+    "tomacs.transcripts.episodes",
+    "tomacs.transcripts.mad_follower",
+    "tomacs.transcripts.multi_agent_attack",
+)
 
 
 def transcript_format(name: str, detect: Detect, help: str = "") -> Callable[[Reader], Reader]:
