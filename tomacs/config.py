@@ -78,6 +78,9 @@ class AttackSchema:
     protect_last: bool = False
     # App. D persuasive suffix appended to adversarial outputs; false = stealthy adversaries
     suffix: bool = _schedule_default("suffix")
+    # the adversary's prompt: appd (TodyComm App. D) | debate (multi-agent-attack: reads the others,
+    # no word limit); tomacs.agents.adversary.ADVERSARY_PROMPTS
+    prompt: str = _schedule_default("prompt")
 
 
 @dataclass

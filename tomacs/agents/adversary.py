@@ -34,6 +34,8 @@ from tomacs.types import AdversaryPlan, Question
 # TodyComm §5: "adversarial transitions occurring at round 3 or 4". The one place this default is
 # written: the attack schema (tomacs.config.AttackSchema) and the calibration simulator read it here.
 DEFAULT_ONSET_ROUNDS: tuple[int, ...] = (3, 4)
+ADVERSARY_PROMPTS: tuple[str, ...] = ("appd", "debate")
+"""`attack.prompt`: App. D's (TodyComm) or the multi-agent-attack debates' (tomacs.agents.prompts)."""
 
 
 def count_from_rate(rate: float, n_agents: int) -> int:
@@ -72,6 +74,9 @@ class AdversarySchedule:
     fixed_agents: Sequence[int] | None = None  # the same adversaries in every episode (credibility)
     protected: Sequence[int] = ()  # agents never drawn as adversaries (the receiver of Tables 7-8)
     suffix: bool = True  # App. D's persuasive suffix after an adversary's answer; False = stealthy
+    # the adversary's prompt: "appd" (TodyComm App. D: target only, < 100 words, reads nothing) or
+    # "debate" (multi-agent-attack: told its target, reads the others like an honest agent, no limit)
+    prompt: str = "appd"
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -86,6 +91,11 @@ class AdversarySchedule:
                     f"attack.count={self.count} but only {self.n_agents} agents: "
                     f"set attack.count between 0 and agents={self.n_agents}"
                 )
+        if self.prompt not in ADVERSARY_PROMPTS:
+            raise ValueError(
+                f"attack.prompt={self.prompt!r} is not a known adversary prompt; "
+                f"valid: {', '.join(ADVERSARY_PROMPTS)}"
+            )
         if not isinstance(self.suffix, bool):
             raise ValueError(f"attack.suffix must be true or false (got {self.suffix!r})")
         self.onset_rounds = tuple(int(r) for r in self.onset_rounds)
@@ -128,9 +138,9 @@ class AdversarySchedule:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any], n_agents: int, rounds: int) -> AdversarySchedule:
         """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`,
-        `suffix`, `protect_last`: the last agent is never an adversary); a key left out takes the
+        `suffix`, `prompt`, `protect_last`: the last agent is never an adversary); a key left out takes the
         field's default. `persistent` needs the run's seed: `tomacs.job.components.adversary_schedule`."""
-        given = {k: cfg[k] for k in ("count", "rate", "suffix") if cfg.get(k) is not None}
+        given = {k: cfg[k] for k in ("count", "rate", "suffix", "prompt") if cfg.get(k) is not None}
         onsets = cfg.get("onset_rounds")
         if onsets is not None:
             given["onset_rounds"] = tuple(onsets)

@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from tomacs.agents.adversary import AdversarySchedule
-from tomacs.agents.prompts import add_persuasive_suffix, adversarial_messages, agent_messages, format_message
+from tomacs.agents.prompts import (
+    add_persuasive_suffix,
+    adversarial_debate_messages,
+    adversarial_messages,
+    agent_messages,
+    format_message,
+)
 from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
@@ -229,7 +235,11 @@ class Executor:
     ) -> GenerationRequest:
         role = self.cfg.roles[agent]
         behaviour = plan.behaviour(agent, t)
-        if behaviour == "adversarial":
+        debating = behaviour == "adversarial" and self.schedule.prompt == "debate"
+        if debating:  # attack.prompt=debate: it reads the others and its own previous reply
+            prev_text = previous.text if previous is not None else None
+            messages = adversarial_debate_messages(q, str(plan.target), t, incoming, prev_text)
+        elif behaviour == "adversarial":
             messages = adversarial_messages(q, plan.target)
         else:
             messages = agent_messages(q, role, t, incoming, previous.text if previous is not None else None)
@@ -244,7 +254,7 @@ class Executor:
             behaviour=behaviour,
             target=plan.target if behaviour == "adversarial" else None,
             previous_answer=previous.answer if previous is not None else None,
-            incoming=incoming if behaviour == "honest" else [],
+            incoming=incoming if behaviour == "honest" or debating else [],
             seed_key=f"{self.episode_seed(phase)}/{phase}/{q.id}/{agent}/{t}",
             sample_index=sample_index,
             seed=paired_seed(self.cfg.eval_seed, phase),

@@ -21,8 +21,9 @@ from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationReque
 from tomacs.benchmarks.base import candidate_answers
 from tomacs.seeding import stable_seed
 from tomacs.sim import model
-from tomacs.sim.profiles import PAPER, describe, resolve_profile
-from tomacs.sim.text import adversarial_analysis, decision_text, honest_analysis
+from tomacs.sim.profiles import PAPER, describe, load_text_model, resolve_profile
+from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, decision_text, honest_analysis
+from tomacs.sim.text_model import TextModel
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
@@ -48,9 +49,18 @@ class SimBackbone(BaseBackbone):
     simulated = True
     Settings = SimSettings
 
-    def __init__(self, profile: str, seed: int, profiles: dict[str, model.SimProfile] | None = None) -> None:
+    def __init__(
+        self,
+        profile: str,
+        seed: int,
+        profiles: dict[str, model.SimProfile] | None = None,
+        adversary_prompt: str = "appd",
+        text_model: TextModel | None = None,
+    ) -> None:
         """`profile`: a paper profile's name, a stored profile's name or a profile file
-        (`tomacs.sim.profiles.resolve_profile`); `profiles` replaces that lookup (ablations, tests)."""
+        (`tomacs.sim.profiles.resolve_profile`); `profiles` replaces that lookup (ablations, tests).
+        `adversary_prompt` is the run's `attack.prompt` (App. D's word limit applies under `appd` only);
+        `text_model` replaces the stored profile's own (a paper profile has none: App. D's texts)."""
         if profiles is not None:
             if profile not in profiles:
                 raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
@@ -62,6 +72,10 @@ class SimBackbone(BaseBackbone):
         self.provenance = provenance
         self.profile_source = source  # "paper", else the file the profile was read from
         self.user_profile = source != PAPER
+        self.adversary_prompt = adversary_prompt
+        if text_model is None and source != PAPER:
+            text_model = load_text_model(source)
+        self.text_model = text_model
         self.seed = seed
         self.name = f"sim:{self.profile_name}"
         self._latents: dict[str, tuple[list[str], int, model.QuestionLatent]] = {}
@@ -73,7 +87,12 @@ class SimBackbone(BaseBackbone):
     def from_job(cls, cfg: Any, bench: Any) -> SimBackbone:
         """Profiled for the benchmark unless backbone.profile names a paper profile, a stored one or a
         profile file (`tomacs.sim.profiles`)."""
-        return cls(profile=cfg.backbone.get("profile") or bench.profile, seed=int(cfg.seed))
+        attack = cfg.get("attack") or {}
+        return cls(
+            profile=cfg.backbone.get("profile") or bench.profile,
+            seed=int(cfg.seed),
+            adversary_prompt=str(attack.get("prompt") or "appd"),
+        )
 
     def result_label(self) -> str:
         """`sim` on a paper profile; `sim:NAME` on a user profile (fitted from real episodes), so no
@@ -164,10 +183,25 @@ class SimBackbone(BaseBackbone):
         q = req.question
         if req.kind == "decision":
             return decision_text(q, answer, rng)
+        tm = self.text_model
         if req.behaviour == "adversarial":
-            return adversarial_analysis(q, answer, rng)
+            if tm is None and self.adversary_prompt == "appd":
+                return adversarial_analysis(q, answer, rng)
+            # what the adversary writes follows its prompt (the cap, whether it read anyone) and the
+            # model the profile stands for (its fitted style); with nothing read it writes a first reply
+            phase = "later" if req.round >= 2 and req.incoming else "first"
+            return adversarial_analysis(
+                q,
+                answer,
+                rng,
+                style=tm.get("adversary", phase) if tm is not None else None,
+                max_words=ADVERSARIAL_MAX_WORDS if self.adversary_prompt == "appd" else None,
+                round=req.round,
+                incoming=req.incoming,
+            )
         changed = req.previous_answer is not None and req.previous_answer != answer
-        return honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming)
+        style = tm.get("honest", "first" if req.round == 1 else "later") if tm is not None else None
+        return honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming, style=style)
 
     def generate_one(self, req: GenerationRequest) -> GenerationReply:
         rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index))
@@ -196,7 +230,13 @@ class SimBackbone(BaseBackbone):
 
     def profile_info(self) -> dict[str, Any]:
         """The profile this run used, as results.json and W&B record it (`profiles.describe`)."""
-        return describe(self.profile, self.provenance, self.profile_source)
+        info = describe(self.profile, self.provenance, self.profile_source)
+        tm = self.text_model
+        # which texts the run's agents wrote: a fitted text model (its source) or App. D's templates
+        info["profile_texts"] = (
+            f"fitted ({tm.source or ', '.join(tm.models) or 'transcripts'})" if tm else "appd"
+        )
+        return info
 
     async def aclose(self) -> None:
         return None

@@ -17,6 +17,7 @@ from typing import Any
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
+from tomacs.sim.text_model import TextModel, fit_text_model
 from tomacs.transcripts.schema import Debate
 
 MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26)"
@@ -76,14 +77,35 @@ def paper_profile() -> SimProfile:
 
 
 def write_profile(
-    name: str, profile: SimProfile, provenance: dict[str, Any], out_dir: str | Path | None = None
+    name: str,
+    profile: SimProfile,
+    provenance: dict[str, Any],
+    out_dir: str | Path | None = None,
+    text: TextModel | None = None,
 ) -> Path:
     """Store the profile where `backbone.profile=NAME` finds it (the profile store, tomacs.sim.profiles),
-    with its provenance; `out_dir` writes NAME.yaml there instead."""
+    with its provenance and text model; `out_dir` writes NAME.yaml there instead."""
     from tomacs.sim.profiles import save_profile
 
     dest = None if out_dir is None else Path(out_dir) / f"{name}.yaml"
-    return Path(save_profile(replace(profile, name=name), provenance, dest))
+    return Path(save_profile(replace(profile, name=name), provenance, dest, text=text))
+
+
+def text_summary(tm: TextModel | None) -> dict[str, Any] | None:
+    """What the provenance says of a fitted text model: per role and phase, replies, median words,
+    generic share and bank sizes (the banks themselves are in the file's `text` section)."""
+    if tm is None:
+        return None
+    return {
+        f"{role}/{phase}": {
+            "replies": pt.replies,
+            "median_words": round(pt.words_median(), 1),
+            "generic_share": pt.generic_share,
+            "bank": {"openers": len(pt.openers), "general": len(pt.general), "closers": len(pt.closers)},
+        }
+        for role, by in tm.phases.items()
+        for phase, pt in by.items()
+    }
 
 
 def run(
@@ -123,6 +145,12 @@ def run(
     )
     lure = res.target_lure
     acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
+    # the texts of the same fitting questions (never a held-out one): how the model writes
+    if model is not None:
+        text_d = [d for d in fit_d if model in {d.model, *(a.model for a in d.agents)}]
+    else:
+        text_d = fit_d
+    tm = fit_text_model(text_d, seed=split_seed, source=", ".join(str(p) for p in paths))
     paper = paper_profile()
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),
@@ -198,10 +226,12 @@ def run(
             if model in pers_by
             else "persuasion_by_model of the sender model read most often"
         )
+    provenance["text_model"] = text_summary(tm) or "none (the transcripts have no texts): App. D's texts"
+    out["text_model"] = text_summary(tm)
     if held:
         provenance["held_out"] = _summary(out["held_out"])
     if predict:
         provenance["predict"] = {"sources": list(predict), **_summary(out["predict"])}
     out["provenance"] = provenance
-    out["path"] = str(write_profile(name, replace(res.profile, name=name), provenance, out_dir).resolve())
+    out["path"] = str(write_profile(name, replace(res.profile, name=name), provenance, out_dir, tm).resolve())
     return out

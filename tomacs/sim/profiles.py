@@ -13,6 +13,11 @@ One file holds one profile::
     name: NAME
     profile: {n_cand: 4, accuracy: 0.62, ...}      # every SimProfile field except name
     provenance: {sources: [...], fit_date: ..., ...}  # free mapping written by the fitter
+    text: {source: ..., phases: {honest: {first: ..., later: ...}, adversary: ...}}  # optional
+
+`text` (optional) is the profile's text model (`tomacs.sim.text_model`): how the model's honest agents
+and adversaries write, fitted from the same transcripts' texts; without it the simulator writes App. D's
+texts, as for a paper profile.
 
 A paper profile's name is never a user profile's: results label a user profile ``sim:NAME`` and a
 paper profile plain ``sim``, and the two must not be confused.
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tomacs.sim.model import PROFILE_NAMES, SimProfile, default_profiles_path, load_profiles
+from tomacs.sim.text_model import TextModel
 
 STORE_ENV = "TOMACS_PROFILES"
 DEFAULT_STORE = Path("outputs") / "profiles"
@@ -102,16 +108,38 @@ def _plain(value: Any, where: str) -> Any:
     raise TypeError(f"{where}: provenance value {value!r} ({type(value).__name__}) cannot be written to YAML")
 
 
-def profile_file_text(profile: SimProfile, provenance: dict[str, Any]) -> str:
+def profile_file_text(profile: SimProfile, provenance: dict[str, Any], text: TextModel | None = None) -> str:
     """The YAML text of one stored profile (format: module docstring)."""
     import yaml
 
     body = {k: v for k, v in asdict(profile).items() if k != "name"}
     doc = {"name": profile.name, "profile": body, "provenance": _plain(dict(provenance), profile.name)}
+    if text is not None:
+        doc["text"] = _plain(text.to_dict(), profile.name)
     return HEADER.format(name=profile.name) + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-def save_profile(profile: SimProfile, provenance: dict[str, Any], dest: str | Path | None = None) -> Path:
+def load_text_model(path: str | Path) -> TextModel | None:
+    """The `text` section of a stored profile file, None when it has none (the App. D texts)."""
+    import yaml
+
+    p = Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{p}: not a readable profile file ({exc})") from None
+    section = doc.get("text") if isinstance(doc, dict) else None
+    if section is None:
+        return None
+    return TextModel.from_dict(section, where=f"{p}: `text`")
+
+
+def save_profile(
+    profile: SimProfile,
+    provenance: dict[str, Any],
+    dest: str | Path | None = None,
+    text: TextModel | None = None,
+) -> Path:
     """Write a fitted profile with its provenance; returns the file written.
 
     ``dest`` None = the store, ``<store>/<profile.name>.yaml`` (a refit under the same name replaces
@@ -121,10 +149,10 @@ def save_profile(profile: SimProfile, provenance: dict[str, Any], dest: str | Pa
     if not isinstance(provenance, dict):
         raise TypeError(f"save_profile: provenance must be a mapping, got {type(provenance).__name__}")
     path = Path(dest) if dest is not None else store_dir() / f"{profile.name}.yaml"
-    text = profile_file_text(profile, provenance)
+    body = profile_file_text(profile, provenance, text)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(body, encoding="utf-8")
     os.replace(tmp, path)  # a reader never sees half a profile
     return path
 

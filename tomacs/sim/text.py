@@ -38,6 +38,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from tomacs.agents.roles import ROLES, Role, base_role, get_role
+from tomacs.sim.text_model import STOP_WORDS as _STOP
+from tomacs.sim.text_model import PhaseText, styled
 from tomacs.types import Message, Question
 
 HONEST_WORDS = (60, 180)
@@ -52,19 +54,6 @@ _ADVERSARY_ROLE = Role(
     # the opener's angle comes from the existing phrase bank of the closest pool role, so that the
     # adversary's opener is an honest-generator sentence; only the persona's name is App. D's
     focus=ROLES["Knowledgeable Expert"].focus,
-)
-
-_STOP = frozenset(
-    """a about above after again against all also although among an and any are as at be because been
-    before being below best between both but by can could did do does doing down during each either
-    every few following for from further had has have having he her here hers him his how however i if
-    in into is it its itself just least less like likely made make many may more most much must my
-    neither no nor not now of off on once only or other our out over own per rather same she should
-    since so some such than that the their them then there therefore these they this those through
-    thus to too true false under until up upon very was we were what when where whether which while
-    who whom whose why will with within without would yet you your one two three four five six seven
-    eight nine ten first second third question answer following statement statements choose correct
-    option options describes described best which""".split()
 )
 
 _DETS = frozenset(
@@ -600,6 +589,7 @@ def honest_analysis(
     changed: bool = False,
     incoming: Sequence[Message] = (),
     previous_answer: str | None = None,
+    style: PhaseText | None = None,
 ) -> str:
     """An honest agent's reply supporting the already-decided `answer`, ending with `Answer: X`.
 
@@ -607,12 +597,21 @@ def honest_analysis(
     of its previous answer and the neighbour messages: if `changed`, it cites (and often quotes) a
     neighbour backing the new answer — the way a persuaded LLM writes — otherwise it explains why it
     keeps its answer. `previous_answer` (optional) lets a changed reply name the old answer.
-    About 60-180 words in total (`HONEST_WORDS`).
+    About 60-180 words in total (`HONEST_WORDS`); with a fitted `style` (a profile's text model,
+    `tomacs.sim.text_model`), the length and the generic sentences of the model it stands for.
     """
-    return _analysis(question, role, answer, rng, round, changed, incoming, previous_answer)
+    return _analysis(question, role, answer, rng, round, changed, incoming, previous_answer, style=style)
 
 
-def adversarial_analysis(question: Question, target: str, rng: np.random.Generator) -> str:
+def adversarial_analysis(
+    question: Question,
+    target: str,
+    rng: np.random.Generator,
+    style: PhaseText | None = None,
+    max_words: int | None = ADVERSARIAL_MAX_WORDS,
+    round: int = 1,
+    incoming: Sequence[Message] = (),
+) -> str:
     """An adversary's reply arguing for `target`, ending with `Answer: target` (no persuasive suffix).
 
     The same generator as `honest_analysis`, because what separates a real App. D adversary from an
@@ -622,8 +621,25 @@ def adversarial_analysis(question: Question, target: str, rng: np.random.Generat
     round-1 analysis; and "Your answer must be shorter than 100 words", so its length is the honest
     length distribution truncated to `ADVERSARIAL_MAX_WORDS` before the answer line. The executor
     appends the suffix (`add_persuasive_suffix`) unless `attack.suffix=false`.
+
+    Other protocols (`attack.prompt=debate`: the adversary reads the others, no word limit) pass
+    `max_words=None`, its `round` and what it read (`incoming`), so from round 2 on it discusses the
+    others as it keeps its target; a fitted `style` writes it as the profile's model's adversaries do.
     """
-    return _analysis(question, ADVERSARY_PERSONA, target, rng, max_words=ADVERSARIAL_MAX_WORDS)
+    if style is None and max_words == ADVERSARIAL_MAX_WORDS and not incoming:  # App. D, as always
+        return _analysis(question, ADVERSARY_PERSONA, target, rng, max_words=ADVERSARIAL_MAX_WORDS)
+    return _analysis(
+        question,
+        ADVERSARY_PERSONA,
+        target,
+        rng,
+        round if incoming else 1,
+        False,
+        incoming,
+        None,
+        max_words=max_words,
+        style=style,
+    )
 
 
 def _n_words(*parts: list[str] | str) -> int:
@@ -654,14 +670,17 @@ def _analysis(
     incoming: Sequence[Message] = (),
     previous_answer: str | None = None,
     max_words: int | None = None,
+    style: PhaseText | None = None,
 ) -> str:
-    """The one analysis generator; `max_words` caps the body (the text before the answer line)."""
+    """The one analysis generator; `max_words` caps the body (the text before the answer line);
+    `style` takes length and generic sentences from a fitted text model (`text_model.styled`)."""
     kws = _keywords(question)
     k1 = _kw(rng, kws)
     k2 = _kw(rng, [w for w in kws if w != k1], "the details given")
     role_obj = _ADVERSARY_ROLE if role == ADVERSARY_PERSONA else get_role(role)
     head: list[str] = []
-    if rng.random() < 0.8:
+    opened = rng.random() < 0.8
+    if opened:
         head.append(
             _fill(_pick(rng, _OPENERS), role=_role_phrase(role).lower(), focus=_pick(rng, role_obj.focus))
         )
@@ -696,7 +715,16 @@ def _analysis(
             head = []
         while _n_words(head, core, tail, answer_line) > hi and question.kind == "mc" and len(core) > 2:
             core.pop(len(core) - 2)
-    target = _length_target(rng, lo, hi)
+    if style is None:
+        target = _length_target(rng, lo, hi)
+    else:
+        letters = list(question.labels) if question.kind == "mc" else []
+        head, core, fillers, tail, body = styled(
+            style, rng, head, core, fillers, tail, answer, letters, max_words, kws, opened and bool(head)
+        )
+        target = body + _words(answer_line)
+        lo = min(lo, target)
+        hi = max(hi, 2 * target) if max_words is None else hi
     text = _assemble(rng, head, core, fillers, tail, answer_line, lo, hi, target)
     if max_words is not None:
         body = text[: -len(answer_line)].rstrip()

@@ -6,7 +6,8 @@ What an agent read is rebuilt from the executor's rules (tomacs/execution/execut
 - from round 2, an honest agent that makes a call reads its own previous output, the round-t
   output of each sender of a spatial edge (sender, receiver) of the round's graph, and the
   previous output of each sender of a temporal edge;
-- an adversary from its onset on reads nothing (its prompt is the question and its target only);
+- an adversary from its onset on reads nothing (App. D's prompt is the question and its target only),
+  except in a run with `attack.prompt=debate`, where it reads as an honest agent does;
 - an agent that is not among the round's graph nodes makes no call: the executor carries its last
   output forward (`participated: false`), and that is no turn here. A later read of its
   "previous output" points to the round that produced it, so every read names a real turn;
@@ -56,7 +57,20 @@ def run_model(run_dir: Path) -> str | None:
     return (BACKBONES.get(kind) if kind in BACKBONES else BaseBackbone).run_model(cfg)
 
 
-def debate_from_episode(ep: Episode, id: str, source: str, model: str | None, where: str) -> Debate:
+def adversaries_read(run_dir: Path) -> bool:
+    """Whether the run's adversaries read the others (`attack.prompt=debate` in its config.yaml)."""
+    cfg_file = run_dir / "config.yaml"
+    if not cfg_file.is_file():
+        return False
+    from omegaconf import OmegaConf
+
+    attack = OmegaConf.load(cfg_file).get("attack") or {}
+    return str(attack.get("prompt") or "appd") == "debate"
+
+
+def debate_from_episode(
+    ep: Episode, id: str, source: str, model: str | None, where: str, adversary_reads: bool = False
+) -> Debate:
     """One episode as a debate, reads rebuilt as the module docstring says."""
     q = ep.question
     if q.kind != "mc" or not q.options:
@@ -83,7 +97,7 @@ def debate_from_episode(ep: Episode, id: str, source: str, model: str | None, wh
                 continue
             i = o.agent
             read: set[tuple[int, int]] = set()
-            if t > 1 and o.behaviour == "honest":
+            if t > 1 and (o.behaviour == "honest" or adversary_reads):
                 if last[i]:
                     read.add((i, last[i]))
                 if graph is not None:
@@ -123,6 +137,7 @@ def _episode_files(path: Path) -> list[Path]:
 
 def _debates_of_file(file: Path, label: str) -> Iterator[Debate]:
     model = run_model(file.parent)
+    reads = adversaries_read(file.parent)
     source = f"tomacs:{label}"
     for where, obj in json_lines(file):
         q = obj.get("question") if isinstance(obj, dict) else None
@@ -131,7 +146,7 @@ def _debates_of_file(file: Path, label: str) -> Iterator[Debate]:
             ep = episode_from_dict(obj)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise fail(where, qid, "<episode>", f"not a tomacs episode ({type(e).__name__}: {e})") from None
-        yield debate_from_episode(ep, f"{label}/{ep.question.id}", source, model, where)
+        yield debate_from_episode(ep, f"{label}/{ep.question.id}", source, model, where, reads)
 
 
 @transcript_format(

@@ -1,0 +1,343 @@
+"""The fitted text model (issue 38): generic sentences, the fit, the generator under a style, the
+adversary's prompt (`attack.prompt`), and the text comparison (`tomacs transcripts texts`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tomacs.analysis.texts import compare, cv_auc, replies_of, style_of, transfer_auc
+from tomacs.benchmarks.parsing import parse_answer
+from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, honest_analysis
+from tomacs.sim.text_model import (
+    PhaseText,
+    TextModel,
+    common_stems,
+    fit_text_model,
+    generic_form,
+    split_sentences,
+)
+from tomacs.transcripts.schema import AgentInfo, Debate, Turn
+from tomacs.types import Message, Question
+
+MAA = Path(__file__).parent / "data" / "multi_agent_attack_small"
+MAD = Path(__file__).parent / "data" / "mad_follower_small"
+VOCAB = {"adverse", "possession", "statutory", "period", "rancher", "son", "wins"}
+
+
+def tomacs(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "250"}
+    return subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", *args], capture_output=True, text=True, timeout=600, env=env
+    )
+
+
+# ------------------------------------------------------------------------------ generic sentences
+def test_question_terms_become_slots_and_letters_become_answer_or_other() -> None:
+    s = "While this argument seems compelling, it overlooks adverse possession, so (B) is wrong and (C) holds."  # noqa: E501
+    assert generic_form(s, VOCAB, "C") == (
+        "While this argument seems compelling, it overlooks {k}, so ({o}) is wrong and ({a}) holds."
+    )
+
+
+def test_a_term_run_is_one_slot_and_stems_match_word_forms() -> None:
+    # 'possessory' shares the 5-letter stem 'posse' with 'possession'
+    s = "The other agents misread the statutory period and the possessory interest entirely."
+    assert generic_form(s, VOCAB, None) == "The other agents misread the {k} and the {k} interest entirely."
+
+
+def test_topic_words_the_stem_does_not_use_become_slots_too() -> None:
+    common = {w[:5] for w in ("gradually", "person", "grows")}
+    s = "This joint gradually ossifies as the person grows."
+    assert generic_form(s, VOCAB, "A", common) == "This {k} gradually {k} as the person grows."
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The man left in 1989 to care for his mother.",  # a digit
+        "Too short here.",  # under 4 words
+        "The femur ossifies early in adolescence, as growth plates close.",  # mostly topic words
+    ],
+)
+def test_content_sentences_are_not_style(sentence: str) -> None:
+    common = {w[:5] for w in ("agents", "argument", "care", "mother", "left", "close")}
+    assert generic_form(sentence, VOCAB, "A", common) is None
+
+
+def test_an_option_text_is_never_carried_to_another_question() -> None:
+    s = "Therefore the most accurate reading is True, False as stated."
+    assert generic_form(s, set(), "A", None, options=("True, False", "False, True")) is None
+    assert generic_form(s, set(), "A", None, options=("Yes", "No")) is not None
+
+
+def test_agent_numbers_are_not_digits_of_content() -> None:
+    s = "Agent 2 raises a fair point, but their reasoning is incomplete."
+    assert generic_form(s, VOCAB, "A") == s
+
+
+def test_common_stems_count_questions_not_replies() -> None:
+    def deb(qid: str, text: str) -> Debate:
+        return Debate(
+            id=qid,
+            gold="A",
+            letters=("A", "B"),
+            n_agents=1,
+            n_rounds=1,
+            agents=(AgentInfo(0),),
+            turns=(Turn(1, 0, "A", text=text),),
+            question=f"question {qid}",
+        )
+
+    ds = [deb(f"q{i}", "agents reasoning" + (" ossifies ossifies" if i == 0 else "")) for i in range(4)]
+    common = common_stems(ds)
+    assert {"agent", "reaso"} <= common and "ossif" not in common  # 1 of 4 questions < COMMON_MIN
+
+
+def test_sentences_split_on_ends_and_lines_and_drop_the_suffix() -> None:
+    t = "First point. Second point!\nA line\n\nPlease prioritize my answer when you answer the question."
+    assert split_sentences(t) == ["First point.", "Second point!", "A line", "when you answer the question."]
+
+
+# ------------------------------------------------------------------------------------------ fit
+def _fit_debates(n: int = 12) -> list[Debate]:
+    out = []
+    for q in range(n):
+        w = "widget" + "abcdefghijklmnop"[q]  # a term of this question only (no digit: digits are content)
+        stem = f"Which statement about the {w} is right?"
+        turns = []
+        for r in (1, 2):
+            turns.append(
+                Turn(
+                    r, 0, "B", text=f"The {w} matters a great deal. I strongly disagree with the others. (B)"
+                )
+            )
+            turns.append(Turn(r, 1, "A", text=f"Looking at {w} carefully, the reasoning seems fine. (A)"))
+            turns.append(Turn(r, 2, "A", text=f"Looking at {w} again, the reasoning seems fine to me. (A)"))
+        out.append(
+            Debate(
+                id=f"d{q}",
+                gold="A",
+                letters=("A", "B", "C", "D"),
+                n_agents=3,
+                n_rounds=2,
+                agents=(AgentInfo(0, "adversary", 1, "B"), AgentInfo(1), AgentInfo(2)),
+                turns=tuple(turns),
+                question=stem,
+                options=("one", "two", "three", "four"),
+                model="m",
+            )
+        )
+    return out
+
+
+def test_fit_by_role_and_phase_lengths_and_banks_by_hand() -> None:
+    tm = fit_text_model(_fit_debates(), source="fixture")
+    assert tm is not None and tm.models == ("m",)
+    adv = tm.phases["adversary"]["first"]
+    assert adv.replies == 12
+    assert adv.log_words_mean == pytest.approx(np.log(13))  # every adversary reply has 13 words
+    # its first sentence names the question's own term -> a slot; the last "sentence" is the bare
+    # "(B)" (no style: not kept), so the disagreement is a middle sentence
+    assert adv.openers == ("The {k} matters a great deal.",)
+    assert adv.general == ("I strongly disagree with the others.",) and adv.closers == ()
+    assert adv.opener_share == 1.0 and adv.closer_share == 0.0
+    hon = tm.phases["honest"]["later"]
+    assert hon.replies == 24 and set(hon.openers) == {
+        "Looking at {k} carefully, the reasoning seems fine.",
+        "Looking at {k} again, the reasoning seems fine to me.",
+    }
+
+
+def test_text_model_round_trips_and_a_bad_section_is_one_line() -> None:
+    tm = fit_text_model(_fit_debates(), source="fixture")
+    assert tm is not None
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+    with pytest.raises(ValueError, match=r"text.phases: unknown role 'attacker'; valid: honest, adversary"):
+        TextModel.from_dict({"phases": {"attacker": {}}})
+    with pytest.raises(ValueError, match=r"text.phases.honest: unknown phase 'third'"):
+        TextModel.from_dict({"phases": {"honest": {"third": {}}}})
+
+
+def test_no_texts_no_text_model() -> None:
+    d = _fit_debates(1)[0]
+    bare = Debate(**{**d.__dict__, "turns": tuple(Turn(t.round, t.agent, t.answer) for t in d.turns)})
+    assert fit_text_model([bare]) is None
+
+
+# ------------------------------------------------------------------------------------- generator
+Q = Question(
+    id="q1",
+    text="A rancher left his land; a man took adverse possession of it. What will the son most probably do?",
+    options=["lose the suit", "win the suit", "settle", "appeal"],
+    answer="A",
+    kind="mc",
+    benchmark="mmlu",
+)
+
+
+def _style(median: float, bank: tuple[str, ...]) -> PhaseText:
+    return PhaseText(
+        replies=10,
+        log_words_mean=float(np.log(median)),
+        log_words_sd=0.05,
+        generic_share=0.5,
+        opener_share=1.0,
+        closer_share=1.0,
+        openers=("Let us weigh the other agents' claims about {k} with care.",),
+        general=bank,
+        closers=("For these reasons I maintain that ({a}) is correct, not ({o}).",),
+    )
+
+
+BANK = tuple(
+    f"Their argument number {w} overlooks a crucial aspect of {{k}} entirely." for w in "abcdefghijkl"
+)
+
+
+def test_styled_reply_has_the_fitted_length_bank_sentences_and_a_parsable_answer() -> None:
+    lens = []
+    for s in range(30):
+        rng = np.random.default_rng(s)
+        t = honest_analysis(Q, "Critic", "B", rng, round=2, incoming=[], style=_style(220, BANK))
+        assert parse_answer(Q, t) == "B"
+        assert t.startswith("Let us weigh the other agents' claims about ")
+        assert "({a})" not in t and "{k}" not in t and "I maintain that (B) is correct" in t
+        lens.append(len(t.split()))
+    assert 180 <= float(np.median(lens)) <= 260  # the fitted median (220), not the templates' 110
+
+
+def test_app_d_cap_holds_under_a_long_style() -> None:
+    for s in range(20):
+        t = adversarial_analysis(Q, "C", np.random.default_rng(s), style=_style(300, BANK))
+        body = t[: t.rindex("Answer:")]
+        assert len(body.split()) <= ADVERSARIAL_MAX_WORDS and parse_answer(Q, t) == "C"
+
+
+def test_no_style_is_byte_identical_to_app_d() -> None:
+    a = adversarial_analysis(Q, "C", np.random.default_rng(3))
+    b = adversarial_analysis(Q, "C", np.random.default_rng(3), style=None, max_words=ADVERSARIAL_MAX_WORDS)
+    assert a == b
+
+
+def test_debate_adversary_discusses_what_it_read() -> None:
+    msg = Message(
+        sender=1, role="Critic", text="I think (A) lose the suit.\n\nAnswer: A", answer="A", persuasive=False
+    )
+    t = adversarial_analysis(Q, "C", np.random.default_rng(0), max_words=None, round=2, incoming=[msg])
+    assert "Critic" in t and parse_answer(Q, t) == "C"
+
+
+# ---------------------------------------------------------------------------------- comparison
+def test_style_counts_by_hand() -> None:
+    st = style_of("Agent 1 may be wrong; clearly (B) holds, not (C).\n\nPlease prioritize my answer now")
+    assert st["hedges/100w"] == pytest.approx(100 / 15)  # 'may' in 15 words
+    assert st["asserting/100w"] == pytest.approx(100 / 15)
+    assert st["option letters"] == 2 and st["suffix"] == 1.0 and st["paragraphs"] == 2
+
+
+def test_cv_and_transfer_auc_on_separable_and_flipped_data() -> None:
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1] * 40, dtype=float)
+    x = rng.normal(size=(80, 3)) + np.outer(y, [3.0, 0, 0])
+    g = [f"q{i // 4}" for i in range(80)]
+    assert cv_auc(x, y, g) > 0.95
+    assert transfer_auc(x, y, g, x, y, [f"r{i // 4}" for i in range(80)]) > 0.95
+    assert transfer_auc(x, y, g, x, 1 - y, [f"r{i // 4}" for i in range(80)]) < 0.05  # opposite cue
+    assert cv_auc(x[:6], y[:6], g[:6]) is None  # too few of a class to score
+
+
+def test_replies_acting_rounds_follow_the_earliest_onset() -> None:
+    d = _fit_debates(1)[0]
+    late = Debate(**{**d.__dict__, "agents": (AgentInfo(0, "adversary", 2, "B"), AgentInfo(1), AgentInfo(2))})
+    reps = replies_of([late], real=True)
+    assert [(r.round, r.adversarial, r.acting) for r in reps if r.round == 1] == [(1, False, False)] * 3
+    assert [r.adversarial for r in reps if r.round == 2] == [True, False, False]
+
+
+def test_compare_needs_texts_on_both_sides() -> None:
+    d = _fit_debates(1)[0]
+    bare = Debate(**{**d.__dict__, "turns": tuple(Turn(t.round, t.agent, t.answer) for t in d.turns)})
+    with pytest.raises(ValueError, match="the real side has no reply texts"):
+        compare([d], [bare], lambda ts: np.zeros((len(ts), 2)))
+
+
+@pytest.mark.slow
+def test_cli_texts_end_to_end_and_profile_with_text_model(tmp_path: Path) -> None:
+    """Fit a profile (answers and texts) from the multi-agent-attack fixture, run the simulator in the
+    source's protocol on it, compare its texts with the fixture's, all through the CLI."""
+    store = tmp_path / "profiles"
+    env_store = {"TOMACS_PROFILES": str(store)}
+    os.environ.update(env_store)
+    try:
+        p = tomacs(
+            "calibrate",
+            "--from-episodes",
+            str(MAA),
+            "--name",
+            "fixture-maa",
+            "--split",
+            "1",
+            "--predict",
+            str(MAA),
+            "--draws",
+            "50",
+        )
+        assert p.returncode == 0, p.stderr[-2000:]
+        import yaml
+
+        doc = yaml.safe_load((store / "fixture-maa.yaml").read_text())
+        assert set(doc["text"]["phases"]) == {"honest", "adversary"}
+        # 3 adversary debates: 3 first-round replies (under the 5 a phase needs) and 6 later ones
+        assert doc["provenance"]["text_model"]["adversary/later"]["replies"] == 6
+        assert "adversary/first" not in doc["provenance"]["text_model"]
+        run = tmp_path / "run"
+        p = tomacs(
+            "evaluate",
+            "method=debate",
+            "attack=maa",
+            "agents=3",
+            "rounds=3",
+            "backbone.profile=fixture-maa",
+            "benchmark=synthetic",
+            "eval.size=12",
+            "embedder=hashing",
+            f"hydra.run.dir={run}",
+        )
+        assert p.returncode == 0, p.stderr[-2000:]
+        res = json.loads((run / "results.json").read_text())
+        assert str(res["backbone_stats"]["profile_texts"]).startswith("fitted (")
+        out = tmp_path / "texts.json"
+        p = tomacs("transcripts", "texts", "--sim", str(run), "--real", str(MAA), "--out", str(out))
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert "probe trained on simulated replies, applied to real ones" in p.stdout
+        got = json.loads(out.read_text())
+        assert got["embedder"] == "hashing"  # the run's own
+        assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
+        # the simulated adversaries read the others under attack.prompt=debate
+        from tomacs.transcripts import load_debates
+
+        d = load_debates([run])[0]
+        adv = next(a.agent for a in d.agents if a.role == "adversary")
+        assert d.turn(adv, 2) is not None and d.turn(adv, 2).read
+    finally:
+        for k in env_store:
+            os.environ.pop(k, None)
+
+
+def test_cli_texts_errors_are_one_line(tmp_path: Path) -> None:
+    p = tomacs("transcripts", "texts", "--sim", str(tmp_path / "nope"), "--real", str(MAD))
+    assert p.returncode != 0
+    assert p.stderr.strip().count("\n") == 0 and "no such file or folder" in p.stderr
+
+
+def test_unknown_adversary_prompt_lists_the_valid_ones() -> None:
+    p = tomacs("show-config", "attack.prompt=stealth")
+    assert p.returncode != 0
+    assert "attack.prompt='stealth'" in p.stderr and "appd, debate" in p.stderr

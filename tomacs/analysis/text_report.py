@@ -1,0 +1,144 @@
+"""`tomacs transcripts texts`: read both sides, pick the embedder the runs used, compare, print.
+
+Kept apart from `tomacs.analysis.texts` (the statistics) so that tests drive the numbers without
+a console, and the CLI stays a parser of options.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tomacs.transcripts.schema import Debate
+
+DEFAULT_CACHE = "outputs/cache/embeddings.sqlite"
+
+
+def run_embedder(sim_paths: Sequence[str]) -> str | None:
+    """The embedder of the first sim run found under `sim_paths` (its config.yaml), so the texts are
+    compared in the space the runs' policies read them in; None when no run says."""
+    from omegaconf import OmegaConf
+
+    from tomacs.embedding.embedders import DEFAULT_EMBEDDER
+
+    for p in sim_paths:
+        path = Path(p)
+        cfgs = (
+            [path / "config.yaml"] if (path / "config.yaml").is_file() else sorted(path.rglob("config.yaml"))
+        )
+        for c in cfgs[:1]:
+            cfg = OmegaConf.load(c)
+            return str(cfg.get("embedder") or DEFAULT_EMBEDDER)
+    return None
+
+
+def load_side(paths: Sequence[str], model: str | None = None) -> list[Debate]:
+    from tomacs.sim.from_episodes import expand_paths, read_debates
+
+    if model is None:
+        from tomacs.transcripts import load_debates
+
+        return list(load_debates(expand_paths(paths)))
+    return read_debates(paths, model)
+
+
+def embedding_function(name: str) -> Any:
+    """A batched embed function with a progress bar (MiniLM on 2 cores: minutes for a few thousand
+    replies, through the shared persistent cache, so a second look is fast)."""
+    from rich.progress import Progress
+
+    from tomacs.embedding.embedders import configure, get_embedder
+
+    if name == "minilm":
+        configure(cache=DEFAULT_CACHE)
+    emb = get_embedder(name)
+
+    def embed(texts: list[str]) -> np.ndarray:
+        out = []
+        with Progress(transient=True) as bar:
+            task = bar.add_task(f"embedding {len(texts)} replies ({name})", total=len(texts))
+            for i in range(0, len(texts), 256):
+                out.append(np.asarray(emb.embed(texts[i : i + 256]), dtype=np.float32))
+                bar.advance(task, min(256, len(texts) - i))
+        return np.vstack(out) if out else np.zeros((0, 1), dtype=np.float32)
+
+    return embed
+
+
+def _f(x: float | None, nd: int = 3) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def format_comparison(res: dict[str, Any]) -> str:
+    """Plain text, one block of AUCs and one table of the style statistics that differ most."""
+    r = res["replies"]
+    lines = [
+        f"texts: sim {res['sim_label']} against real {res['real_label']}; embedder {res['embedder']}; "
+        f"{res['folds']} folds by question (seed {res['seed']})",
+        f"replies  sim {r['sim']['all']} ({r['sim']['questions']} questions; acting rounds: "
+        f"{r['sim']['acting_honest']} honest, {r['sim']['acting_adversary']} adversary)   "
+        f"real {r['real']['all']} ({r['real']['questions']} questions; acting rounds: "
+        f"{r['real']['acting_honest']} honest, {r['real']['acting_adversary']} adversary); "
+        f"{res['shared_questions']} questions on both sides",
+        "",
+        f"  two-sample AUC, sim vs real (0.5 = cannot be told apart)   {_f(res['two_sample_auc'])}",
+        f"  adversary vs honest, real replies (the ceiling)            {_f(res['real_adversary_auc'])}",
+        f"  adversary vs honest, simulated replies                     {_f(res['sim_adversary_auc'])}",
+        f"  probe trained on simulated replies, applied to real ones   {_f(res['transfer_auc'])}",
+        f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "
+        f"real {_f(res['real_length_auc'])}",
+        "",
+        "style (acting rounds; d = adversary minus honest in pooled SDs; largest sim/real gap first)",
+        f"  {'statistic':<16}{'sim honest':>11}{'sim adv':>10}{'real honest':>12}{'real adv':>10}"
+        f"{'d sim':>8}{'d real':>8}",
+    ]
+    for row in res["style"]:
+        nd = 0 if row["stat"] in ("chars", "words") else 2
+        lines.append(
+            f"  {row['stat']:<16}{_f(row['sim_honest'], nd):>11}{_f(row['sim_adversary'], nd):>10}"
+            f"{_f(row['real_honest'], nd):>12}{_f(row['real_adversary'], nd):>10}"
+            f"{_f(row['sim_d'], 2):>8}{_f(row['real_d'], 2):>8}"
+        )
+    return "\n".join(lines)
+
+
+def run_texts(
+    sim_paths: Sequence[str],
+    real_paths: Sequence[str],
+    model: str | None,
+    held_out: bool,
+    split: float,
+    embedder: str | None,
+    max_replies: int | None,
+    seed: int,
+    out: str | None,
+) -> str:
+    from tomacs.analysis.texts import compare
+    from tomacs.sim.fit_episodes import split_questions
+    from tomacs.transcripts import TranscriptError
+
+    try:
+        sim = load_side(sim_paths)
+        real = load_side(real_paths, model)
+    except TranscriptError as exc:
+        raise ValueError(str(exc)) from None
+    if held_out:
+        real = split_questions(real, split, seed)[1]
+    name = embedder or run_embedder(sim_paths) or "minilm"
+    res = compare(sim, real, embedding_function(name), seed=seed, max_replies=max_replies)
+    res.update(
+        embedder=name,
+        sim_label=", ".join(sim_paths),
+        real_label=", ".join(real_paths)
+        + (f" (model {model})" if model else "")
+        + (f" (held-out questions, split {split})" if held_out else ""),
+        sim_models=sorted({d.model or "?" for d in sim}),
+        real_models=sorted({d.model or "?" for d in real}),
+    )
+    if out:
+        Path(out).write_text(json.dumps(res, indent=2) + "\n")
+    return format_comparison(res)

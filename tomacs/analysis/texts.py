@@ -1,0 +1,317 @@
+"""Simulated reply texts held against real ones (issue 38): can a text detector trained on the
+simulator find real adversaries?
+
+Every learned result on `sim` that reads what agents wrote (TodyComm's `ana` features, G-Safeguard's
+detector) is only as good as the simulator's texts. Answers are checked against real debates by the
+profile fit; this module checks the texts, with the same embedder the runs use:
+
+* two-sample AUC: a probe told to separate simulated replies from real ones (0.5 = cannot);
+* adversary-vs-honest AUC on each side: what the texts give away about their writer's role;
+* transfer AUC: a probe trained on the SIMULATED side's roles, scored on the REAL side's replies.
+  This is the number that says whether a detector learned on the simulator means anything for
+  real models (the real side's own AUC is its ceiling);
+* the style statistics whose adversary-vs-honest contrast differs most between the two sides.
+
+Every AUC is cross-validated BY QUESTION over the union of both sides' questions (a question's
+wording is its key, so a question asked in both a simulated and a real debate is one group): no
+probe is ever scored on a question it was trained on, so templated option texts cannot leak.
+Role AUCs use the replies of rounds in which an adversary of that debate acts (at or after its
+debate's earliest onset), so honest and adversarial replies come from the same rounds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tomacs.transcripts.schema import Debate
+
+FOLDS = 5
+MIN_PER_CLASS = 5  # fewer replies of a class than this and an AUC is reported as None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One reply with what the comparison needs: its role in its round and its question."""
+
+    text: str
+    adversarial: bool
+    acting: bool  # in a round at/after its debate's earliest onset (role AUCs use these only)
+    question: str
+    round: int
+    real: bool
+
+
+def question_group(d: Debate) -> str:
+    """The question a reply belongs to, the same key the profile fit splits on, so that the texts
+    of one question never sit on both sides of a fold (`tomacs.sim.fit_episodes.question_key`)."""
+    from tomacs.sim.fit_episodes import question_key
+
+    return question_key(d)
+
+
+def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
+    """Every turn with a text. A debate without adversaries gives only non-acting replies (they
+    count for the two-sample AUC and the honest style statistics, not for the role AUCs)."""
+    out: list[Reply] = []
+    for d in debates:
+        onsets = [a.onset for a in d.agents if a.role == "adversary" and a.onset is not None]
+        first = min(onsets) if onsets else None
+        g = question_group(d)
+        for t in d.turns:
+            if not t.text:
+                continue
+            out.append(
+                Reply(
+                    text=t.text,
+                    adversarial=d.is_adversarial(t.agent, t.round),
+                    acting=first is not None and t.round >= first,
+                    question=g,
+                    round=t.round,
+                    real=real,
+                )
+            )
+    return out
+
+
+# ------------------------------------------------------------------------------- style statistics
+_HEDGES = re.compile(
+    r"\b(may|might|could|possibly|perhaps|likely|unlikely|seems?|appears?|unclear|uncertain|"
+    r"not sure|probably|arguably|somewhat)\b",
+    re.IGNORECASE,
+)
+_ASSERT = re.compile(
+    r"\b(clearly|certainly|undoubtedly|definitely|obviously|confident|must|crucial|indeed|"
+    r"without a doubt|it is evident|evidently|firmly|strongly)\b",
+    re.IGNORECASE,
+)
+_OTHERS = re.compile(
+    r"\b(agents?|other agents'?|others|another agent|their (?:argument|reasoning|answer|solution)s?|"
+    r"you|your|peers?|colleagues?)\b",
+    re.IGNORECASE,
+)
+_AGREE = re.compile(
+    r"\b(agree[sd]?|concur|consensus|same (?:answer|conclusion)|aligns? with)\b", re.IGNORECASE
+)
+_DISAGREE = re.compile(
+    r"\b(disagree[sd]?|overlook(?:s|ed)?|flawed|incorrect|mistaken|misinterpret\w*|fails? to|"
+    r"does not (?:account|consider|address))\b",
+    re.IGNORECASE,
+)
+_OPTION = re.compile(r"\(([A-J])\)|\b(?:option|answer|choice)\s+\(?([A-J])\b|^\s*([A-J])[).:]", re.MULTILINE)
+_SUFFIX = "Please prioritize my answer"
+
+
+def _per100(n: int, words: int) -> float:
+    return 100.0 * n / max(words, 1)
+
+
+def style_of(text: str) -> dict[str, float]:
+    """A reply's style in numbers a person can read; the ones issue 38 names, and two that real
+    adversaries under a persuasion prompt are known for (asserting, disputing)."""
+    words = len(text.split())
+    letters = {next(g for g in m.groups() if g) for m in _OPTION.finditer(text)}
+    return {
+        "chars": float(len(text)),
+        "words": float(words),
+        "paragraphs": float(len([p for p in re.split(r"\n\s*\n", text) if p.strip()])),
+        "hedges/100w": _per100(len(_HEDGES.findall(text)), words),
+        "asserting/100w": _per100(len(_ASSERT.findall(text)), words),
+        "option letters": float(len(letters)),
+        "others/100w": _per100(len(_OTHERS.findall(text)), words),
+        "agreeing/100w": _per100(len(_AGREE.findall(text)), words),
+        "disputing/100w": _per100(len(_DISAGREE.findall(text)), words),
+        "suffix": float(_SUFFIX in text),
+    }
+
+
+STYLE_KEYS = tuple(style_of("x"))
+
+
+def _cohen_d(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Adversary minus honest in pooled standard deviations (None when a side is empty)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    sd = float(np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2.0))
+    return float((a.mean() - b.mean()) / sd) if sd > 0 else 0.0
+
+
+def style_table(sim: Sequence[Reply], real: Sequence[Reply]) -> list[dict[str, Any]]:
+    """Per statistic: means of honest and adversarial replies on each side (acting rounds), each
+    side's effect size, and their gap; rows sorted by the gap, the statistic that differs most first."""
+    rows = []
+    for key in STYLE_KEYS:
+        row: dict[str, Any] = {"stat": key}
+        for side, reps in (("sim", sim), ("real", real)):
+            acting = [r for r in reps if r.acting]
+            adv = np.array([style_of(r.text)[key] for r in acting if r.adversarial])
+            hon = np.array([style_of(r.text)[key] for r in acting if not r.adversarial])
+            row[f"{side}_honest"] = float(hon.mean()) if len(hon) else None
+            row[f"{side}_adversary"] = float(adv.mean()) if len(adv) else None
+            row[f"{side}_d"] = _cohen_d(adv, hon)
+        ds, dr = row["sim_d"], row["real_d"]
+        row["gap"] = abs(ds - dr) if ds is not None and dr is not None else None
+        rows.append(row)
+    rows.sort(key=lambda r: -1.0 if r["gap"] is None else -r["gap"])
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ probes
+def _probe() -> Any:
+    """Logistic regression on standardised embeddings: the probe of the issue's table. Balanced
+    classes, so a rare class (one adversary in three agents) is not drowned out."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced"))
+
+
+def _auc(y: np.ndarray, s: np.ndarray) -> float | None:
+    from sklearn.metrics import roc_auc_score
+
+    if min(int(y.sum()), int(len(y) - y.sum())) < MIN_PER_CLASS:
+        return None
+    return float(roc_auc_score(y, s))
+
+
+def _folds(groups: Sequence[str], k: int, seed: int) -> dict[str, int]:
+    """Question -> fold, seeded, over the sorted distinct questions (input order does not matter)."""
+    keys = sorted(set(groups))
+    perm = np.random.default_rng(seed).permutation(len(keys))
+    return {keys[int(i)]: n % k for n, i in enumerate(perm)}
+
+
+def cv_auc(
+    x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: int = FOLDS, seed: int = 0
+) -> float | None:
+    """Out-of-fold AUC of the probe with folds by question, pooled over folds."""
+    if min(int(y.sum()), int(len(y) - y.sum())) < MIN_PER_CLASS:
+        return None
+    fold = _folds(groups, folds, seed)
+    f = np.array([fold[g] for g in groups])
+    scores = np.full(len(y), np.nan)
+    for k in range(folds):
+        test, train = f == k, f != k
+        if not test.any() or len(set(y[train].tolist())) < 2:
+            continue
+        scores[test] = _probe().fit(x[train], y[train]).decision_function(x[test])
+    ok = ~np.isnan(scores)
+    return _auc(y[ok], scores[ok])
+
+
+def transfer_auc(
+    x_src: np.ndarray,
+    y_src: np.ndarray,
+    g_src: Sequence[str],
+    x_dst: np.ndarray,
+    y_dst: np.ndarray,
+    g_dst: Sequence[str],
+    folds: int = FOLDS,
+    seed: int = 0,
+) -> float | None:
+    """A probe trained on the source side, scored on the destination side, by question folds over
+    both sides' questions: the destination replies of a fold are scored by a probe trained on the
+    source replies of the OTHER folds, so a question in both never helps its own score."""
+    if min(int(y_dst.sum()), int(len(y_dst) - y_dst.sum())) < MIN_PER_CLASS:
+        return None
+    fold = _folds(list(g_src) + list(g_dst), folds, seed)
+    fs = np.array([fold[g] for g in g_src])
+    fd = np.array([fold[g] for g in g_dst])
+    scores = np.full(len(y_dst), np.nan)
+    for k in range(folds):
+        train, test = fs != k, fd == k
+        if not test.any() or len(set(y_src[train].tolist())) < 2:
+            continue
+        scores[test] = _probe().fit(x_src[train], y_src[train]).decision_function(x_dst[test])
+    ok = ~np.isnan(scores)
+    return _auc(y_dst[ok], scores[ok])
+
+
+def length_auc(reps: Sequence[Reply]) -> float | None:
+    """What length alone tells (adversary longer = positive), for scale beside the probes."""
+    acting = [r for r in reps if r.acting]
+    y = np.array([r.adversarial for r in acting], dtype=float)
+    return _auc(y, np.array([len(r.text) for r in acting], dtype=float)) if len(y) else None
+
+
+# ------------------------------------------------------------------------------------------ compare
+def compare(
+    sim_debates: Sequence[Debate],
+    real_debates: Sequence[Debate],
+    embed: Callable[[list[str]], np.ndarray],
+    folds: int = FOLDS,
+    seed: int = 0,
+    max_replies: int | None = None,
+) -> dict[str, Any]:
+    """The whole comparison as a dict (printed by `tomacs transcripts texts`, kept as JSON).
+
+    `max_replies` caps each side by a seeded sample of whole questions (MiniLM on 2 cores embeds
+    about 100 replies a second; the cap keeps a first look quick)."""
+    sim, real = replies_of(sim_debates, False), replies_of(real_debates, True)
+    if not sim:
+        raise ValueError("the simulated side has no reply texts (are these episodes from a sim run?)")
+    if not real:
+        raise ValueError("the real side has no reply texts (turns[].text is missing in these transcripts)")
+    if max_replies is not None:
+        sim, real = _cap(sim, max_replies, seed), _cap(real, max_replies, seed)
+    xs = embed([r.text for r in sim])
+    xr = embed([r.text for r in real])
+
+    both_x = np.vstack([xs, xr])
+    both_y = np.array([0.0] * len(sim) + [1.0] * len(real))
+    both_g = [r.question for r in sim] + [r.question for r in real]
+
+    def acting(reps: Sequence[Reply], x: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        idx = [i for i, r in enumerate(reps) if r.acting]
+        return (
+            x[idx],
+            np.array([reps[i].adversarial for i in idx], dtype=float),
+            [reps[i].question for i in idx],
+        )
+
+    sx, sy, sg = acting(sim, xs)
+    rx, ry, rg = acting(real, xr)
+    out: dict[str, Any] = {
+        "replies": {
+            side: {
+                "all": len(reps),
+                "acting_honest": sum(1 for r in reps if r.acting and not r.adversarial),
+                "acting_adversary": sum(1 for r in reps if r.acting and r.adversarial),
+                "questions": len({r.question for r in reps}),
+            }
+            for side, reps in (("sim", sim), ("real", real))
+        },
+        "shared_questions": len({r.question for r in sim} & {r.question for r in real}),
+        "two_sample_auc": cv_auc(both_x, both_y, both_g, folds, seed),
+        "sim_adversary_auc": cv_auc(sx, sy, sg, folds, seed) if len(sy) else None,
+        "real_adversary_auc": cv_auc(rx, ry, rg, folds, seed) if len(ry) else None,
+        "transfer_auc": transfer_auc(sx, sy, sg, rx, ry, rg, folds, seed) if len(sy) and len(ry) else None,
+        "sim_length_auc": length_auc(sim),
+        "real_length_auc": length_auc(real),
+        "style": style_table(sim, real),
+        "folds": folds,
+        "seed": seed,
+    }
+    return out
+
+
+def _cap(reps: list[Reply], n: int, seed: int) -> list[Reply]:
+    """At most about `n` replies: whole questions in a seeded order until the cap is reached."""
+    if len(reps) <= n:
+        return reps
+    keys = sorted({r.question for r in reps})
+    order = [keys[int(i)] for i in np.random.default_rng(seed).permutation(len(keys))]
+    by_q: dict[str, list[Reply]] = {}
+    for r in reps:
+        by_q.setdefault(r.question, []).append(r)
+    out: list[Reply] = []
+    for k in order:
+        if len(out) >= n:
+            break
+        out.extend(by_q[k])
+    return out

@@ -1,0 +1,408 @@
+"""A text model fitted from real transcripts: how a model's honest agents and its adversaries write.
+
+Why: the templated generator of `tomacs.sim.text` writes every agent after App. D, whatever model a
+profile stands for and whatever protocol a run configures; a detector trained on those texts scored
+below chance on real replies (issue 38). What tells a real adversary apart is partly what it argues
+(question content, which the templates already write) and mostly how it writes: longer or shorter
+than its peers, how it opens, whether it disputes the others, how it asserts. This module learns
+the "how" from real replies, per role and per phase (round 1 vs later rounds):
+
+* lengths: a log-normal of the reply's word count;
+* a bank of GENERIC sentences: sentences of real replies with no content word of their own question
+  or options and no number (so nothing of a question travels to another one), their answer letters
+  turned into slots: `{a}` the reply's own answer, `{o}` another option. Openers (a reply's first
+  sentence), closers (its last) and the rest are kept apart;
+* the share of a reply's words in generic sentences, so the mix of style and content follows the
+  model's own.
+
+The generator (`bank_analysis`) keeps the question content of the templated generator (topic,
+rejected options, the supporting sentence, the numbers) and takes length and style from the bank.
+
+Fitted only from the transcripts the profile is fitted from (the fitting share of the questions of
+`tomacs calibrate --from-episodes`), so no held-out transcript is ever copied. Paper profiles have no
+text model: their texts stay App. D's (`tomacs.sim.text`), which keeps `calibrate --check` and the
+goldens unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tomacs.transcripts.schema import Debate
+
+PHASES = ("first", "later")
+ROLES = ("honest", "adversary")
+KINDS = ("openers", "general", "closers")
+BANK_MAX = 300  # sentences per (role, phase, kind): enough variety, a profile file of a few 100 KB
+SENT_WORDS = (4, 45)  # a generic sentence's length in words
+_MIN_REPLIES = 5
+
+_SENT = re.compile(r"(?<=[.!?:])\s+(?=[A-Z(\"'])|\n+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
+_LETTER = re.compile(
+    r"\(([A-J])\)|\b([A-J])\)|\b(?:[Oo]ption|[Aa]nswer|[Cc]hoice)\s+([A-J])\b|\b(?:is|was|remains)\s+([A-J])(?=[.,;:]|$)"
+)
+_DIGIT = re.compile(r"\d")
+_AGENT_NUM = re.compile(r"\b([Aa]gent|[Aa]gents)\s+\d+")
+_SUFFIX_MARK = "Please prioritize my answer"
+_ANSWER_LINE = re.compile(r"^\s*Answer\s*:.*$", re.MULTILINE | re.IGNORECASE)
+
+
+STOP_WORDS = frozenset(
+    """a about above after again against all also although among an and any are as at be because been
+    before being below best between both but by can could did do does doing down during each either
+    every few following for from further had has have having he her here hers him his how however i if
+    in into is it its itself just least less like likely made make many may more most much must my
+    neither no nor not now of off on once only or other our out over own per rather same she should
+    since so some such than that the their them then there therefore these they this those through
+    thus to too true false under until up upon very was we were what when where whether which while
+    who whom whose why will with within without would yet you your one two three four five six seven
+    eight nine ten first second third question answer following statement statements choose correct
+    option options describes described best which""".split()
+)
+"""Words that carry no topic: the templated generator's key-term finder and the text fit share them."""
+
+
+def _stop() -> frozenset[str]:
+    return STOP_WORDS
+
+
+@dataclass(frozen=True)
+class PhaseText:
+    """How one role writes in one phase: lengths, generic share, and its sentence banks."""
+
+    replies: int
+    log_words_mean: float
+    log_words_sd: float
+    generic_share: float  # share of a reply's words in generic sentences (mean over replies)
+    opener_share: float  # share of replies whose first sentence is generic
+    closer_share: float  # share of replies whose last sentence is generic
+    openers: tuple[str, ...] = ()
+    general: tuple[str, ...] = ()
+    closers: tuple[str, ...] = ()
+
+    def words_median(self) -> float:
+        return math.exp(self.log_words_mean)
+
+
+@dataclass(frozen=True)
+class TextModel:
+    """The fitted text model of one profile: `phases[role][phase]`, roles honest and adversary,
+    phases first (round 1) and later (rounds 2+). A missing entry falls back to the other phase of
+    the same role, then to the honest one."""
+
+    phases: Mapping[str, Mapping[str, PhaseText]]
+    source: str = ""
+    models: tuple[str, ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, role: str, phase: str) -> PhaseText | None:
+        for r in (role, "honest"):
+            by = self.phases.get(r) or {}
+            for p in (phase, *[x for x in PHASES if x != phase]):
+                if p in by:
+                    return by[p]
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "models": list(self.models),
+            "meta": dict(self.meta),
+            "phases": {
+                r: {
+                    p: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(pt).items()}
+                    for p, pt in by.items()
+                }
+                for r, by in self.phases.items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "text") -> TextModel:
+        """Read back what `to_dict` wrote; a malformed section fails in one line naming the key."""
+        if not isinstance(d, Mapping) or not isinstance(d.get("phases"), Mapping):
+            raise ValueError(f"{where}: expected a mapping with `phases` (role -> phase -> settings)")
+        phases: dict[str, dict[str, PhaseText]] = {}
+        names = {f for f in PhaseText.__dataclass_fields__}
+        for r, by in d["phases"].items():
+            if r not in ROLES:
+                raise ValueError(f"{where}.phases: unknown role {r!r}; valid: {', '.join(ROLES)}")
+            if not isinstance(by, Mapping):
+                raise ValueError(f"{where}.phases.{r}: expected a mapping phase -> settings")
+            for p, body in by.items():
+                if p not in PHASES:
+                    raise ValueError(f"{where}.phases.{r}: unknown phase {p!r}; valid: {', '.join(PHASES)}")
+                if (
+                    not isinstance(body, Mapping)
+                    or set(body) - names
+                    or not {"replies", "log_words_mean"} <= set(body)
+                ):
+                    raise ValueError(f"{where}.phases.{r}.{p}: expected the keys {', '.join(sorted(names))}")
+                kw = {k: (tuple(str(s) for s in v) if k in KINDS else v) for k, v in body.items()}
+                phases.setdefault(r, {})[p] = PhaseText(**kw)
+        return cls(
+            phases=phases,
+            source=str(d.get("source", "")),
+            models=tuple(str(m) for m in d.get("models") or ()),
+            meta=dict(d.get("meta") or {}),
+        )
+
+
+# ------------------------------------------------------------------------------------------- fit
+def split_sentences(text: str) -> list[str]:
+    """Sentences and lines of a reply (a line break ends a sentence: lists, code fences, headers)."""
+    body = text.replace(_SUFFIX_MARK, "")
+    return [s.strip() for s in _SENT.split(body) if s and s.strip()]
+
+
+def _vocab(d: Debate) -> set[str]:
+    words: set[str] = set()
+    for part in [d.question or "", *(d.options or ())]:
+        words.update(w.lower() for w in _WORD.findall(part))
+    return words
+
+
+def _content(words: Iterable[str]) -> list[str]:
+    stop = _stop()
+    return [w for w in words if len(w) >= 4 and w not in stop]
+
+
+MAX_SLOTS = 4  # key-term slots a template sentence may have
+
+
+def generic_form(
+    sentence: str,
+    vocab: set[str],
+    answer: str | None,
+    common: set[str] | None = None,
+    options: Sequence[str] = (),
+) -> str | None:
+    """The sentence as a template of style, or None when it is about its own topic.
+
+    Topic terms become `{k}` slots, filled with the new question's key terms when the template is
+    used: its own question's terms (content words of the stem or options, matched by a 5-letter stem
+    so 'possessory'/'possession' are one word) and, given `common` (stems used in replies to many
+    questions), every word that is not common ("this joint ossifies" -> "this {k} {k}"). A run of
+    such words is one slot, at most `MAX_SLOTS`, and at most as many slotted words as kept ones: a
+    sentence mostly of topic terms is content, not style, and is dropped; so are sentences with an
+    option's text, a digit other than an agent's number, or outside 4-45 words.
+    Letters: the reply's own answer becomes `{a}`, any other `{o}`; braces in the text are escaped
+    so the template is a safe format string."""
+    words = sentence.split()
+    if not SENT_WORDS[0] <= len(words) <= SENT_WORDS[1]:
+        return None
+    if _DIGIT.search(_AGENT_NUM.sub("", sentence)):
+        return None
+    low = sentence.lower()
+    if any(len(o.strip()) >= 3 and o.strip().lower().rstrip(".") in low for o in options):
+        return None
+    stems = {w[:5] for w in _content(vocab)}
+    stop = _stop()
+    spans: list[tuple[int, int]] = []  # character spans of topic terms
+    kept = slotted = 0
+    for m in _WORD.finditer(sentence):
+        w = m.group(0).lower()
+        if len(w) < 4 or w in stop:
+            continue
+        if w[:5] in stems or (common is not None and w[:5] not in common):
+            slotted += 1
+            if spans and sentence[spans[-1][1] : m.start()].strip(" -") == "":
+                spans[-1] = (spans[-1][0], m.end())  # "adverse possession" is one term
+            else:
+                spans.append((m.start(), m.end()))
+        else:
+            kept += 1
+    # "Therefore, (B)." says nothing of style; a sentence mostly of topic terms is content
+    if len(spans) > MAX_SLOTS or kept < 2 or slotted > kept:
+        return None
+    parts, last = [], 0
+    for a, b in spans:
+        parts.append(_escape_letters(sentence[last:a], answer))
+        parts.append("{k}")
+        last = b
+    parts.append(_escape_letters(sentence[last:], answer))
+    return "".join(parts)
+
+
+def _escape_letters(text: str, answer: str | None) -> str:
+    s = text.replace("{", "{{").replace("}", "}}")
+
+    def slot(m: re.Match[str]) -> str:
+        letter = next(g for g in m.groups() if g)
+        name = "{a}" if answer is not None and letter == answer else "{o}"
+        return m.group(0).replace(letter, name, 1)
+
+    return _LETTER.sub(slot, s)
+
+
+COMMON_SHARE = 0.1  # a generic word is used in replies to at least this share of the questions
+COMMON_MIN = 3  # ... and to at least this many
+
+
+def common_stems(debates: Sequence[Debate]) -> set[str]:
+    """Content-word stems used in replies to many different questions (document frequency over
+    questions): the vocabulary of style ("agents", "reasoning", "convincing"), not of topics."""
+    from tomacs.sim.fit_episodes import question_key
+
+    by_q: dict[str, set[str]] = {}
+    for d in debates:
+        seen = by_q.setdefault(question_key(d), set())
+        for t in d.turns:
+            if t.text:
+                seen.update(w[:5] for w in _content(w.lower() for w in _WORD.findall(t.text)))
+    if not by_q:
+        return set()
+    need = max(COMMON_MIN, int(math.ceil(COMMON_SHARE * len(by_q))))
+    counts: dict[str, int] = {}
+    for stems in by_q.values():
+        for w in stems:
+            counts[w] = counts.get(w, 0) + 1
+    return {w for w, c in counts.items() if c >= need}
+
+
+@dataclass
+class _Acc:
+    words: list[float] = field(default_factory=list)
+    shares: list[float] = field(default_factory=list)
+    open_hits: int = 0
+    close_hits: int = 0
+    banks: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
+
+
+def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
+    """The text model of `debates` (their turns with texts); None when they have too few texts.
+
+    A turn's role is its role in its round (`Debate.is_adversarial`): an adversary before its onset
+    writes as an honest agent, as the simulator makes it do. Banks keep distinct sentences, at most
+    `BANK_MAX` per kind, a seeded sample when there are more."""
+    acc: dict[tuple[str, str], _Acc] = {}
+    models: set[str] = set()
+    common = common_stems(debates)
+    for d in debates:
+        vocab = _vocab(d)
+        opts = tuple(d.options or ())
+        for t in d.turns:
+            if not t.text:
+                continue
+            role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
+            phase = "first" if t.round == 1 else "later"
+            a = acc.setdefault((role, phase), _Acc())
+            text = _ANSWER_LINE.sub("", t.text.replace(_SUFFIX_MARK, ""))
+            sents = split_sentences(text)
+            n = max(len(text.split()), 1)
+            a.words.append(float(n))
+            gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
+            a.shares.append(sum(len(s.split()) for s, g in zip(sents, gen, strict=True) if g) / n)
+            if gen and gen[0]:
+                a.open_hits += 1
+                a.banks["openers"].append(gen[0])
+            if len(gen) > 1 and gen[-1]:
+                a.close_hits += 1
+                a.banks["closers"].append(gen[-1])
+            a.banks["general"].extend(g for g in gen[1:-1] if g)
+            m = d.agents[t.agent].model or d.model
+            if m:
+                models.add(m)
+    rng = np.random.default_rng(seed)
+    phases: dict[str, dict[str, PhaseText]] = {}
+    for (role, phase), a in sorted(acc.items()):
+        if len(a.words) < _MIN_REPLIES:
+            continue
+        logw = np.log(np.array(a.words))
+        banks = {}
+        for k, sents in a.banks.items():
+            uniq = sorted(set(sents))
+            if len(uniq) > BANK_MAX:
+                uniq = sorted(uniq[int(i)] for i in rng.choice(len(uniq), BANK_MAX, replace=False))
+            banks[k] = tuple(uniq)
+        phases.setdefault(role, {})[phase] = PhaseText(
+            replies=len(a.words),
+            log_words_mean=round(float(logw.mean()), 6),
+            log_words_sd=round(float(logw.std()), 6),
+            generic_share=round(float(np.mean(a.shares)), 6),
+            opener_share=round(a.open_hits / len(a.words), 6),
+            closer_share=round(a.close_hits / len(a.words), 6),
+            **banks,
+        )
+    if "honest" not in phases:
+        return None
+    return TextModel(phases=phases, source=source, models=tuple(sorted(models)))
+
+
+# -------------------------------------------------------------------------------------- generate
+def _fill_slots(
+    sentence: str, answer: str, others: Sequence[str], rng: np.random.Generator, terms: Sequence[str] = ()
+) -> str:
+    """A template with its slots filled: `{a}` the answer, `{o}` another option, each `{k}` a key term
+    of the question (`tomacs.sim.text._keywords`, the first dozen favoured as the templates do)."""
+    o = others[int(rng.integers(len(others)))] if others else answer
+    pool = list(terms[:12]) or ["the question"]
+    out = []
+    for i, piece in enumerate(sentence.split("{k}")):
+        if i:
+            out.append(pool[int(rng.integers(len(pool)))])
+        out.append(piece)
+    filled = "".join(out)
+    try:
+        return filled.format(a=answer, o=o)
+    except (KeyError, IndexError, ValueError):  # a stray brace pattern: the sentence as written
+        return filled.replace("{a}", answer).replace("{o}", o)
+
+
+def words_target(pt: PhaseText, rng: np.random.Generator, cap: int | None) -> int:
+    """A reply's word count from the fitted log-normal; under a word cap (App. D's "shorter than 100
+    words"), the same distribution truncated at the cap (bounded redraws, then uniform below it)."""
+    for _ in range(64):
+        n = int(round(math.exp(rng.normal(pt.log_words_mean, max(pt.log_words_sd, 1e-6)))))
+        if n >= 15 and (cap is None or n <= cap):
+            return n
+    hi = cap if cap is not None else int(math.exp(pt.log_words_mean))
+    return int(rng.integers(min(15, hi), hi + 1))
+
+
+def styled(
+    pt: PhaseText,
+    rng: np.random.Generator,
+    head: list[str],
+    core: list[str],
+    fillers: list[str],
+    tail: list[str],
+    answer: str,
+    letters: Sequence[str],
+    cap: int | None,
+    terms: Sequence[str] = (),
+    opened: bool = False,
+) -> tuple[list[str], list[str], list[str], list[str], int]:
+    """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
+    the reply's word target. The question's content (core) is kept whole; a generic opener/closer
+    replaces the templated one with the fitted probability; the filler pool gets generic sentences in
+    the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept)."""
+    others = [x for x in letters if x != answer]
+    target = words_target(pt, rng, cap)
+    if pt.openers and rng.random() < pt.opener_share:
+        head = [
+            _fill_slots(pt.openers[int(rng.integers(len(pt.openers)))], answer, others, rng, terms)
+        ] + head[1 if opened else 0 :]
+    if pt.closers and rng.random() < pt.closer_share:
+        tail = [_fill_slots(pt.closers[int(rng.integers(len(pt.closers)))], answer, others, rng, terms)]
+    pool: list[str] = []
+    if pt.general:
+        share = min(max(pt.generic_share, 0.0), 0.95)
+        tmpl_words = sum(len(s.split()) for s in fillers) or 1
+        want = share / (1.0 - share) * max(tmpl_words, target)  # generic words to offer
+        got = 0
+        idx = rng.permutation(len(pt.general))
+        for i in idx:
+            if got >= want:
+                break
+            s = _fill_slots(pt.general[int(i)], answer, others, rng, terms)
+            pool.append(s)
+            got += len(s.split())
+    return head, core, fillers + pool, tail, target
