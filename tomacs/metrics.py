@@ -63,6 +63,17 @@ class AdaccCounts:
     tn: int = 0
     fn: int = 0
 
+    def add(self, adversarial: bool, called_adversarial: bool) -> None:
+        """Count one agent: its truth and the detector's call."""
+        if adversarial and called_adversarial:
+            self.tp += 1
+        elif adversarial:
+            self.fn += 1
+        elif called_adversarial:
+            self.fp += 1
+        else:
+            self.tn += 1
+
     @property
     def total(self) -> int:
         return self.tp + self.fp + self.tn + self.fn
@@ -111,14 +122,7 @@ def adacc_counts(episodes: Sequence[Episode], n_agents: int, rounds: int) -> Ada
         truth = ep.plan.labels(n_agents, rounds)
         pred = predicted_adversarial(ep, n_agents)
         for y, p in zip(truth, pred, strict=True):
-            if y and p:
-                c.tp += 1
-            elif y:
-                c.fn += 1
-            elif p:
-                c.fp += 1
-            else:
-                c.tn += 1
+            c.add(bool(y), bool(p))
     return c
 
 

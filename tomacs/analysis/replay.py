@@ -461,14 +461,8 @@ def _row_stats(items: list[Step]) -> dict[str, Any]:
         for p, y in zip(pred, truth, strict=True):
             if y is None:
                 dormant += 1
-            elif y and p:
-                c.tp += 1
-            elif y:
-                c.fn += 1
-            elif p:
-                c.fp += 1
             else:
-                c.tn += 1
+                c.add(bool(y), bool(p))
     return {
         "debates": len({item[1] for item in items}),
         "honest": len(hon),
