@@ -341,3 +341,20 @@ def test_unknown_adversary_prompt_lists_the_valid_ones() -> None:
     p = tomacs("show-config", "attack.prompt=stealth")
     assert p.returncode != 0
     assert "attack.prompt='stealth'" in p.stderr and "appd, debate" in p.stderr
+
+
+def test_select_debates_keeps_the_model_and_the_questions_a_fit_did_not_see() -> None:
+    from tomacs.sim.fit_episodes import split_questions
+    from tomacs.sim.from_episodes import select_debates
+
+    ds = _fit_debates(10)
+    other = [Debate(**{**d.__dict__, "id": d.id + "x", "model": "other"}) for d in ds[:3]]
+    assert select_debates(ds + other, model="m") == ds
+    held = select_debates(ds + other, model="m", held_out=True, split=0.7, seed=0)
+    assert held == split_questions(ds, 0.7, 0)[1] and 0 < len(held) < len(ds)
+    fit_q = {d.question for d in split_questions(ds, 0.7, 0)[0]}
+    assert not fit_q & {d.question for d in held}  # no question on both sides
+    with pytest.raises(
+        ValueError, match="no debate has honest agents of model 'nope'; models there: m, other"
+    ):
+        select_debates(ds + other, model="nope")

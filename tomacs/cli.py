@@ -848,6 +848,12 @@ def replay(
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers and per-debate credits here."),
     limit: int = typer.Option(None, "--limit", "-n", help="Replay only the first N debates."),
     checkpoint: str = typer.Option(None, "--checkpoint", help="A checkpoint other than the run's best.pt."),
+    model: str = typer.Option(None, "--model", help="Only debates whose honest agents ran on this model."),
+    held_out: bool = typer.Option(
+        False, "--held-out", help="Only the questions held out from a profile fit (the split of calibrate)."
+    ),
+    split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
+    split_seed: int = typer.Option(0, "--split-seed", help="With --held-out: the seed of the split."),
 ) -> None:
     """Score the agents of real debates with a trained policy, along the communication they recorded:
     per round the AUC of its credits (honest vs adversary) and its ADAcc beside the all-reliable
@@ -862,8 +868,10 @@ def replay(
         _fail("--limit must be >= 1")
     if out:
         _check_out_file(out)
-    debates = _load_transcripts(paths, fmt)
+    from tomacs.sim.from_episodes import select_debates
+
     try:
+        debates = select_debates(_load_transcripts(paths, fmt), model, held_out, split, split_seed)
         res = replay_run(
             Path(run_dir),
             debates,

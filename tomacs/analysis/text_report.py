@@ -36,14 +36,11 @@ def run_embedder(sim_paths: Sequence[str]) -> str | None:
     return None
 
 
-def load_side(paths: Sequence[str], model: str | None = None) -> list[Debate]:
-    from tomacs.sim.from_episodes import expand_paths, read_debates
+def load_side(paths: Sequence[str]) -> list[Debate]:
+    from tomacs.sim.from_episodes import expand_paths
+    from tomacs.transcripts import load_debates
 
-    if model is None:
-        from tomacs.transcripts import load_debates
-
-        return list(load_debates(expand_paths(paths)))
-    return read_debates(paths, model)
+    return list(load_debates(expand_paths(paths)))
 
 
 def embedding_function(name: str) -> Any:
@@ -91,6 +88,19 @@ def format_comparison(res: dict[str, Any]) -> str:
         f"  probe trained on simulated replies, applied to real ones   {_f(res['transfer_auc'])}",
         f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "
         f"real {_f(res['real_length_auc'])}",
+    ]
+    if res.get("real_trained_auc") is not None:
+        lines.append(
+            f"  probe trained on the real fitting questions' replies       {_f(res['real_trained_auc'])}"
+            "   (the ceiling with real data)"
+        )
+    lines += ["", "by round        transfer   real adv-vs-honest   sim adv-vs-honest"]
+    for row in res.get("by_round", []):
+        lines.append(
+            f"  round {row['round']:<8}{_f(row['transfer_auc']):>8}{_f(row['real_adversary_auc']):>21}"
+            f"{_f(row['sim_adversary_auc']):>20}"
+        )
+    lines += [
         "",
         "style (acting rounds; d = adversary minus honest in pooled SDs; largest sim/real gap first)",
         f"  {'statistic':<16}{'sim honest':>11}{'sim adv':>10}{'real honest':>12}{'real adv':>10}"
@@ -119,17 +129,21 @@ def run_texts(
 ) -> str:
     from tomacs.analysis.texts import compare
     from tomacs.sim.fit_episodes import split_questions
+    from tomacs.sim.from_episodes import select_debates
     from tomacs.transcripts import TranscriptError
 
     try:
         sim = load_side(sim_paths)
-        real = load_side(real_paths, model)
+        real_all = select_debates(load_side(real_paths), model)
     except TranscriptError as exc:
         raise ValueError(str(exc)) from None
+    real, real_fit = real_all, []
     if held_out:
-        real = split_questions(real, split, seed)[1]
+        real_fit, real = split_questions(real_all, split, seed)
     name = embedder or run_embedder(sim_paths) or "minilm"
-    res = compare(sim, real, embedding_function(name), seed=seed, max_replies=max_replies)
+    res = compare(
+        sim, real, embedding_function(name), seed=seed, max_replies=max_replies, real_train=real_fit
+    )
     res.update(
         embedder=name,
         sim_label=", ".join(sim_paths),

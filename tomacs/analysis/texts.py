@@ -247,11 +247,14 @@ def compare(
     folds: int = FOLDS,
     seed: int = 0,
     max_replies: int | None = None,
+    real_train: Sequence[Debate] = (),
 ) -> dict[str, Any]:
     """The whole comparison as a dict (printed by `tomacs transcripts texts`, kept as JSON).
 
     `max_replies` caps each side by a seeded sample of whole questions (MiniLM on 2 cores embeds
-    about 100 replies a second; the cap keeps a first look quick)."""
+    about 100 replies a second; the cap keeps a first look quick). `real_train`: real debates of
+    OTHER questions (a profile's fitting questions); a probe trained on them and scored on the real
+    side is the ceiling a simulated training set would have to match, with as much data as the fit."""
     sim, real = replies_of(sim_debates, False), replies_of(real_debates, True)
     if not sim:
         raise ValueError("the simulated side has no reply texts (are these episodes from a sim run?)")
@@ -296,8 +299,48 @@ def compare(
         "style": style_table(sim, real),
         "folds": folds,
         "seed": seed,
+        "by_round": by_round(sim, real, sx, sy, sg, rx, ry, rg, folds, seed),
+        "real_trained_auc": None,
     }
+    train = [r for r in replies_of(real_train, True) if r.acting]
+    if train and len(ry):
+        tx = embed([r.text for r in train])
+        ty = np.array([r.adversarial for r in train], dtype=float)
+        out["real_trained_auc"] = transfer_auc(tx, ty, [r.question for r in train], rx, ry, rg, folds, seed)
     return out
+
+
+def by_round(
+    sim: Sequence[Reply],
+    real: Sequence[Reply],
+    sx: np.ndarray,
+    sy: np.ndarray,
+    sg: Sequence[str],
+    rx: np.ndarray,
+    ry: np.ndarray,
+    rg: Sequence[str],
+    folds: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """Per round: the transfer of a probe trained on that round's simulated replies, beside the real
+    replies' own cross-validated AUC of that round (where the simulator's texts part from real ones)."""
+    s_rounds = [r.round for r in sim if r.acting]
+    r_rounds = [r.round for r in real if r.acting]
+    rows = []
+    for t in sorted(set(s_rounds) & set(r_rounds)):
+        i = [k for k, x in enumerate(s_rounds) if x == t]
+        j = [k for k, x in enumerate(r_rounds) if x == t]
+        rows.append(
+            {
+                "round": t,
+                "transfer_auc": transfer_auc(
+                    sx[i], sy[i], [sg[k] for k in i], rx[j], ry[j], [rg[k] for k in j], folds, seed
+                ),
+                "real_adversary_auc": cv_auc(rx[j], ry[j], [rg[k] for k in j], folds, seed),
+                "sim_adversary_auc": cv_auc(sx[i], sy[i], [sg[k] for k in i], folds, seed),
+            }
+        )
+    return rows
 
 
 def _cap(reps: list[Reply], n: int, seed: int) -> list[Reply]:
