@@ -25,6 +25,12 @@ What a detector can still use is what a real App. D adversary also gives away: t
 the missing discussion of neighbours from round 2 on, and a shorter reply (see docs/deviations.md
 and scripts/probe_adversary_texts.py for probe numbers).
 
+That is the paper protocol on a paper profile. A profile fitted from real transcripts carries a text
+model (`tomacs.sim.text_model`): its honest agents and adversaries then take their lengths and a share
+of style sentences from how that model's agents wrote, while the question content stays the templates'
+below; and `attack.prompt=debate` gives adversaries what that prompt gives a real one (what the others
+wrote, no word limit), so from round 2 on they discuss the others too.
+
 All randomness comes from the `rng` passed in, so a text is a deterministic function of the
 inputs and the generator state.
 """
