@@ -244,8 +244,9 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
 
 def _settled(config: dict[str, Any]) -> dict[str, Any]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
-    `embedder: null`) and emb_proj in its default form (`emb_proj_as_default`), so that resuming and
-    skipping still recognise them; both sides of a comparison go through it."""
+    `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
+    the value older runs had (`train.name`, `attack.prompt`), so that resuming and skipping still
+    recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
     cfg = OmegaConf.create(config)
@@ -253,4 +254,6 @@ def _settled(config: dict[str, Any]) -> dict[str, Any]:
     emb_proj_as_default(cfg)
     if isinstance(cfg.get("train"), DictConfig) and "name" not in cfg.train:
         cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
+    if isinstance(cfg.get("attack"), DictConfig) and "prompt" not in cfg.attack:
+        cfg.attack.prompt = "appd"  # runs from before attack.prompt existed had App. D's adversary
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

@@ -69,10 +69,6 @@ STOP_WORDS = frozenset(
 """Words that carry no topic: the templated generator's key-term finder and the text fit share them."""
 
 
-def _stop() -> frozenset[str]:
-    return STOP_WORDS
-
-
 @dataclass(frozen=True)
 class PhaseText:
     """How one role writes in one phase: lengths, generic share, and its sentence banks."""
@@ -170,7 +166,7 @@ def _vocab(d: Debate) -> set[str]:
 
 
 def _content(words: Iterable[str]) -> list[str]:
-    stop = _stop()
+    stop = STOP_WORDS
     return [w for w in words if len(w) >= 4 and w not in stop]
 
 
@@ -204,7 +200,7 @@ def generic_form(
     if any(len(o.strip()) >= 3 and o.strip().lower().rstrip(".") in low for o in options):
         return None
     stems = {w[:5] for w in _content(vocab)}
-    stop = _stop()
+    stop = STOP_WORDS
     spans: list[tuple[int, int]] = []  # character spans of topic terms
     kept = slotted = 0
     for m in _WORD.finditer(sentence):
