@@ -269,66 +269,63 @@ def test_compare_needs_texts_on_both_sides() -> None:
 
 
 @pytest.mark.slow
-def test_cli_texts_end_to_end_and_profile_with_text_model(tmp_path: Path) -> None:
+def test_cli_texts_end_to_end_and_profile_with_text_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Fit a profile (answers and texts) from the multi-agent-attack fixture, run the simulator in the
     source's protocol on it, compare its texts with the fixture's, all through the CLI."""
     store = tmp_path / "profiles"
-    env_store = {"TOMACS_PROFILES": str(store)}
-    os.environ.update(env_store)
-    try:
-        p = tomacs(
-            "calibrate",
-            "--from-episodes",
-            str(MAA),
-            "--name",
-            "fixture-maa",
-            "--split",
-            "1",
-            "--predict",
-            str(MAA),
-            "--draws",
-            "50",
-        )
-        assert p.returncode == 0, p.stderr[-2000:]
-        import yaml
+    monkeypatch.setenv("TOMACS_PROFILES", str(store))  # the subprocesses inherit it
+    p = tomacs(
+        "calibrate",
+        "--from-episodes",
+        str(MAA),
+        "--name",
+        "fixture-maa",
+        "--split",
+        "1",
+        "--predict",
+        str(MAA),
+        "--draws",
+        "50",
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    import yaml
 
-        doc = yaml.safe_load((store / "fixture-maa.yaml").read_text())
-        assert set(doc["text"]["phases"]) == {"honest", "adversary"}
-        # 3 adversary debates: 3 first-round replies (under the 5 a phase needs) and 6 later ones
-        assert doc["provenance"]["text_model"]["adversary/later"]["replies"] == 6
-        assert "adversary/first" not in doc["provenance"]["text_model"]
-        run = tmp_path / "run"
-        p = tomacs(
-            "evaluate",
-            "method=debate",
-            "attack=maa",
-            "agents=3",
-            "rounds=3",
-            "backbone.profile=fixture-maa",
-            "benchmark=synthetic",
-            "eval.size=12",
-            "embedder=hashing",
-            f"hydra.run.dir={run}",
-        )
-        assert p.returncode == 0, p.stderr[-2000:]
-        res = json.loads((run / "results.json").read_text())
-        assert str(res["backbone_stats"]["profile_texts"]).startswith("fitted (")
-        out = tmp_path / "texts.json"
-        p = tomacs("transcripts", "texts", "--sim", str(run), "--real", str(MAA), "--out", str(out))
-        assert p.returncode == 0, p.stderr[-2000:]
-        assert "probe trained on simulated replies, applied to real ones" in p.stdout
-        got = json.loads(out.read_text())
-        assert got["embedder"] == "hashing"  # the run's own
-        assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
-        # the simulated adversaries read the others under attack.prompt=debate
-        from tomacs.transcripts import load_debates
+    doc = yaml.safe_load((store / "fixture-maa.yaml").read_text())
+    assert set(doc["text"]["phases"]) == {"honest", "adversary"}
+    # 3 adversary debates: 3 first-round replies (under the 5 a phase needs) and 6 later ones
+    assert doc["provenance"]["text_model"]["adversary/later"]["replies"] == 6
+    assert "adversary/first" not in doc["provenance"]["text_model"]
+    run = tmp_path / "run"
+    p = tomacs(
+        "evaluate",
+        "method=debate",
+        "attack=maa",
+        "agents=3",
+        "rounds=3",
+        "backbone.profile=fixture-maa",
+        "benchmark=synthetic",
+        "eval.size=12",
+        "embedder=hashing",
+        f"hydra.run.dir={run}",
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads((run / "results.json").read_text())
+    assert str(res["backbone_stats"]["profile_texts"]).startswith("fitted (")
+    out = tmp_path / "texts.json"
+    p = tomacs("transcripts", "texts", "--sim", str(run), "--real", str(MAA), "--out", str(out))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "probe trained on simulated replies, applied to real ones" in p.stdout
+    got = json.loads(out.read_text())
+    assert got["embedder"] == "hashing"  # the run's own
+    assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
+    # the simulated adversaries read the others under attack.prompt=debate
+    from tomacs.transcripts import load_debates
 
-        d = load_debates([run])[0]
-        adv = next(a.agent for a in d.agents if a.role == "adversary")
-        assert d.turn(adv, 2) is not None and d.turn(adv, 2).read
-    finally:
-        for k in env_store:
-            os.environ.pop(k, None)
+    d = load_debates([run])[0]
+    adv = next(a.agent for a in d.agents if a.role == "adversary")
+    assert d.turn(adv, 2) is not None and d.turn(adv, 2).read
 
 
 def test_cli_texts_errors_are_one_line(tmp_path: Path) -> None:
