@@ -27,12 +27,10 @@ def run_embedder(sim_paths: Sequence[str]) -> str | None:
 
     for p in sim_paths:
         path = Path(p)
-        cfgs = (
-            [path / "config.yaml"] if (path / "config.yaml").is_file() else sorted(path.rglob("config.yaml"))
-        )
-        for c in cfgs[:1]:
-            cfg = OmegaConf.load(c)
-            return str(cfg.get("embedder") or DEFAULT_EMBEDDER)
+        top = path / "config.yaml"
+        found = top if top.is_file() else min(path.rglob("config.yaml"), default=None)
+        if found is not None:
+            return str(OmegaConf.load(found).get("embedder") or DEFAULT_EMBEDDER)
     return None
 
 

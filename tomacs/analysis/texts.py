@@ -143,13 +143,16 @@ def _cohen_d(a: np.ndarray, b: np.ndarray) -> float | None:
 def style_table(sim: Sequence[Reply], real: Sequence[Reply]) -> list[dict[str, Any]]:
     """Per statistic: means of honest and adversarial replies on each side (acting rounds), each
     side's effect size, and their gap; rows sorted by the gap, the statistic that differs most first."""
+    styles = {
+        side: [(r.adversarial, style_of(r.text)) for r in reps if r.acting]
+        for side, reps in (("sim", sim), ("real", real))
+    }
     rows = []
     for key in STYLE_KEYS:
         row: dict[str, Any] = {"stat": key}
-        for side, reps in (("sim", sim), ("real", real)):
-            acting = [r for r in reps if r.acting]
-            adv = np.array([style_of(r.text)[key] for r in acting if r.adversarial])
-            hon = np.array([style_of(r.text)[key] for r in acting if not r.adversarial])
+        for side, st in styles.items():
+            adv = np.array([s[key] for a, s in st if a])
+            hon = np.array([s[key] for a, s in st if not a])
             row[f"{side}_honest"] = float(hon.mean()) if len(hon) else None
             row[f"{side}_adversary"] = float(adv.mean()) if len(adv) else None
             row[f"{side}_d"] = _cohen_d(adv, hon)
@@ -251,10 +254,10 @@ def compare(
 ) -> dict[str, Any]:
     """The whole comparison as a dict (printed by `tomacs transcripts texts`, kept as JSON).
 
-    `max_replies` caps each side by a seeded sample of whole questions (MiniLM on 2 cores embeds
-    about 100 replies a second; the cap keeps a first look quick). `real_train`: real debates of
-    OTHER questions (a profile's fitting questions); a probe trained on them and scored on the real
-    side is the ceiling a simulated training set would have to match, with as much data as the fit."""
+    `max_replies` caps each side by a seeded sample of whole questions, for a quick first look.
+    `real_train`: real debates of OTHER questions (a profile's fitting questions); a probe trained on
+    them and scored on the real side is the ceiling a simulated training set would have to match,
+    with as much data as the fit."""
     sim, real = replies_of(sim_debates, False), replies_of(real_debates, True)
     if not sim:
         raise ValueError("the simulated side has no reply texts (are these episodes from a sim run?)")

@@ -50,14 +50,7 @@ def read_debates(paths: Sequence[str], model: str | None) -> list[Debate]:
     debates = list(load_debates(expand_paths(paths)))
     if not debates:
         raise ValueError(f"no debates in {', '.join(paths)}")
-    if model is not None:
-        models = sorted({m for d in debates for m in fe.debate_models(d)})
-        debates = [d for d in debates if model in fe.debate_models(d)]
-        if not debates:
-            raise ValueError(
-                f"no debate has honest agents of model {model!r}; models there: {', '.join(models)}"
-            )
-    return debates
+    return select_debates(debates, model)
 
 
 def _summary(ev: dict[str, Any]) -> dict[str, Any]:
@@ -169,11 +162,7 @@ def run(
     lure = res.target_lure
     acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
     # the texts of the same fitting questions (never a held-out one): how the model writes
-    if model is not None:
-        text_d = [d for d in fit_d if model in {d.model, *(a.model for a in d.agents)}]
-    else:
-        text_d = fit_d
-    tm = fit_text_model(text_d, seed=split_seed, source=", ".join(str(p) for p in paths))
+    tm = fit_text_model(fit_d, seed=split_seed, source=", ".join(str(p) for p in paths))
     paper = paper_profile()
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),

@@ -39,7 +39,7 @@ from tomacs.transcripts.schema import Debate
 PHASES = ("first", "later")
 ROLES = ("honest", "adversary")
 KINDS = ("openers", "general", "closers")
-BANK_MAX = 300  # sentences per (role, phase, kind): enough variety, a profile file of a few 100 KB
+BANK_MAX = 300  # sentences per (role, phase, kind): enough variety; a fitted profile file is ~150 KB
 SENT_WORDS = (4, 45)  # a generic sentence's length in words
 _MIN_REPLIES = 5
 
@@ -96,7 +96,6 @@ class TextModel:
     phases: Mapping[str, Mapping[str, PhaseText]]
     source: str = ""
     models: tuple[str, ...] = ()
-    meta: Mapping[str, Any] = field(default_factory=dict)
 
     def get(self, role: str, phase: str) -> PhaseText | None:
         for r in (role, "honest"):
@@ -110,7 +109,6 @@ class TextModel:
         return {
             "source": self.source,
             "models": list(self.models),
-            "meta": dict(self.meta),
             "phases": {
                 r: {
                     p: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(pt).items()}
@@ -147,7 +145,6 @@ class TextModel:
             phases=phases,
             source=str(d.get("source", "")),
             models=tuple(str(m) for m in d.get("models") or ()),
-            meta=dict(d.get("meta") or {}),
         )
 
 
