@@ -220,10 +220,22 @@ def test_app_d_cap_holds_under_a_long_style() -> None:
         assert len(body.split()) <= ADVERSARIAL_MAX_WORDS and parse_answer(Q, t) == "C"
 
 
-def test_no_style_is_byte_identical_to_app_d() -> None:
-    a = adversarial_analysis(Q, "C", np.random.default_rng(3))
-    b = adversarial_analysis(Q, "C", np.random.default_rng(3), style=None, max_words=ADVERSARIAL_MAX_WORDS)
-    assert a == b
+def test_paper_profiles_write_app_d_texts_and_a_text_model_changes_them() -> None:
+    """A paper profile has no text model (its texts are the goldens'); a fitted one changes what the
+    same request makes the backbone write."""
+    from dataclasses import replace
+
+    from tomacs.sim.backbone import SimBackbone
+    from tomacs.testing.requests import plain_request
+
+    paper = SimBackbone("mmlu", seed=0)
+    assert paper.text_model is None and paper.profile_info()["profile_texts"] == "appd"
+    tm = TextModel(phases={"honest": {"first": _style(220, BANK)}, "adversary": {"first": _style(220, BANK)}})
+    fitted = SimBackbone("mmlu", seed=0, text_model=tm)
+    req = replace(plain_request("q1/0/1"), question=Q, role="Critic")
+    a, b = paper.generate_one(req).text, fitted.generate_one(req).text
+    assert a != b and "claims about" in b and "claims about" not in a
+    assert parse_answer(Q, a) == parse_answer(Q, b)  # the answer is decided before the text
 
 
 def test_debate_adversary_discusses_what_it_read() -> None:
