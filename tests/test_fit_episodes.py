@@ -135,7 +135,7 @@ def test_likelihood_agrees_with_the_simulator_update_rule() -> None:
     keys = block.keys
     ref = np.zeros_like(got)
     for d in debates:
-        g = keys.index(fe.question_key(d))
+        g = keys.index(d.question_key)
         idx = {letter: i for i, letter in enumerate(d.letters)}
         truth = idx[d.gold]
         for k, ck in enumerate(c):
@@ -261,14 +261,14 @@ def test_split_is_seeded_and_question_disjoint() -> None:
     a_fit, a_held = fe.split_questions(debates, 0.7, seed=0)
     b_fit, b_held = fe.split_questions(list(reversed(debates)), 0.7, seed=0)
     c_fit, _ = fe.split_questions(debates, 0.7, seed=1)
-    keys = lambda ds: {fe.question_key(d) for d in ds}  # noqa: E731
+    keys = lambda ds: {d.question_key for d in ds}  # noqa: E731
     assert keys(a_fit) == keys(b_fit) and keys(a_held) == keys(b_held)  # same seed, any input order
     assert keys(a_fit) != keys(c_fit)  # another seed, another split
     assert not keys(a_fit) & keys(a_held)
     assert len(keys(a_fit)) == 14 and len(keys(a_held)) == 6
     assert len(a_fit) == 28 and len(a_held) == 12  # both runs of a question on one side
     # wording decides, not the debate id (ids differ per run here)
-    assert fe.question_key(debates[0]) == fe.question_key(debates[1])
+    assert debates[0].question_key == debates[1].question_key
     with pytest.raises(ValueError, match="--split"):
         fe.split_questions(debates, 1.5)
 
@@ -579,3 +579,37 @@ def test_old_and_new_profile_files_load(tmp_path: Path) -> None:
     path = write_profile("new-one", replace(prof, name="new-one"), new_prov, tmp_path)
     prof2, prov2 = load_profile_file(path)
     assert prof2.persuasion == prof.persuasion and prov2 == new_prov
+
+
+def test_repeats_of_a_question_without_wording_are_one_question(tmp_path: Path) -> None:
+    """A file written to docs/transcripts.md's schema with per-debate ids, a shared `question_id` and
+    no question text (5 repeats of 8 questions): the split keeps each question's repeats on one side,
+    held-out scoring counts and bootstraps 8 questions, and the fit shares one latent per question."""
+    from tomacs.transcripts.jsonl import read_debates, write_debates
+
+    rng = np.random.default_rng(5)
+    roles = [
+        AgentInfo(agent=0, role="adversary", onset=1, target="B"),
+        AgentInfo(agent=1),
+        AgentInfo(agent=2),
+    ]
+    debates = []
+    for q in range(8):
+        for rep in range(5):
+            ans = {(i, r): LETTERS[int(rng.integers(3))] for i in range(3) for r in (1, 2)}
+            debates.append(replace(_debate(f"q{q}-rep{rep}", ans, roles), question_id=f"q{q}"))
+    path = tmp_path / "debates.jsonl"
+    write_debates(path, debates)
+    read = read_debates(path)
+    assert [d.question for d in read] == [None] * 40 and read[7].question_id == "q1"
+    assert len({d.question_key for d in read}) == 8
+    fit, held = fe.split_questions(read, 0.5, seed=0)
+    assert not {d.question_key for d in fit} & {d.question_key for d in held}
+    assert len(fit) % 5 == 0 and len(held) % 5 == 0 and len(fit) + len(held) == 40
+    res = ho.evaluate(_profile(), held, None, draws=20, reps=50)
+    assert res["questions"] == len(held) // 5 and res["debates"] == len(held)
+    (block,) = fe.observations(read)
+    assert len(block.keys) == 8
+    # the wording, where a file has it, still decides across sources whose ids differ
+    worded = [replace(debates[0], question="What is  X?"), replace(debates[5], question="what is x?")]
+    assert worded[0].question_key == worded[1].question_key

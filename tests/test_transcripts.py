@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,8 @@ def test_minimal_line_needs_only_letters_roles_answers_gold() -> None:
         "mem:2",
     )
     assert d2.letters == ("A", "B")
-    assert d2.question_key == "y" and _debate().question_key == "Q"
+    assert d2.question_key == "id:y" and _debate().question_key == "q:which?"  # wording first
+    assert replace(_debate(), question=None).question_key == "id:Q"
 
 
 _GOOD = {

@@ -46,14 +46,6 @@ class Reply:
     real: bool
 
 
-def question_group(d: Debate) -> str:
-    """The question a reply belongs to, the same key the profile fit splits on, so that the texts
-    of one question never sit on both sides of a fold (`tomacs.sim.fit_episodes.question_key`)."""
-    from tomacs.sim.fit_episodes import question_key
-
-    return question_key(d)
-
-
 def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
     """Every turn with a text. A debate without adversaries gives only non-acting replies (they
     count for the two-sample AUC and the honest style statistics, not for the role AUCs)."""
@@ -61,7 +53,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
     for d in debates:
         onsets = [a.onset for a in d.agents if a.role == "adversary" and a.onset is not None]
         first = min(onsets) if onsets else None
-        g = question_group(d)
+        g = d.question_key  # the profile fit splits on the same key
         for t in d.turns:
             if not t.text:
                 continue

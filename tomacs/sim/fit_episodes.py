@@ -45,7 +45,6 @@ wrong options, so this loses nothing and lets one vectorised pass cover every de
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -78,14 +77,6 @@ _STARTS: tuple[np.ndarray, ...] = (
     np.array([0.6, 1.0, 0.7, 0.5, 5.0, 8.0, 0.1, 1.0, 0.0]),
     np.array([0.6, 8.0, 0.3, 2.0, 1.0, 1.0, 0.6, 4.0, 2.0]),
 )
-
-
-def question_key(d: Debate) -> str:
-    """What identifies a question across runs: its wording when the transcript has it, else its id.
-    The split and the shared latent both use it, so a question asked in two runs is one question."""
-    if d.question:
-        return "q:" + re.sub(r"\s+", " ", d.question.strip().lower())
-    return "id:" + str(d.id)
 
 
 def honest_agents(d: Debate, model: str | None = None) -> list[int]:
@@ -170,8 +161,8 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
             t = _t.get((agent, rnd))
             return -1 if t is None or t.answer is None or t.answer not in _i else _i[t.answer]
 
-        rows = by_n.setdefault((n, debate_benchmark(d)), {}).setdefault(question_key(d), [])
-        targets.setdefault(question_key(d), set()).add(debate_target(d))
+        rows = by_n.setdefault((n, debate_benchmark(d)), {}).setdefault(d.question_key, [])
+        targets.setdefault(d.question_key, set()).add(debate_target(d))
         for i in honest_agents(d, model):
             first = ans(i, 1)
             for r in range(1, d.n_rounds + 1):
@@ -634,14 +625,14 @@ def split_questions(
     goes with it. The order of the input does not matter (keys are sorted before shuffling)."""
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"--split must be between 0 and 1 (exclusive), got {fraction}")
-    keys = sorted({question_key(d) for d in debates})
+    keys = sorted({d.question_key for d in debates})
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(keys))
     n_fit = int(round(fraction * len(keys)))
     n_fit = min(max(n_fit, 1), len(keys) - 1) if len(keys) > 1 else len(keys)
     fit_keys = {keys[i] for i in perm[:n_fit]}
-    fit_d = [d for d in debates if question_key(d) in fit_keys]
-    held = [d for d in debates if question_key(d) not in fit_keys]
+    fit_d = [d for d in debates if d.question_key in fit_keys]
+    held = [d for d in debates if d.question_key not in fit_keys]
     return fit_d, held
 
 

@@ -198,7 +198,7 @@ def simulate(
     out = []
     for d in debates:
         n = len(d.letters)
-        key = (fe.question_key(d), n)
+        key = (d.question_key, n)
         if key not in latents:
             prof_q = fe.profile_for(profile, fe.debate_benchmark(d), acc_by)
             latents[key] = _latent_draws(prof_q, n, draws, rng, fe.debate_target(d), lure)
@@ -251,11 +251,11 @@ def simulate(
 def _question_counts(
     debates: Sequence[Debate], answers: Sequence[np.ndarray], model: str | None, r_max: int
 ) -> tuple[list[str], np.ndarray]:
-    keys = sorted({fe.question_key(d) for d in debates})
+    keys = sorted({d.question_key for d in debates})
     pos = {k: i for i, k in enumerate(keys)}
     tot = np.zeros((len(keys), len(STATS), 2, r_max))
     for d, ans in zip(debates, answers, strict=True):
-        tot[pos[fe.question_key(d)]] += stat_counts(layout(d, model), ans, len(d.letters), r_max)
+        tot[pos[d.question_key]] += stat_counts(layout(d, model), ans, len(d.letters), r_max)
     return keys, tot
 
 

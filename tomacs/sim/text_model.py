@@ -242,11 +242,9 @@ COMMON_MIN = 3  # ... and to at least this many
 def common_stems(debates: Sequence[Debate]) -> set[str]:
     """Content-word stems used in replies to many different questions (document frequency over
     questions): the vocabulary of style ("agents", "reasoning", "convincing"), not of topics."""
-    from tomacs.sim.fit_episodes import question_key
-
     by_q: dict[str, set[str]] = {}
     for d in debates:
-        seen = by_q.setdefault(question_key(d), set())
+        seen = by_q.setdefault(d.question_key, set())
         for t in d.turns:
             if t.text:
                 seen.update(w[:5] for w in _content(w.lower() for w in _WORD.findall(t.text)))

@@ -8,6 +8,7 @@ reads them all; texts and question wording are optional because many sources do 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -65,8 +66,14 @@ class Debate:
 
     @property
     def question_key(self) -> str:
-        """What a split by question groups on: `question_id`, else the debate's own id."""
-        return self.question_id or self.id
+        """The question of this debate, the one definition every split, shared latent and
+        bootstrap by question uses. Its wording comes first because ids are per source (a tomacs
+        run and a published transcript of the same MMLU item share only the text); without wording,
+        `question_id` groups the repeats of a question, and only without both is the debate its own
+        question."""
+        if self.question:
+            return "q:" + re.sub(r"\s+", " ", self.question.strip().lower())
+        return "id:" + (self.question_id or self.id)
 
     def turn(self, agent: int, round: int) -> Turn | None:
         """The turn of `agent` in `round`, or None when the transcript lacks it."""
