@@ -82,7 +82,7 @@ format: setup
 	$(BIN)/ruff format .
 
 calibrate: setup
-	$(BIN)/tomacs calibrate
+	$(BIN)/tomacs sim fit
 
 quickstart: setup
 	$(BIN)/tomacs train method=complete attack=gt50

@@ -372,9 +372,9 @@ def test_cli_bad_input_fails_in_one_line(data_dir: Path, tmp_path: Path) -> None
     assert p.returncode == 2 and "gpt-9" in p.stderr and "qwen-max" in p.stderr  # lists the models there
     p = _tomacs("calibrate", "--from-episodes", str(run), str(run), "--name", "x", cwd=tmp_path)
     assert p.returncode == 2 and "repeat the flag" in p.stderr
-    p = _tomacs("calibrate", "--from-episodes", str(tmp_path / "nope"), "--name", "x", cwd=tmp_path)
+    p = _tomacs("sim", "fit-episodes", str(tmp_path / "nope"), "--name", "x", cwd=tmp_path)
     assert p.returncode == 2 and "nope" in p.stderr
-    assert len(p.stderr.strip().splitlines()) == 1
+    assert len(p.stderr.strip().splitlines()) == 1  # the new spelling prints no notice
 
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "mad_follower_small"

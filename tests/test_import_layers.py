@@ -98,7 +98,7 @@ FLOORS: list[set[str]] = [
     {"credibility"},
     {"job"},
     {"training", "report"},
-    {"analysis", "launch"},
+    {"analysis", "launch", "view"},
     {"cli"},
 ]
 

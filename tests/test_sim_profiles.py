@@ -103,7 +103,7 @@ def test_unknown_name_lists_paper_and_stored_profiles_and_how_to_make_one(store:
     msg = str(e.value)
     assert "\n" not in msg and "unknown sim profile 'nope'" in msg
     assert "paper profiles: arc_c, gsm8k, medqa, mmlu, openbookqa" in msg and "(none)" in msg
-    assert "tomacs calibrate --from-episodes PATH --name NAME" in msg
+    assert "tomacs sim fit-episodes PATH --name NAME" in msg
     save_profile(_mine("zeta"), PROV)
     save_profile(_mine("alpha"), PROV)
     with pytest.raises(ValueError, match=rf"stored in {store}: alpha, zeta;"):
@@ -249,5 +249,5 @@ def test_cli_unknown_profile_is_one_line(tmp_path: Path) -> None:
     assert p.returncode != 0
     err = [line for line in (p.stdout + p.stderr).splitlines() if "nope" in line]
     assert (
-        len(err) == 1 and "paper profiles: arc_c" in err[0] and "--from-episodes PATH --name NAME" in err[0]
+        len(err) == 1 and "paper profiles: arc_c" in err[0] and "sim fit-episodes PATH --name NAME" in err[0]
     )

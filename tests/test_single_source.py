@@ -235,7 +235,7 @@ def test_tomacs_list_marks_the_defaults_config_yaml_names(
     """Change a default in a copy of conf/config.yaml and `tomacs list` follows it."""
     from rich.console import Console
 
-    import tomacs.cli as cli
+    import tomacs.cli.config as cli  # the module of `tomacs list`
     import tomacs.config as config
 
     conf = tmp_path / "conf"

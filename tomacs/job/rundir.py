@@ -52,7 +52,7 @@ def command_argv() -> list[str]:
 
 def program(argv0: str) -> list[str]:
     """How to start tomacs again: `tomacs` for the console script, this Python's `-m tomacs.cli`
-    when it was started as a module (argv[0] is then the path of cli.py)."""
+    when it was started as a module (argv[0] is then the path of cli/__main__.py)."""
     name = Path(argv0).name
     if name == "tomacs":
         return ["tomacs"]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tomacs.report import detector, plots, tables
-from tomacs.report.collect import STD_NOTE, cells, find_jobs, setting_keys
+from tomacs.report.collect import STD_NOTE, cell_warnings, cells, find_jobs, setting_keys
 from tomacs.report.paper import PAPER_BACKBONE, paper_methods
 
 
@@ -22,12 +22,7 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     all_cells = cells(jobs)
     varying = setting_keys(jobs)
-    warnings = [
-        f"{k.method} on {k.benchmark} {k.attack} (budget {k.budget}"
-        f"{', ' + k.setting if k.setting else ''}): {w}"
-        for k, c in sorted(all_cells.items())
-        for w in c.warnings()
-    ]
+    warnings = cell_warnings(all_cells)
     backbones = sorted({str(j.results["backbone"]) for j in jobs})
     ours = ", ".join(f"backbone={b}" for b in backbones)
     # the paper's Table 2 rows are shown (as missing where not run) only for Table-2-like sweeps

@@ -23,7 +23,7 @@ from tomacs.backbones.base import is_simulated_label
 from tomacs.paths import conf_dir
 from tomacs.report.settings import context_of, load_config, settings_of, split_keys
 
-__all__ = ["Cell", "CellKey", "Job", "cells", "find_jobs", "method_label", "setting_keys"]
+__all__ = ["Cell", "CellKey", "Job", "cell_warnings", "cells", "find_jobs", "method_label", "setting_keys"]
 
 STD_NOTE = "mean ± sample std over seeds, n−1 denominator; n = seeds"
 
@@ -218,3 +218,15 @@ def cells(jobs: list[Job]) -> dict[CellKey, Cell]:
     for j in jobs:
         out[CellKey(*j.key, j.setting_label(keys))].jobs.append(j)
     return dict(out)
+
+
+def cell_warnings(all_cells: dict[CellKey, Cell]) -> list[str]:
+    """Every cell's warnings (a seed run twice, jobs that disagree in device or code revision, jobs
+    without a saved config), each naming its cell: the report's WARNINGS and `tomacs view` show
+    the same lines."""
+    return [
+        f"{k.method} on {k.benchmark} {k.attack} (budget {k.budget}"
+        f"{', ' + k.setting if k.setting else ''}): {w}"
+        for k, c in sorted(all_cells.items())
+        for w in c.warnings()
+    ]

@@ -38,7 +38,7 @@ from tomacs.sim.text_model import TextModel
 STORE_ENV = "TOMACS_PROFILES"
 DEFAULT_STORE = Path("outputs") / "profiles"
 PAPER = "paper"  # the source label of a paper profile (else: the file's absolute path)
-MAKE_ONE = "fit one with `tomacs calibrate --from-episodes PATH --name NAME`"
+MAKE_ONE = "fit one with `tomacs sim fit-episodes PATH --name NAME`"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 HEADER = (
     "# A `sim` backbone profile FITTED FROM REAL DEBATE EPISODES (`tomacs calibrate --from-episodes`),\n"

@@ -1,0 +1,147 @@
+"""Real debate transcripts: the `tomacs transcripts` group (convert, stats, texts) and `tomacs replay`,
+which scores them with a trained policy."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from tomacs.cli.common import check_out_file, console, fail
+
+transcripts_app = typer.Typer(no_args_is_help=True, help="Real debate transcripts (docs/transcripts.md).")
+FORMAT_HELP = "Format of every PATH (default: detected per path); see docs/transcripts.md."
+
+
+def load_transcripts(paths: list[str], fmt: str | None) -> list:
+    from tomacs.transcripts import TranscriptError, load_debates
+
+    try:
+        return load_debates(paths, fmt=fmt)
+    except TranscriptError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot read {exc.filename or ' '.join(paths)}: {exc.strerror or exc}")
+    return []
+
+
+@transcripts_app.command("convert")
+def transcripts_convert(
+    paths: list[str] = typer.Argument(..., help="Files or directories of debates (runs, sweeps, ...)."),
+    out: str = typer.Option(..., "--out", "-o", help="The tomacs.debate/1 JSON Lines file to write."),
+    fmt: str = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
+) -> None:
+    """Import debates in any known format and write them as tomacs.debate/1 JSON Lines."""
+    from tomacs.transcripts import write_debates
+
+    debates = load_transcripts(paths, fmt)
+    try:
+        n = write_debates(out, debates)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}; choose a writable --out FILE")
+    console.print(f"{n} debates: {out}", highlight=False, soft_wrap=True)
+
+
+@transcripts_app.command("stats")
+def transcripts_stats(
+    paths: list[str] = typer.Argument(..., help="Files or directories of debates."),
+    fmt: str = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
+) -> None:
+    """Per source and model: debates, agents, rounds, honest round-1 accuracy, unparsed shares."""
+    from tomacs.transcripts.stats import stats_table
+
+    console.print(stats_table(load_transcripts(paths, fmt)))
+
+
+@transcripts_app.command("texts")
+def transcripts_texts(
+    sim: list[str] = typer.Option(
+        ..., "--sim", help="Simulated debates: sim run or sweep dirs, episodes.jsonl."
+    ),
+    real: list[str] = typer.Option(..., "--real", help="Real transcripts, in any format `stats` reads."),
+    model: str = typer.Option(
+        None, "--model", help="Only real debates whose honest agents ran on this model."
+    ),
+    held_out: bool = typer.Option(
+        False, "--held-out", help="Only the real questions held out from a fit (the split of calibrate)."
+    ),
+    split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
+    embedder: str = typer.Option(None, "--embedder", help="minilm or hashing (default: the sim run's own)."),
+    max_replies: int = typer.Option(None, "--max-replies", help="Cap each side (whole questions, seeded)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the question folds and of the split."),
+    out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
+) -> None:
+    """Simulated reply texts against real ones: two-sample, adversary and sim-to-real transfer AUCs."""
+    from tomacs.analysis.text_report import run_texts
+
+    if out:
+        check_out_file(out)
+    try:
+        text = run_texts(sim, real, model, held_out, split, embedder, max_replies, seed, out)
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    console.print(text, highlight=False, soft_wrap=True)
+
+
+def replay(
+    run_dir: str = typer.Argument(
+        ..., metavar="RUN_DIR", help="A trained todycomm or gsafeguard run (config.yaml, best.pt)."
+    ),
+    paths: list[str] = typer.Argument(..., metavar="TRANSCRIPTS...", help="Files or directories of debates."),
+    fmt: str = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
+    out: str = typer.Option(None, "--out", "-o", help="Also write the numbers and per-debate credits here."),
+    limit: int = typer.Option(None, "--limit", "-n", help="Replay only the first N debates."),
+    checkpoint: str = typer.Option(None, "--checkpoint", help="A checkpoint other than the run's best.pt."),
+    model: str = typer.Option(None, "--model", help="Only debates whose honest agents ran on this model."),
+    held_out: bool = typer.Option(
+        False, "--held-out", help="Only the questions held out from a profile fit (the split of calibrate)."
+    ),
+    split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
+    split_seed: int = typer.Option(0, "--split-seed", help="With --held-out: the seed of the split."),
+) -> None:
+    """Score the agents of real debates with a trained policy, along the communication they recorded:
+    per round the AUC of its credits (honest vs adversary) and its ADAcc beside the all-reliable
+    detector's (docs/transcripts.md, "Replaying a trained policy")."""
+    from pathlib import Path
+
+    from tomacs.analysis.replay import replay_run, replay_table
+    from tomacs.job.files import write_json
+    from tomacs.job.progress import Progress
+
+    if limit is not None and limit < 1:
+        fail("--limit must be >= 1")
+    if out:
+        check_out_file(out)
+    from tomacs.sim.from_episodes import select_debates
+
+    try:
+        debates = select_debates(load_transcripts(paths, fmt), model, held_out, split, split_seed)
+        res = replay_run(
+            Path(run_dir),
+            debates,
+            paths,
+            limit=limit,
+            checkpoint=Path(checkpoint) if checkpoint else None,
+            progress=Progress(enabled=sys.stderr.isatty()),
+        )
+    except (ValueError, FileNotFoundError) as exc:  # ReplayError, ConfigError, checkpoint errors
+        fail(str(exc))
+    console.print(replay_table(res))
+    s = res["summary"]
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f} %"
+
+    console.print(
+        f"{s['debates']} debates, {s['agents']} agents, {s['adversaries']} adversaries (onset <= T); "
+        f"paper ADAcc (decision voters) {pct(s['adacc'])}, balanced {pct(s['adacc_balanced'])}, "
+        f"all-reliable detector {pct(s['adacc_all_reliable'])}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if out:
+        try:
+            write_json(Path(out), res)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}; choose a writable --out FILE")
+        console.print(f"results: {out}", highlight=False, soft_wrap=True)
