@@ -281,7 +281,9 @@ def test_serve_answers_on_loopback(tmp_path: Path) -> None:
         urllib.request.urlopen(server.url, timeout=2)
 
 
-def test_cli_view_writes_the_page_and_prints_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_view_writes_the_page_and_prints_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`tomacs view` in-process: the path on stdout (so `> out.txt` captures it), transcripts viewed
     without --out go under outputs/views/ (never into the data folder), a missing path is one line."""
     from typer.testing import CliRunner

@@ -33,7 +33,7 @@ def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     """Build the components of a composed config (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
     from tomacs.config import ConfigError
-    from tomacs.job.components import build
+    from tomacs.job.components import build, rebuild
     from tomacs.job.files import git_rev
     from tomacs.report.paper import lookup
     from tomacs.sim.backbone import SimBackbone
@@ -43,14 +43,13 @@ def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     t0 = time.perf_counter()
     comps = build(cfg, need_train=False)
     inner = comps.backbone
-    ex, method = comps.executor, comps.method
     batch = int(cfg.eval.batch_size)
     rec = RecordingBackbone(inner)
-    ex.backbone = rec
-    try:
-        eps = _run(ex, method, comps.test_qs, batch)
-    finally:
-        ex.backbone = inner
+    # every pass is the job rebuilt on its own backbone (a fresh method, executor and credibility
+    # state over the same questions), so no pass starts from what an earlier one moved
+    recorded = rebuild(comps, backbone=rec)
+    method = recorded.method
+    eps = _run(recorded.executor, method, recorded.test_qs, batch)
     stats = round_stats(eps)
     terms = term_stats(rec.records, eps)
     by_lure = conformity_by_lure(eps, inner)
@@ -59,11 +58,9 @@ def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
         base_final = stats["decision"]["acc"]
         for name, what, changes in ablations(inner.profile):
             prof = replace(inner.profile, **changes)
-            ex.backbone = SimBackbone(inner.profile_name, inner.seed, profiles={inner.profile_name: prof})
-            try:
-                st = round_stats(_run(ex, method, comps.test_qs, batch))
-            finally:
-                ex.backbone = inner
+            sim = SimBackbone(inner.profile_name, inner.seed, profiles={inner.profile_name: prof})
+            ablated = rebuild(comps, backbone=sim)
+            st = round_stats(_run(ablated.executor, ablated.method, ablated.test_qs, batch))
             abl.append(ablation_row(name, what, changes, st, base_final))
         abl.insert(0, ablation_row("fitted", "the stored profile", {}, stats, base_final))
     bench, method_name, attack = comps.bench.name, method.name, str(cfg.attack.name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from omegaconf import DictConfig
@@ -24,6 +24,9 @@ from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.methods.registry import build_method, method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import Question
+
+if TYPE_CHECKING:
+    from tomacs.embedding.embedders import Embedder
 
 
 def resolve_device(name: str, needed: bool) -> str:
@@ -117,9 +120,17 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
     return dataclasses.replace(schedule, fixed_agents=fixed)
 
 
-def build(cfg: DictConfig, need_train: bool) -> Components:
+def build(
+    cfg: DictConfig, need_train: bool, *, backbone: Any | None = None, embedder: Embedder | None = None
+) -> Components:
     """Validate and settle the config, then build every part of the job; `need_train` loads the
-    training and validation splits too."""
+    training and validation splits too.
+
+    `backbone` and `embedder` substitute the job's own parts (the seams of a dry run or a diagnosis,
+    which otherwise would patch them in): `backbone` answers the executor and the credibility judge
+    in place of the backbone `cfg.backbone` names, `embedder` embeds for the executor, the
+    credibility centroid and a learned method (through `MethodContext.embedder`) in place of the
+    embedder `cfg.embedder` names. None builds the job's own."""
     # idempotent (run_job settles it before config.yaml is written); first, so that an old run
     # directory's method.embedder becomes the one key before the method's schema checks its keys
     settle_embedder(cfg)
@@ -128,9 +139,41 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
 
     emb = cfg.get("embed") or {}
     configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
-    n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
     bench_cfg = to_container(cfg.benchmark)
     bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
+    comps = _assemble(cfg, bench, backbone, embedder)
+    load_questions(comps, need_train)
+    return comps
+
+
+def rebuild(
+    comps: Components, *, backbone: Any | None = None, embedder: Embedder | None = None
+) -> Components:
+    """The same job again with state of its own: a fresh method, executor and credibility state
+    over the config, benchmark and question splits `comps` already holds, nothing re-read or
+    re-validated. What a second pass over the job's questions starts from, so that it neither
+    reads nor moves the state of the first (a learned method's per-question visits, the credibility
+    scores): the plan line's dry run on the job's own build, the sim diagnosis's ablations.
+
+    `backbone` and `embedder` substitute parts as in `build`; left None, the new parts use those of
+    `comps` (its backbone; the embedder it was given or its executor or credibility judge holds)."""
+    if backbone is None:
+        backbone = comps.backbone
+    if embedder is None:
+        crs = comps.executor.crs
+        held = (comps.ctx.embedder, comps.executor.embedder, crs.embedder if crs is not None else None)
+        embedder = next((e for e in held if e is not None), None)
+    twin = _assemble(comps.cfg, comps.bench, backbone, embedder)
+    twin.train_qs, twin.val_qs, twin.test_qs = list(comps.train_qs), list(comps.val_qs), list(comps.test_qs)
+    return twin
+
+
+def _assemble(
+    cfg: DictConfig, bench: BenchmarkAdapter, backbone: Any | None, embedder: Embedder | None
+) -> Components:
+    """Every part of the job that holds state (method, executor, credibility), on a settled config
+    and its benchmark; `backbone` / `embedder` substitute the job's own (see `build`)."""
+    n, rounds, seed = int(cfg.agents), int(cfg.rounds), int(cfg.seed)
     roles = assign_roles(bench.roles_key, n)
     schedule = adversary_schedule(cfg)
     method_params = method_settings(cfg).params()  # the method's validated settings
@@ -147,6 +190,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         decision=decision,
         n_adversaries=schedule.count,
         device="cpu",
+        embedder=embedder,
     )
     conditions = agent_conditions(cfg, n)
     ctx.extra["conditions"] = conditions
@@ -159,12 +203,17 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
     ctx.device = resolve_device(cfg.device.name, needed=method.trainable)
     if method.trainable and hasattr(method, "to"):
         method.to(ctx.device)
-    embedder = None
-    if method.needs_embeddings:
+
+    def job_embedder() -> Embedder:
+        if embedder is not None:
+            return embedder
         from tomacs.embedding.embedders import DEFAULT_EMBEDDER, get_embedder
 
-        embedder = get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
-    backbone = build_backbone(cfg, bench)
+        return get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
+
+    ex_embedder = job_embedder() if method.needs_embeddings else None
+    if backbone is None:
+        backbone = build_backbone(cfg, bench)
     crs = None
     if decision == "crs":
         from tomacs.credibility.decider import CrsConfig, CrsDecider
@@ -175,9 +224,7 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
             raise ConfigError(str(e)) from None
         crs_emb = None
         if crs_cfg.aggregation == "centroid":
-            from tomacs.embedding.embedders import DEFAULT_EMBEDDER, get_embedder
-
-            crs_emb = embedder or get_embedder(cfg.get("embedder") or DEFAULT_EMBEDDER, ctx.device)
+            crs_emb = ex_embedder if ex_embedder is not None else job_embedder()
         simulated = backbone_class(cfg.backbone).simulated
         crs = CrsDecider(crs_cfg, n, roles, seed, backbone, simulated=simulated, embedder=crs_emb)
     caps = [c["capability"] for c in conditions]
@@ -195,12 +242,10 @@ def build(cfg: DictConfig, need_train: bool) -> Components:
         ),
         backbone,
         schedule,
-        embedder,
+        ex_embedder,
         crs=crs,
     )
-    comps = Components(cfg, bench, backbone, method, executor, ctx, roles)
-    load_questions(comps, need_train)
-    return comps
+    return Components(cfg, bench, backbone, method, executor, ctx, roles)
 
 
 def _no_training_questions(comps: Components, split: str) -> str:

@@ -27,11 +27,9 @@ import contextlib
 import math
 import sqlite3
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from unittest import mock
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -39,6 +37,9 @@ from omegaconf import DictConfig, OmegaConf
 from tomacs.backbones.base import GenerationReply, GenerationRequest, backbone_class, backbone_kind
 from tomacs.embedding.embedders import HashingEmbedder
 from tomacs.tokens import count_chat_tokens, count_tokens
+
+if TYPE_CHECKING:
+    from tomacs.job.components import Components
 
 DEFAULT_COMPLETION_TOKENS = 120  # when the cache has no completions of the model yet
 DEFAULT_LATENCY_S = 1.0
@@ -220,23 +221,16 @@ class CountingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-@contextlib.contextmanager
-def counting_embedders(made: list[CountingEmbedder], phase: Any) -> Iterator[None]:
-    import tomacs.methods.learned  # noqa: F401 - patched below
-    from tomacs.embedding.embedders import EMBEDDER_DIMS
+def counting_embedder(cfg: DictConfig, phase: Any) -> CountingEmbedder:
+    """The dry run's one embedder, at the dimension of the job's (`cfg.embedder`, once settled): handed
+    to the build as its `embedder`, so the executor, the credibility centroid and a learned method
+    embed through it."""
+    from tomacs.embedding.embedders import DEFAULT_EMBEDDER, EMBEDDER_DIMS
 
-    def fake(name: str, device: str = "cpu") -> CountingEmbedder:
-        if name not in EMBEDDER_DIMS:
-            raise ValueError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDER_DIMS)}")
-        e = CountingEmbedder(name, EMBEDDER_DIMS[name], phase)
-        made.append(e)
-        return e
-
-    with (
-        mock.patch("tomacs.embedding.embedders.get_embedder", fake),
-        mock.patch("tomacs.methods.learned.get_embedder", fake),
-    ):
-        yield
+    name = str(cfg.get("embedder") or DEFAULT_EMBEDDER)
+    if name not in EMBEDDER_DIMS:
+        raise ValueError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDER_DIMS)}")
+    return CountingEmbedder(name, EMBEDDER_DIMS[name], phase)
 
 
 _MINILM_S_PER_TEXT: dict[str, float] = {}
@@ -397,18 +391,35 @@ def _budget_epochs(train: Any) -> tuple[int, int]:
     )
 
 
-def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = "") -> JobPlan:
+def plan_job(
+    cfg: DictConfig,
+    mode: str,
+    sample: int | None = None,
+    name: str = "",
+    *,
+    comps: Components | None = None,
+) -> JobPlan:
     """Dry-run one job on the stand-in backbone; `sample` caps the questions dry-run per phase
-    (the figures are then scaled, and say so)."""
-    from tomacs.job.components import build
+    (the figures are then scaled, and say so).
+
+    `comps`: the job's own build (`tomacs.job.components.build` of this `cfg`), whose benchmark,
+    questions and backbone the dry run then reuses instead of building its own; it walks fresh
+    parts of its own (`rebuild`), so the job's method and credibility state stay untouched."""
+    from tomacs.job.checkpoint import settle_embedder
+    from tomacs.job.components import build, rebuild
     from tomacs.sim.backbone import SimBackbone
 
-    cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))  # the caller's config stays as it was
-    made: list[CountingEmbedder] = []
     where = {"phase": "test"}
-    with counting_embedders(made, lambda: where["phase"]):
-        comps = build(cfg, need_train=(mode == "train"))
-    real = None if backbone_class(cfg.backbone).simulated else comps.backbone
+    if comps is None:
+        # a copy: the caller's config stays as it was
+        cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+        settle_embedder(cfg)  # what build settles first (idempotent): the embedder to count as
+        counting = counting_embedder(cfg, lambda: where["phase"])
+        job = build(cfg, need_train=(mode == "train"), embedder=counting)
+    else:
+        counting = counting_embedder(comps.cfg, lambda: where["phase"])
+        job = comps
+    real = None if backbone_class(cfg.backbone).simulated else job.backbone
     cache = getattr(real, "cache", None)
     target = observed_completion_tokens(
         Path(cache.path) if cache is not None else None, getattr(real, "model", None)
@@ -417,11 +428,9 @@ def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = 
         target = DEFAULT_COMPLETION_TOKENS
     if target is not None and getattr(real, "max_tokens", None):
         target = min(target, float(real.max_tokens))  # the server stops a reply there
-    sim = SimBackbone(profile=cfg.backbone.get("profile") or comps.bench.profile, seed=int(cfg.seed))
+    sim = SimBackbone(profile=cfg.backbone.get("profile") or job.bench.profile, seed=int(cfg.seed))
     pb = PlanBackbone(sim, real, target, where)
-    comps.executor.backbone = pb
-    if comps.executor.crs is not None:
-        comps.executor.crs.backbone = pb
+    comps = rebuild(job, backbone=pb, embedder=counting)  # the dry run's own method and executor
     method = comps.method
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     learned = bool(method.trainable)
@@ -481,12 +490,9 @@ def plan_job(cfg: DictConfig, mode: str, sample: int | None = None, name: str = 
             [w * full // max(1, tr.calls) for w in tr.waves],
         )
     embed_texts, embed_s, kind = 0, None, None
-    seen: dict[str, set[str]] = {}
-    for e in made:
-        kind = "minilm" if "minilm" in (kind, e.kind) else e.kind
-        for ph, ts in e.texts.items():
-            seen.setdefault(ph, set()).update(ts)
+    seen = counting.texts
     if seen:
+        kind = counting.kind
         # a training epoch embeds fresh replies; validation counted every epoch (its graphs move)
         per = {"train": f_train * epochs, "validation": f_val * epochs, "test": f_test}
         embed_texts = round(sum(len(ts) * per.get(ph, 1.0) for ph, ts in seen.items()))
@@ -594,9 +600,10 @@ def budget_totals(plans: list[JobPlan], latency: float) -> dict[str, dict[str, f
     return out
 
 
-def job_plan_line(cfg: DictConfig, mode: str) -> str:
+def job_plan_line(cfg: DictConfig, mode: str, comps: Components | None = None) -> str:
     """The line a job prints when it starts. On the simulator it costs nothing (no dry run: a sim
-    job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase."""
+    job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase, on
+    the job's own build `comps` when given (`plan_job`), else on one of its own."""
     from tomacs.job.progress import _hms
     from tomacs.methods.registry import is_trainable, method_settings
 
@@ -611,7 +618,7 @@ def job_plan_line(cfg: DictConfig, mode: str) -> str:
     if backbone_class(cfg.backbone).simulated:
         return f"plan: {backbone_kind(cfg.backbone)} backbone, $0 | {work}"
     try:
-        p = plan_job(cfg, mode, sample=32)
+        p = plan_job(cfg, mode, sample=32, comps=comps)
     except Exception as exc:  # noqa: BLE001 - the plan line must never stop the job
         return f"plan: unavailable ({type(exc).__name__}: {exc})"
     s = p.summary(DEFAULT_LATENCY_S)

@@ -161,13 +161,14 @@ def _locked_job(
     if done is not None:
         return {**done, "skipped": True}
     check_checkpoint(cfg, mode)
-    # before the job's own build: a dry run builds its own parts (tomacs.launch.plan)
-    plan_line = job_plan_line(cfg, mode) if on_start is not None else None
     comps = build(cfg, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)
     trains = mode == "train" and comps.method.trainable  # training loads (resumes) its own checkpoint
     if not trains and cfg.get("checkpoint") and cfg.checkpoint != UNTRAINED:
         load_checkpoint(comps.method, Path(cfg.checkpoint))  # a wrong one is refused before the job starts
+    # on the job's own build: the dry run reuses its benchmark, questions and backbone, and walks a
+    # method and executor of its own (tomacs.launch.plan), so the job's state is not moved
+    plan_line = job_plan_line(cfg, mode, comps) if on_start is not None else None
     if on_start is not None:
         on_start()
         print(plan_line, file=sys.stderr, flush=True)

@@ -54,6 +54,9 @@ class MethodContext:
     n_adversaries: int = 0  # configured adversary count, for the decision=auto fairness rule
     device: str = "cpu"
     extra: dict[str, Any] = field(default_factory=dict)
+    # an embedder instance the job hands in (tomacs.job.components.build's `embedder`, e.g. a dry
+    # run's counting one); None: a method that embeds builds the one `extra["embedder"]` names
+    embedder: Any = None
     # the rule a baseline's decision graphs name, resolved from `decision` in __post_init__
     baseline_decision_mode: str = field(init=False)
 

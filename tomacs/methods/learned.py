@@ -167,9 +167,13 @@ class LearnedMethod(Method):
 
     @property
     def embedder(self) -> Embedder:
-        """Built on first use so that constructing the method (and its tests) never loads MiniLM."""
+        """The one the job handed in (`MethodContext.embedder`), else built on first use so that
+        constructing the method (and its tests) never loads MiniLM."""
         if self._embedder is None:
-            self._embedder = get_embedder(self.embedder_name, str(self.device))
+            given = self.ctx.embedder
+            if given is None:
+                given = get_embedder(self.embedder_name, str(self.device))
+            self._embedder = given
         return self._embedder
 
     # -- episode ---------------------------------------------------------------------------------
