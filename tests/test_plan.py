@@ -85,7 +85,8 @@ def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(tm
         # every request of the job, and which of them are paid: an agent's repeat of its own request
         # (an adversary's prompt is the same in every round) is served by the response cache
         assert st["requests"] == res["metrics"]["llm_calls"] == plan["calls_total"] == plan["calls_bound"]
-        assert srv.requests == st["calls"] == plan["calls_total"] - plan["cached"]
+        assert srv.requests == st["calls"] == plan["calls_total"] - plan["cached"] - plan["repeats"]
+        assert plan["cached"] == 0  # nothing was in the response cache before the job
         assert plan["calls"]["decision"] == res["metrics"]["llm_calls"] - plan["calls"]["test"]
         planned = plan["paid_prompt_tokens"] + plan["paid_completion_tokens"]
         actual = st["prompt_tokens"] + st["completion_tokens"]  # the paid calls' usage
@@ -93,13 +94,14 @@ def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(tm
         assert plan["usd"] == pytest.approx(st["cost_usd"], rel=0.2)
         print(
             f"\nstatic plan vs actual: calls {plan['calls_total']} vs {st['requests']} (paid "
-            f"{plan['calls_total'] - plan['cached']} vs {st['calls']}); paid tokens {planned} vs "
+            f"{plan['paid_calls']} vs {st['calls']}); paid tokens {planned} vs "
             f"{actual}; USD {plan['usd']:.6f} vs {st['cost_usd']:.6f}; wall {plan['wall_s']:.2f} s vs "
             f"evaluation {res['metrics']['eval_wall_s']:.2f} s (job {wall:.1f} s)"
         )
         # planned again after the run: every reply is in the cache, nothing is left to pay
         again = _plan(*job, evaluate=True)
         assert again["cached"] == again["calls_total"] == st["requests"] and again["usd"] == 0.0
+        assert again["repeats"] == 0  # every repeat's first reply is in the response cache now
         assert again["paid_prompt_tokens"] == 0 and again["wall_s"] == 0.0
 
 
@@ -128,7 +130,7 @@ def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(tmp_
         assert abs(planned - actual) <= 0.2 * actual, (planned, actual)
         print(
             f"\nlearned plan vs actual: calls {plan['calls_total']} (bound {plan['calls_bound']}) vs "
-            f"{st['requests']} (paid {plan['calls_total'] - plan['cached']} vs {st['calls']}); paid tokens "
+            f"{st['requests']} (paid {plan['paid_calls']} vs {st['calls']}); paid tokens "
             f"{planned} vs {actual}; USD {plan['usd']:.6f} vs {st['cost_usd']:.6f}; "
             f"wall {plan['wall_s']:.2f} s vs train+eval "
             f"{res['train']['train_wall_s'] + res['metrics']['eval_wall_s']:.2f} s (job {wall:.1f} s)"
@@ -195,7 +197,15 @@ def test_identical_prompts_of_two_agents_are_two_paid_calls_one_agents_repeat_is
     asyncio.run(pb.generate(reqs[:3]))
     asyncio.run(pb.generate(reqs[3:]))  # agent 1 asks again, as an adversary does in its next round
     c = pb.count("test", "agent")
-    assert (c.calls, c.cached) == (4, 1) and c.waves == [3, 0]
+    # the cache is empty: agent 1's repeat is a repeat within the job, not a reply in the response cache
+    assert (c.calls, c.cached, c.repeats, c.paid) == (4, 0, 1, 3) and c.waves == [3, 0]
+    # with agent 0's reply in the response cache: agent 0 is a cache hit, agent 1's repeat still a repeat
+    real.cache.put(real.cache_key(reqs[0]), {"model": "openai/fake", "text": "Answer: (B)"})
+    pb = PlanBackbone(Stub(), real, None)
+    asyncio.run(pb.generate(reqs[:3]))
+    asyncio.run(pb.generate(reqs[3:]))
+    c = pb.count("test", "agent")
+    assert (c.calls, c.cached, c.repeats, c.paid) == (4, 1, 1, 2) and c.waves == [2, 0]
     asyncio.run(real.aclose())
 
 
@@ -243,8 +253,8 @@ def test_plan_command_prints_both_budgets_and_refuses_bad_flags() -> None:
     assert p.returncode == 0, p.stderr[-2000:]
     out = " ".join(p.stdout.split())
     assert "at train=default:" in out and "at train=paper:" in out and "[train=default: 24 epochs" in out
-    assert "latency 1 s assumed" in out
-    p = _cli("plan", "method=complete", "--latency", "0")
-    assert p.returncode == 2 and "--latency must be > 0" in p.stderr
+    assert "simulator: no latency per call" in out and "latency 1 s assumed" not in out
+    p = _cli("plan", "method=complete", "--latency", "-1")
+    assert p.returncode == 2 and "--latency must be >= 0" in p.stderr
     p = _cli("plan", "mode=evaluate")
     assert p.returncode == 2 and "--evaluate" in p.stderr

@@ -55,7 +55,8 @@ def test_hedging_agents_are_reported_per_agent_and_warned_about(tmp_path: Path) 
     assert all(f"agent {i} ({role}) 100.0 %" in warning for i, role in enumerate(res["roles"]))
     stderr = " ".join(p.stderr.split())  # rich wraps long lines
     assert "WARNING: 6 of 6 agent answers unparsed" in stderr
-    assert "6 of 6 (100.00 %)" in stderr and "100.0 100.0 100.0" in stderr  # the summary table rows
+    stdout = " ".join(p.stdout.split())  # the summary table is the job's result: stdout
+    assert "6 of 6 (100.00 %)" in stdout and "100.0 100.0 100.0" in stdout  # the summary table rows
 
 
 def test_readable_answers_give_no_warning(tmp_path: Path) -> None:
@@ -64,7 +65,7 @@ def test_readable_answers_give_no_warning(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads((tmp_path / "ok" / "results.json").read_text())
     assert res["metrics"]["unparsed_answers"] == 0 and res["unparsed_warning"] is None
-    assert "WARNING" not in p.stderr and "0 of 6 (0.00 %)" in " ".join(p.stderr.split())
+    assert "WARNING" not in p.stderr and "0 of 6 (0.00 %)" in " ".join(p.stdout.split())
 
 
 def test_summary_of_an_old_results_file_without_per_agent_keys() -> None:

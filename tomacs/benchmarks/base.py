@@ -55,7 +55,7 @@ class BenchmarkSettings:
     variant: str | None = None  # synthetic only: mc | numeric
     # the data directory: <path>/<dataset>/<split>.jsonl; null = none ($TOMACS_DATA unset)
     path: str | None = "${oc.env:TOMACS_DATA,null}"
-    source: str = "local"  # local | hub (hub needs network and HF_HUB_OFFLINE unset) | generated (synthetic)
+    source: str = "local"  # local | hub (needs network and TOMACS_ONLINE=1) | generated (synthetic)
     train_split: str = "train"  # the file split training (and validation, if held out) reads
     test_split: str = "test"
     test_subset: int | None = None  # a fixed test subset of this many questions; null = the whole split

@@ -3,7 +3,8 @@
 Data layout: ``<dir>/<dataset>/<split>.jsonl`` in the Hugging Face field schemas, where ``<dir>``
 is ``benchmark.path`` or the environment variable ``TOMACS_DATA`` (the project ships a checked
 copy under ``shared/data``; see its README for provenance and row counts). Nothing is ever
-downloaded unless the user opts in with ``benchmark.source=hub`` (and HF_HUB_OFFLINE is unset),
+downloaded unless the user opts in with ``benchmark.source=hub`` and ``TOMACS_ONLINE=1`` (the CLI
+sets HF_HUB_OFFLINE=1 otherwise; HF_HUB_OFFLINE must not be set),
 in which case the same rows come from ``datasets.load_dataset``.
 
 Split choices, and why:
@@ -70,6 +71,7 @@ __all__ = [
 SUBSET_SEED = 0  # fixed seed for test subsets and shared-split partitions (never the run seed)
 MAX_HELDOUT_VALIDATION = 300
 _OFFLINE_VALUES = ("1", "true", "yes", "on")
+_ONLINE_VALUES = ("1", "true", "True")  # TOMACS_ONLINE values the CLI takes (tomacs.cli._offline_env)
 
 
 class _FieldError(Exception):
@@ -201,10 +203,14 @@ class _JsonlAdapter(BenchmarkAdapter):
         return None if d is None else d / self.dir_name / f"{split}.jsonl"
 
     def _how_to_get(self) -> str:
+        # the data directory's own README (layout, provenance) where it has one, by its real path
+        d = data_dir(self.path)
+        readme = d / "README.md" if d is not None else None
+        see = f"; see {readme.resolve()}" if readme is not None and readme.is_file() else ""
         return (
             f"set benchmark.path=<dir> or TOMACS_DATA=<dir> with files <dir>/{self.dir_name}/<split>.jsonl "
-            f"(HF schema; see shared/data/README.md), or download from the Hugging Face hub with "
-            f"benchmark.source=hub (needs network and HF_HUB_OFFLINE unset)"
+            f"(the Hugging Face dataset's fields{see}), or download from the Hugging Face hub with "
+            f"benchmark.source=hub (needs network and TOMACS_ONLINE=1)"
         )
 
 
@@ -307,11 +313,21 @@ def _convert_row(adapter: _JsonlAdapter, split: str, row: Any, pos: int, where: 
 
 
 def _hub_rows(adapter: _JsonlAdapter, split: str) -> list[dict[str, Any]]:
-    """Rows from the Hugging Face hub; only on explicit opt-in (source=hub, HF_HUB_OFFLINE unset)."""
+    """Rows from the Hugging Face hub; only on explicit opt-in (source=hub, TOMACS_ONLINE=1, HF_HUB_OFFLINE
+    unset)."""
     repo, config = adapter.hub
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _OFFLINE_VALUES:
+        # the tomacs command sets HF_HUB_OFFLINE=1 itself unless TOMACS_ONLINE=1 (tomacs.cli._offline_env):
+        # unsetting it would not help there
+        if os.environ.get("TOMACS_ONLINE", "") in _ONLINE_VALUES:
+            fix = "HF_HUB_OFFLINE is set in your environment; unset it (TOMACS_ONLINE=1 is set)"
+        else:
+            fix = (
+                "the tomacs command sets HF_HUB_OFFLINE=1 unless TOMACS_ONLINE=1; run it with "
+                "TOMACS_ONLINE=1 (and HF_HUB_OFFLINE not set in your environment)"
+            )
         raise BenchmarkFileMissing(
-            f"benchmark '{adapter.name}': benchmark.source=hub but HF_HUB_OFFLINE is set; unset it to "
+            f"benchmark '{adapter.name}': benchmark.source=hub but downloads are off: {fix} to "
             f"download {repo}, or use local files: {adapter._how_to_get()}"
         )
     try:

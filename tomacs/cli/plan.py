@@ -69,7 +69,8 @@ def plan(
     latency: float = typer.Option(
         None,
         "--latency",
-        help="Seconds per LLM call for the wall time (default 1.0; the cache records none).",
+        help="Seconds per LLM call for the wall time (default 1.0; the cache records none; "
+        "the simulator has none).",
     ),
     sample: int = typer.Option(
         None,
@@ -82,8 +83,9 @@ def plan(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """What `tomacs train` (or evaluate) with these OVERRIDES will cost, before any paid call: LLM calls
-    by phase, tokens, dollars, cached replies, texts to embed and wall time, per job and summed. A dry
-    run of the real executor on a stand-in backbone (tomacs/launch/plan.py); makes no LLM call."""
+    by phase, tokens, dollars, replies already in the response cache and repeats within the job, texts
+    to embed and wall time, per job and summed. A dry run of the real executor on a stand-in backbone
+    (tomacs/launch/plan.py); makes no LLM call."""
     import json
 
     from rich.markup import escape
@@ -94,8 +96,8 @@ def plan(
     mode = "evaluate" if evaluate_only else "train"
     if any(o.startswith("mode=") for o in overrides):
         fail("'mode' is set by the command; use --evaluate to plan `tomacs evaluate`")
-    if latency is not None and latency <= 0:
-        fail("--latency must be > 0 seconds")
+    if latency is not None and (latency < 0 or latency != latency):
+        fail("--latency must be >= 0 seconds")
     if sample is not None and sample < 1:
         fail("--sample must be >= 1")
     lat = DEFAULT_LATENCY_S if latency is None else latency
@@ -112,19 +114,22 @@ def plan(
         out = {"jobs": [p.summary(lat) for p in plans], "budgets": totals, "latency_s": lat}
         print(json.dumps(out, indent=1, default=str))
         return
-    t = Table(title=f"tomacs plan: {len(plans)} job(s), {mode}; latency {lat:g} s per call")
+    llm = [p for p in plans if not p.simulated]
+    per_call = f"latency {lat:g} s per call" if llm else "simulator: no latency per call"
+    t = Table(title=f"tomacs plan: {len(plans)} job(s), {mode}; {per_call}")
     for col in (
         "job",
         "calls train/val/test/dec",
         "calls (bound)",
-        "cached",
+        "in cache",
+        "repeats",
         "tokens prompt/compl.",
         "USD (bound)",
         "embed",
         "wall",
     ):
         t.add_column(col, justify="left" if col == "job" else "right")
-    tot_calls = tot_bound = tot_cached = tot_p = tot_c = 0
+    tot_calls = tot_bound = tot_cached = tot_repeats = tot_p = tot_c = 0
     tot_usd, tot_usd_bound, tot_wall, tot_emb = 0.0, 0.0, 0.0, 0
     unknown_price = False
     for p in plans:
@@ -142,6 +147,7 @@ def plan(
             f"{c['train']:,}/{c['validation']:,}/{c['test']:,}/{c['decision']:,}",
             f"{s['calls_total']:,} ({s['calls_bound']:,})",
             f"{s['cached']:,}",
+            f"{s['repeats']:,}",
             f"{s['prompt_tokens']:,}/{s['completion_tokens']:,}",
             f"{_usd(s['usd'])} ({_usd(s['usd_bound'])})",
             emb,
@@ -151,6 +157,7 @@ def plan(
         tot_calls += s["calls_total"]
         tot_bound += s["calls_bound"]
         tot_cached += s["cached"]
+        tot_repeats += s["repeats"]
         tot_p += s["prompt_tokens"]
         tot_c += s["completion_tokens"]
         tot_usd += s["usd"] or 0.0
@@ -163,12 +170,13 @@ def plan(
             "",
             f"{tot_calls:,} ({tot_bound:,})",
             f"{tot_cached:,}",
+            f"{tot_repeats:,}",
             f"{tot_p:,}/{tot_c:,}",
             f"{_usd(tot_usd)} ({_usd(tot_usd_bound)})",
             f"{tot_emb:,}",
             _dur(tot_wall),
         )
-    out_console = console if console.is_terminal else Console(width=200)
+    out_console = console if console.is_terminal else Console(width=240)  # a log: one row per job
     out_console.print(t)
     for b, v in totals.items():
         out_console.print(
@@ -181,7 +189,12 @@ def plan(
         "bound = every agent speaks in every round and every epoch runs; "
         "'if it stops at N': the patience minimum (no improvement after the first epoch)"
     )
-    if latency is None:
+    if llm:
+        notes.append(
+            "in cache = replies already in the response cache; repeats = requests that repeat an earlier "
+            "one of the same job (paid once, then served by the cache); neither is paid"
+        )
+    if latency is None and llm:
         notes.append(f"latency {lat:g} s assumed: the response cache records no latency; give --latency S")
     if unknown_price:
         notes.append(

@@ -54,7 +54,13 @@ def launch(mode: str, overrides: list[str], multirun: bool) -> None:
     _hold_run_dir(overrides, multirun)
     from tomacs.launch.hydra_app import hydra_entry
 
-    sys.argv = ["tomacs", *(["--multirun"] if multirun else []), *overrides, f"mode={mode}"]
+    sys.argv = [
+        "tomacs",
+        *(["--multirun"] if multirun else []),
+        *overrides,
+        f"mode={mode}",
+        *_logs_to_stderr(overrides),
+    ]
     if not multirun:
         hydra_entry()
         return
@@ -71,6 +77,17 @@ def launch(mode: str, overrides: list[str], multirun: bool) -> None:
             highlight=False,
         )
         raise SystemExit(143 if what == "SIGTERM" else 130) from None
+
+
+def _logs_to_stderr(overrides: list[str]) -> list[str]:
+    """Hydra logs to stdout (its launcher's "Launching N jobs", a job's log records); a job's stdout is
+    its results (summary table, results path, a sweep's table), so `> out.txt` keeps only those. Left
+    alone where the command chooses its own logging."""
+    if any("hydra_logging" in o or "job_logging" in o for o in overrides):
+        return []
+    return [
+        f"hydra.{key}.handlers.console.stream='ext://sys.stderr'" for key in ("hydra_logging", "job_logging")
+    ]
 
 
 def _hold_run_dir(overrides: list[str], multirun: bool) -> None:

@@ -89,6 +89,8 @@ class Task:
         self.steps += 1
         self.fields.update(fields)
         self._refresh(line=True)
+        for hook in self.owner.on_step:
+            hook()
 
     def info(self) -> str:
         parts = []
@@ -143,11 +145,19 @@ class Progress:
         self.job_done = 0
         self.job_bound = False  # the total is a bound (early stopping may end training sooner)
         self.job_t0 = time.perf_counter()
+        self.on_step: list[Any] = []  # called after every step of every task (the job's clock ticks)
 
     def start_job(self, total_questions: int, bound: bool = False) -> None:
         """The whole job's work in questions, so every progress line also gives the job's ETA."""
         self.job_total, self.job_done, self.job_bound = int(total_questions), 0, bound
         self.job_t0 = time.perf_counter()
+
+    def skip_job(self, questions: int) -> None:
+        """Questions of the job's total that an earlier process finished (a resumed job: its epochs,
+        its evaluated questions) or that will not run (training that had stopped early): out of the
+        total, so the job's ETA sets what remains against what this process has done."""
+        if self.job_total > 0 and questions > 0:
+            self.job_total = max(0, self.job_total - int(questions))
 
     def job_eta(self) -> str:
         if self.job_total <= 0 or self.job_done <= 0:

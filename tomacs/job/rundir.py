@@ -30,6 +30,7 @@ LOCK_NAME = ".tomacs.lock"
 ARGV_ENV = "TOMACS_ARGV"  # the command as the user typed it, set by the CLI (read by launched jobs too)
 
 _held: dict[Path, int] = {}  # run directory -> fd of its lock file, for the locks this process holds
+_found: set[Path] = set()  # run directories that existed before this process took them (never removed)
 
 
 class RunDirBusy(ConfigError):
@@ -107,6 +108,8 @@ def acquire(out_dir: Path) -> bool:
     out_dir = Path(out_dir).resolve()
     if out_dir in _held:
         return False
+    if out_dir.exists():
+        _found.add(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by child processes (O_CLOEXEC)
@@ -131,13 +134,25 @@ def release(out_dir: Path) -> None:
 
 
 _HYDRA_STUBS = frozenset({".hydra/config.yaml", ".hydra/hydra.yaml", ".hydra/overrides.yaml", LOCK_NAME})
+# what a job writes in its directory before it has done any work: its settled config and its clock
+# (tomacs.job.clock); and, only when empty, the logs that its first result would fill
+_START_FILES = frozenset({"config.yaml", "wall.json"})
+_EMPTY_START_FILES = frozenset({"episodes.jsonl", "train_log.jsonl"})
 
 
-def holds_only_stubs(out_dir: Path, empty_logs: bool = True) -> bool:
+def made_by_this_command(out_dir: Path) -> bool:
+    """False when the run directory existed before this command took it (`acquire`), so a failed job
+    never removes a directory it did not create; True otherwise (this command, or Hydra for it, made it)."""
+    return Path(out_dir).resolve() not in _found
+
+
+def holds_only_stubs(out_dir: Path, empty_logs: bool = True, started: bool = False) -> bool:
     """True when out_dir holds nothing but what Hydra and the lock write before a job starts
     (.hydra/, .tomacs.lock, a top-level *.log; with empty_logs, only empty ones): a job that fails
     there leaves nothing worth keeping. Anything else (results, episodes, checkpoints, a train log,
-    a tracker's files) means work, of this run or a previous one."""
+    a tracker's files) means work, of this run or a previous one. `started`: the directory held only
+    stubs when this job began, so what a job writes before any work (config.yaml, wall.json, an
+    empty episodes.jsonl or train_log.jsonl) is its own and is no work either."""
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
         return False
@@ -148,6 +163,12 @@ def holds_only_stubs(out_dir: Path, empty_logs: bool = True) -> bool:
                 return False
         elif rel in _HYDRA_STUBS:
             continue
+        elif (
+            started
+            and not p.is_symlink()
+            and (rel in _START_FILES or (rel in _EMPTY_START_FILES and p.stat().st_size == 0))
+        ):
+            continue
         elif "/" in rel or not rel.endswith(".log") or p.is_symlink():
             return False
         elif empty_logs and p.stat().st_size > 0:
@@ -155,12 +176,12 @@ def holds_only_stubs(out_dir: Path, empty_logs: bool = True) -> bool:
     return True
 
 
-def remove_stub(out_dir: Path) -> bool:
-    """Remove a run directory a failed command left with only stubs (see holds_only_stubs), so
-    refused jobs do not pile up in outputs/runs/. File by file, never a tree: whatever else is
-    there keeps the directory."""
+def remove_stub(out_dir: Path, started: bool = False) -> bool:
+    """Remove a run directory a failed command left with only stubs (see holds_only_stubs; `started`:
+    a job that held only stubs when it began, whose own start files go too), so refused jobs do not
+    pile up in outputs/runs/. File by file, never a tree: whatever else is there keeps the directory."""
     out_dir = Path(out_dir)
-    if not holds_only_stubs(out_dir, empty_logs=False):
+    if not holds_only_stubs(out_dir, empty_logs=False, started=started):
         return False
     release(out_dir)
     try:

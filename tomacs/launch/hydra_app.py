@@ -24,10 +24,11 @@ from tomacs.paths import conf_dir
 register_schema()
 
 
-def _console() -> Console:
+def _console(stderr: bool = True) -> Console:
     """A fresh console per use: hydra_entry is pickled by value by submitit launchers, so it must
-    not reference module-level objects holding locks."""
-    return Console(stderr=True)
+    not reference module-level objects holding locks. Progress, logs and errors go to stderr; a job's
+    results (its summary table, the path of its results.json) to stdout, so `> out.txt` keeps them."""
+    return Console(stderr=stderr)
 
 
 def summary_table(results: dict) -> Table:
@@ -52,11 +53,19 @@ def summary_table(results: dict) -> Table:
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
         ("test questions", str(results["test_questions"])),
-        ("wall s", f"{results['wall_s']:.1f}"),
+        ("wall s", _wall(results)),
     ]
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def _wall(results: dict) -> str:
+    """The job's seconds over all its processes; a resumed job's own process beside them."""
+    total, own = results["wall_s"], results.get("wall_s_this_process")
+    return (
+        f"{total:.1f}" if own is None or round(own, 1) == round(total, 1) else f"{total:.1f} ({own:.1f} now)"
+    )
 
 
 def _unparsed(m: dict) -> str:
@@ -115,13 +124,16 @@ def hydra_entry(cfg: DictConfig) -> float:
         command_argv,
         holds_only_stubs,
         interrupted_by,
+        made_by_this_command,
         remove_stub,
         resume_command,
         stop_on_sigterm,
     )
 
     stop_on_sigterm()
-    fresh = holds_only_stubs(out_dir)  # a refused job removes what Hydra made; never a previous run's dir
+    # a refused job removes the directory this command made for it; never a previous run's, nor one
+    # that existed before the command (even empty)
+    fresh = holds_only_stubs(out_dir) and made_by_this_command(out_dir)
     num = hc.job.get("num") if multirun else None
     where = f"[job {num}] " if multirun else ""
     resume_dir = Path(str(hc.sweep.dir)).resolve() if multirun else out_dir  # a sweep resumes whole
@@ -147,7 +159,7 @@ def hydra_entry(cfg: DictConfig) -> float:
         raise SystemExit(143 if what == "SIGTERM" else 130) from None
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         if fresh:
-            remove_stub(out_dir)
+            remove_stub(out_dir, started=True)
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     except SpendCapReached as exc:  # stopped before a paid call: everything paid for is kept
@@ -171,22 +183,29 @@ def hydra_entry(cfg: DictConfig) -> float:
         raise SystemExit(SPEND_CAP_EXIT) from None
     except BackboneError as exc:  # the run is resumable: finished questions and paid replies are kept
         console.print(f"[bold red]backbone error:[/] {exc}", highlight=False, soft_wrap=True)
-        print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)
+        # refused before it finished anything (no API key, a permanent error at the first call): nothing
+        # of the job to resume, so no directory and no resume line (a sweep's other jobs may have work)
+        removed = fresh and remove_stub(out_dir, started=True)
+        if removed:
+            print(f"{where}nothing was done; removed {out_dir}", file=sys.stderr, flush=True)
+        if multirun or not removed:
+            print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)
         raise SystemExit(3) from None
     except OSError as exc:  # a disk that filled up or went read-only mid-run: one line, not a traceback
         if fresh:
-            remove_stub(out_dir)
+            remove_stub(out_dir, started=True)
         console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
-    if multirun:
+    if multirun:  # one progress line per job on stderr; the sweep's summary table goes to stdout
         from tomacs.launch.sweep import job_line
 
         console.print(job_line(results, name, num), highlight=False, markup=False, soft_wrap=True)
         print_unparsed_warning(console, results)
     else:
+        out = _console(stderr=False)
         if results.get("skipped"):
             console.print(f"already finished: {out_dir} (results.json matches this config; not run again)")
-        console.print(summary_table(results))
+        out.print(summary_table(results))
         print_unparsed_warning(console, results)
-        console.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
+        out.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     return float(results["metrics"]["acc"])

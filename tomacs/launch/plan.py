@@ -17,7 +17,10 @@ What is exact and what is not:
   at the patience minimum is given beside them;
 * wall time replays the executor's waves of concurrent requests (a round of a batch, a level of a
   chain) at the endpoint's concurrency and a latency that is given (the response cache does not
-  record latency, so none is measured from it).
+  record latency, so none is measured from it); the simulator has none. MiniLM's time is at the
+  rate earlier jobs measured here (tomacs.launch.embed_rate), else at a rate timed now on a sample;
+* a reply is paid unless it is already in the response cache or repeats an earlier request of the
+  same job (the response cache serves the repeat in the real run too): the two are counted apart.
 """
 
 from __future__ import annotations
@@ -51,12 +54,17 @@ class Count:
     """Calls and tokens of one phase (agents) or of the decision agent."""
 
     calls: int = 0
-    cached: int = 0
+    cached: int = 0  # replies already in the response cache before the job
     prompt: int = 0
     completion: int = 0
     paid_prompt: int = 0
     paid_completion: int = 0
     waves: list[int] = field(default_factory=list)  # paid requests in flight together, per wave
+    repeats: int = 0  # requests that repeat an earlier one of the job (the cache serves them then)
+
+    @property
+    def paid(self) -> int:
+        return self.calls - self.cached - self.repeats
 
     def scaled(self, f: float) -> Count:
         return Count(
@@ -67,6 +75,7 @@ class Count:
             round(self.paid_prompt * f),
             round(self.paid_completion * f),
             [round(w * f) for w in self.waves] if f < 1 else self.waves * max(1, round(f)),
+            round(self.repeats * f),
         )
 
     def __add__(self, o: Count) -> Count:
@@ -78,6 +87,7 @@ class Count:
             self.paid_prompt + o.paid_prompt,
             self.paid_completion + o.paid_completion,
             self.waves + o.waves,
+            self.repeats + o.repeats,
         )
 
     def wall_s(self, latency: float, concurrency: int) -> float:
@@ -148,7 +158,7 @@ class PlanBackbone:
     def _cached(self, req: GenerationRequest) -> tuple[dict[str, Any] | None, bool]:
         """(the cached record, whether the request repeats one of this dry run): a repeated
         request is served by the response cache in the real run too (the first reply), so it is
-        not paid twice."""
+        not paid twice. A repeat's record says whether its first reply was in the cache already."""
         cache = getattr(self.real, "cache", None)
         if cache is None:
             return None, False
@@ -168,7 +178,10 @@ class PlanBackbone:
             rec, repeat = self._cached(req)
             if rec is not None:
                 text, pt, ct = rec["text"], int(rec["prompt_tokens"]), int(rec["completion_tokens"])
-                c.cached += 1
+                if repeat and not rec["in_cache"]:
+                    c.repeats += 1  # paid once, at its first request in the job
+                else:
+                    c.cached += 1  # in the response cache before the job
             else:
                 text = fit_length(sr.text, self.completion_tokens)
                 pt, ct = count_chat_tokens(req.messages), count_tokens(text)
@@ -176,7 +189,12 @@ class PlanBackbone:
                 c.paid_completion += ct
                 paid += 1
             if not repeat and self.real is not None:
-                self._seen[self._last_key] = {"text": text, "prompt_tokens": pt, "completion_tokens": ct}
+                self._seen[self._last_key] = {
+                    "text": text,
+                    "prompt_tokens": pt,
+                    "completion_tokens": ct,
+                    "in_cache": rec is not None,
+                }
             c.prompt += pt
             c.completion += ct
             out.append(GenerationReply(text, pt, ct, cached=rec is not None))
@@ -233,27 +251,83 @@ def counting_embedder(cfg: DictConfig, phase: Any) -> CountingEmbedder:
     return CountingEmbedder(name, EMBEDDER_DIMS[name], phase)
 
 
-_MINILM_S_PER_TEXT: dict[str, float] = {}
+_MINILM_S_PER_TEXT: dict[tuple[str, str], tuple[float, int]] = {}
+SAMPLE_MIN_TEXTS, SAMPLE_MIN_S, SAMPLE_MAX_S = 256, 3.0, 20.0
 
 
-def minilm_seconds_per_text(samples: list[str]) -> float | None:
-    """Seconds per text of MiniLM on this machine, timed on a short encode of the job's own texts
-    (model load excluded; None when the model is not available offline)."""
-    if "s" in _MINILM_S_PER_TEXT:
-        return _MINILM_S_PER_TEXT["s"]
+def minilm_settings(cfg: DictConfig, device: str) -> tuple[str | None, str | None]:
+    """(precision, backend) the job's MiniLM runs in (`embed.precision`, `embed.backend` resolved for
+    its device); None for what cannot be resolved here (a setting this machine cannot run: the job
+    itself says why)."""
+    from tomacs.embedding import embedders
+
+    emb = cfg.get("embed") or {}
+    out: list[str | None] = []
+    for name, key, default in (
+        ("resolve_precision", "precision", "auto"),
+        ("resolve_backend", "backend", "torch"),
+    ):
+        resolve = getattr(embedders, name, None)
+        try:
+            out.append(None if resolve is None else resolve(str(emb.get(key, default)), device))
+        except Exception:  # noqa: BLE001
+            out.append(None)
+    return out[0], out[1]
+
+
+def minilm_seconds_per_text(
+    samples: list[str], precision: str | None = None, backend: str | None = None
+) -> tuple[float, int] | None:
+    """(seconds per text, texts timed) of MiniLM on this machine's CPU, timed now on the job's own
+    texts, encoded again and again until at least SAMPLE_MIN_TEXTS texts and SAMPLE_MIN_S seconds
+    (at most SAMPLE_MAX_S): one short encode swung 3.5x with the load. Model load excluded; None
+    when the model is not available offline."""
+    key = (str(precision), str(backend))
+    if key in _MINILM_S_PER_TEXT:
+        return _MINILM_S_PER_TEXT[key]
     from tomacs.embedding.embedders import MiniLMEmbedder
 
-    texts = list(dict.fromkeys(samples))[:64] or ["a sample text to embed"]
+    texts = list(dict.fromkeys(samples))[:SAMPLE_MIN_TEXTS] or ["a sample text to embed"]
     try:
-        emb = MiniLMEmbedder(device="cpu", cache=None)
+        given = {"precision": precision or "auto", **({"backend": backend} if backend else {})}
+        emb = MiniLMEmbedder(device="cpu", cache=None, **given)
         emb._encode(texts[:2])  # warm: load and first call
-        t0 = time.perf_counter()
-        emb._encode(texts)
-        s = (time.perf_counter() - t0) / len(texts)
+        n, t0 = 0, time.perf_counter()
+        while True:
+            emb._encode(texts)
+            n += len(texts)
+            took = time.perf_counter() - t0
+            if (n >= SAMPLE_MIN_TEXTS and took >= SAMPLE_MIN_S) or took >= SAMPLE_MAX_S:
+                break
     except Exception:  # noqa: BLE001 - no model offline: the plan says "unknown"
         return None
-    _MINILM_S_PER_TEXT["s"] = s
-    return s
+    _MINILM_S_PER_TEXT[key] = (took / n, n)
+    return _MINILM_S_PER_TEXT[key]
+
+
+def minilm_rate(cfg: DictConfig, device: str, samples: list[str]) -> tuple[float | None, str]:
+    """(seconds per text, where the rate comes from) of the job's MiniLM: the rate earlier jobs on this
+    machine measured over every text they encoded (tomacs.launch.embed_rate), else one timed now on
+    a sample of the job's texts."""
+    from tomacs.launch.embed_rate import measured_rate
+
+    precision, backend = minilm_settings(cfg, device)
+    how = ", ".join(x for x in (precision, backend) if x)
+    measured = measured_rate(cfg, device, precision, backend)
+    if measured is not None:
+        rate, jobs, path = measured
+        return 1.0 / rate, (
+            f"MiniLM {rate:.3g} texts/s on {device}{f' ({how})' if how else ''}, measured by "
+            f"{jobs} earlier job{'s' if jobs > 1 else ''} ({path})"
+        )
+    timed = minilm_seconds_per_text(samples, precision, backend)
+    if timed is None:
+        return None, "MiniLM is not available offline here: its time is unknown"
+    s, n = timed
+    return s, (
+        f"MiniLM {1.0 / s:.3g} texts/s on cpu{f' ({how})' if how else ''}, sampled now over {n} texts "
+        "(no earlier job here recorded its rate)"
+    )
 
 
 @dataclass
@@ -280,6 +354,8 @@ class JobPlan:
     embed_texts: int  # over the whole job (epochs scaled)
     embed_s: float | None
     sampled: str = ""  # which phases were scaled from a sample of questions
+    simulated: bool = False  # the simulator answers at once: no latency per call
+    embed_basis: str = ""  # where the embedding rate comes from (MiniLM: measured or sampled)
     other_budgets: dict[str, dict[str, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -306,8 +382,12 @@ class JobPlan:
             return None
         return c.paid_prompt * self.price[0] + c.paid_completion * self.price[1]
 
+    def latency(self, latency: float) -> float:
+        """Seconds per call this job waits: none on the simulator."""
+        return 0.0 if self.simulated else latency
+
     def wall_s(self, latency: float, epochs: int | None = None) -> float:
-        llm = self.total(epochs).wall_s(latency, self.concurrency)
+        llm = self.total(epochs).wall_s(self.latency(latency), self.concurrency)
         share = 1.0 if epochs is None or not self.epochs else epochs / self.epochs
         return llm + (self.embed_s or 0.0) * share
 
@@ -322,6 +402,8 @@ class JobPlan:
             "calls_total": tot.calls,
             "calls_bound": bound.calls,
             "cached": tot.cached,
+            "repeats": tot.repeats,
+            "paid_calls": tot.paid,
             "prompt_tokens": tot.prompt,
             "completion_tokens": tot.completion,
             "paid_prompt_tokens": tot.paid_prompt,
@@ -331,8 +413,9 @@ class JobPlan:
             "usd_at_patience_min": self.dollars(self.total(self.epochs_min)),
             "embed_texts": self.embed_texts,
             "embed_s": self.embed_s,
+            "embed_basis": self.embed_basis,
             "wall_s": self.wall_s(latency),
-            "latency_s": latency,
+            "latency_s": self.latency(latency),
             "concurrency": self.concurrency,
             "other_budgets": self.other_budgets,
             "sampled": self.sampled,
@@ -362,11 +445,13 @@ def _walk(comps: Any, qs: list[Any], train: bool, phase: str) -> None:
     from tomacs.execution.batches import walk
 
     if qs:
+        # training runs each question `train.samples` times in its batch (tomacs.training.reinforce)
+        k = int(comps.cfg.train.get("samples", 1)) if train else 1
         walk(
             comps.executor,
             comps.method,
-            qs,
-            int(comps.cfg.train.batch_size if train else comps.cfg.eval.batch_size),
+            [q for q in qs for _ in range(k)],
+            int(comps.cfg.train.batch_size if train else comps.cfg.eval.batch_size) * k,
             train=train,
             phase=phase,
         )
@@ -476,7 +561,7 @@ def plan_job(
     bound = tr
     if learned and tr.calls:  # everyone speaks: N x T agent calls per question
         full = len(comps.train_qs) * n * rounds
-        paid = max(1, tr.calls - tr.cached)
+        paid = max(1, tr.paid)
         extra = max(
             0, full - tr.calls
         )  # the calls of agents the policy left out: paid, at the mean paid size
@@ -488,8 +573,9 @@ def plan_job(
             tr.paid_prompt + round(extra * tr.paid_prompt / paid),
             tr.paid_completion + round(extra * tr.paid_completion / paid),
             [w * full // max(1, tr.calls) for w in tr.waves],
+            tr.repeats,
         )
-    embed_texts, embed_s, kind = 0, None, None
+    embed_texts, embed_s, kind, basis = 0, None, None, ""
     seen = counting.texts
     if seen:
         kind = counting.kind
@@ -497,10 +583,9 @@ def plan_job(
         per = {"train": f_train * epochs, "validation": f_val * epochs, "test": f_test}
         embed_texts = round(sum(len(ts) * per.get(ph, 1.0) for ph, ts in seen.items()))
         if kind == "minilm":
-            s = minilm_seconds_per_text(sorted(set().union(*seen.values()))[:64])
+            s, basis = minilm_rate(cfg, str(job.ctx.device), sorted(set().union(*seen.values())))
             embed_s = None if s is None else s * embed_texts
-            if s is None:
-                notes.append("MiniLM is not available offline here: its time is unknown")
+            notes.append(basis)
         else:
             embed_s = 0.0
     concurrency = int(cfg.backbone.get("max_concurrency") or cfg.concurrency)
@@ -528,6 +613,8 @@ def plan_job(
         embed_s=embed_s,
         sampled=", ".join(sampled),
         notes=notes,
+        simulated=real is None,
+        embed_basis=basis,
     )
 
 
@@ -629,7 +716,8 @@ def job_plan_line(cfg: DictConfig, mode: str, comps: Components | None = None) -
         t = "?" if s["embed_s"] is None else _hms(s["embed_s"])
         emb = f" | embed {s['embed_texts']:,} {p.embed_kind} texts ({t})"
     return (
-        f"plan: {s['calls_total']:,} LLM calls ({s['cached']:,} cached), {usd}{bound}{emb} | job ETA "
+        f"plan: {s['calls_total']:,} LLM calls ({s['cached']:,} in the response cache, {s['repeats']:,} "
+        f"repeats within the job), {usd}{bound}{emb} | job ETA "
         f"{_hms(s['wall_s'])} at {DEFAULT_LATENCY_S:g} s per call, {p.concurrency} in flight | {work} "
         "(details: tomacs plan with the same overrides)"
     )

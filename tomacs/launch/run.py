@@ -22,6 +22,7 @@ from tomacs.credibility.stream import stream_metrics
 from tomacs.embedding.embedders import embedding_summary
 from tomacs.execution.batches import Batch, walk
 from tomacs.job.checkpoint import UNTRAINED, check_checkpoint, load_checkpoint, settle_embedder
+from tomacs.job.clock import JobClock
 from tomacs.job.components import Components, backbone_label, build
 from tomacs.job.files import (
     RESULTS,
@@ -36,10 +37,11 @@ from tomacs.job.files import (
 )
 from tomacs.job.progress import Progress, Running
 from tomacs.job.rundir import hold
+from tomacs.launch.embed_rate import record_embed_rate
 from tomacs.launch.plan import job_plan_line
 from tomacs.launch.tracking import make_tracker
 from tomacs.metrics import summarize, unparsed_warning
-from tomacs.training.reinforce import train, warm_up
+from tomacs.training.reinforce import epoch_questions, train, warm_up
 
 
 def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
@@ -62,7 +64,9 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
     running = Running(n, rounds)
     resumed = len(comps.test_qs) - len(todo)
     title = f"evaluate ({resumed} done before)" if resumed else "evaluate"
-    with (progress or Progress(enabled=False)).task(title, total=len(todo), unit="questions") as task:
+    progress = progress or Progress(enabled=False)
+    progress.skip_job(resumed)  # evaluated by an earlier process: not in what remains
+    with progress.task(title, total=len(todo), unit="questions") as task:
 
         def finished(b: Batch) -> None:
             log.append(b.episodes)
@@ -100,14 +104,16 @@ def trainer_of(method: Any) -> Callable[..., dict[str, Any]]:
 
 
 def job_questions(comps: Components, mode: str) -> tuple[int, bool]:
-    """(questions the whole job walks, whether that is a bound): the job's ETA in progress lines."""
+    """(questions the whole job walks, whether that is a bound): the job's ETA in progress lines.
+    A resumed job counts its finished work here too: the trainer and `evaluate` take what an earlier
+    process did out of it (`Progress.skip_job`) once they know it."""
     test = len(comps.test_qs)
     if mode != "train":
         return test, False
     if comps.method.trainable and getattr(comps.method, "trainer", "reinforce") == "reinforce":
         epochs = int(comps.cfg.train.epochs)
         bound = comps.cfg.train.get("patience") is not None and bool(comps.val_qs)
-        return epochs * (len(comps.train_qs) + len(comps.val_qs)) + test, bound
+        return epochs * epoch_questions(comps) + test, bound
     if not comps.method.trainable and comps.executor.crs is not None:
         return len(comps.train_qs) + test, False
     return 0, False  # unknown (G-Safeguard's detector epochs): no job ETA
@@ -173,14 +179,18 @@ def _locked_job(
         on_start()
         print(plan_line, file=sys.stderr, flush=True)
     write_config(out_dir, resolved)
+    clock = JobClock(out_dir, t0)  # the job's wall time over this process and the ones before it
+    progress = progress or Progress(enabled=False)
+    progress.on_step.append(clock.tick)
     # W&B's config also names the sim profile the run used (its file and fit date for a user profile)
     info = comps.backbone.profile_info() if hasattr(comps.backbone, "profile_info") else None
     tracked = {**resolved, "sim_profile": info} if info is not None else resolved
     comps.tracker = make_tracker(to_container(cfg.logger), tracked, out_dir, job or {})
     results: dict[str, Any] | None = None
     try:
-        results = _run(comps, cfg, mode, out_dir, progress, resolved, t0, job)
+        results = _run(comps, cfg, mode, out_dir, progress, resolved, clock, job)
     finally:
+        clock.tick(force=True)
         comps.tracker.finish(results, EpisodeLog.of(out_dir).path, failed=results is None)
     return results
 
@@ -190,15 +200,14 @@ def _run(
     cfg: DictConfig,
     mode: str,
     out_dir: Path,
-    progress: Progress | None,
+    progress: Progress,
     resolved: dict[str, Any],
-    t0: float,
+    clock: JobClock,
     job: dict[str, str] | None,
 ) -> dict[str, Any]:
     label = backbone_label(cfg, comps.backbone)
     train_info: dict[str, Any] = {}
-    if progress is not None:
-        progress.start_job(*job_questions(comps, mode))
+    progress.start_job(*job_questions(comps, mode))
     if mode == "train" and comps.method.trainable:
         train_info = trainer_of(comps.method)(comps, out_dir, progress)
         if train_info["epochs_run"] > train_info["resumed_from_epoch"]:
@@ -238,9 +247,11 @@ def _run(
         "backbone_stats": stats,
         "embedding": embedded,
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
-        "wall_s": round(time.perf_counter() - t0, 3),
+        "wall_s": clock.total(),  # every process of the job (a resumed one's earlier ones too)
+        "wall_s_this_process": clock.this_process(),
         "test_questions": len(comps.test_qs),
         "config": resolved,
     }
     write_json(out_dir / RESULTS, results)
+    record_embed_rate(cfg, embedded)  # what `tomacs plan` times MiniLM by
     return results

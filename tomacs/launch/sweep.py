@@ -17,8 +17,6 @@ from rich.table import Table
 
 from tomacs.job.progress import pct
 
-console = Console(stderr=True)
-
 
 def job_line(results: dict[str, Any], name: str, num: int | None) -> str:
     m = results["metrics"]
@@ -143,9 +141,10 @@ class SweepSummary(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
-        if sweep_dir.exists():
-            print_summary(console, sweep_dir)
-            console.print(f"report: tomacs report {sweep_dir}", highlight=False, soft_wrap=True)
+        if sweep_dir.exists():  # the sweep's result: on stdout (its jobs' progress went to stderr)
+            out = Console()
+            print_summary(out, sweep_dir)
+            out.print(f"report: tomacs report {sweep_dir}", highlight=False, soft_wrap=True)
         stop_on_spend_cap(sweep_dir, getattr(self, "_started", 0.0))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from tomacs.report import detector, plots, tables
 from tomacs.report.collect import STD_NOTE, cell_warnings, cells, find_jobs, setting_keys
-from tomacs.report.paper import PAPER_BACKBONE, paper_methods
+from tomacs.report.paper import PAPER_BACKBONE, PAPER_TITLE, paper_methods
 
 
 def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         "",
         *(["## WARNINGS", "", *(f"- **{w}**" for w in warnings), ""] if warnings else []),
         f"- ours: {len(jobs)} finished jobs, {ours} (sim = the calibrated simulator, not an LLM); {STD_NOTE}",
-        f"- paper: TodyComm (shared/papers/todycomm.txt), backbone {PAPER_BACKBONE}; every paper number is "
+        f"- paper: {PAPER_TITLE}; backbone {PAPER_BACKBONE}; every paper number is "
         "traceable in tomacs/report/paper_numbers.json (table, row, column); the paper does not say "
         "which std it prints",
         "- a cell pools only jobs equal in every setting of their resolved config except the seed; "

@@ -9,6 +9,10 @@ from typing import Any
 
 DATA = Path(__file__).with_name("paper_numbers.json")
 PAPER_BACKBONE = "gpt-4.1-nano"
+# the paper as a reader can find it (the repository's copy of its text is not shipped with tomacs)
+PAPER_TITLE = (
+    "Fan et al., TodyComm: Task-Oriented Dynamic Communication for Multi-Round LLM-based Multi-Agent System"
+)
 
 
 @cache

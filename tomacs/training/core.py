@@ -144,6 +144,10 @@ class EpochLoop:
         """Early stopping: the score has not improved for `patience` epochs."""
         return self.patience is not None and self.at.since_best >= int(self.patience)
 
+    def epochs_left(self) -> int:
+        """How many epochs `epochs()` will run at most (none once a resumed run had stopped early)."""
+        return 0 if self.stopped_early else max(0, self.total - self.start)
+
     def epochs(self) -> Iterator[int]:
         """The epochs left to run, ending early once patience runs out."""
         for epoch in range(self.start, self.total):

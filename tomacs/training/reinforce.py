@@ -62,6 +62,10 @@ def credit_gap(episodes: list[Any], n: int, rounds: int) -> float | None:
 CHECKPOINT_KEYS = ("epoch", "iteration", "best_val", "best_val_acc", "since_best")
 
 
+# what `selection_score` judges, as the training log lines name it
+SELECTION = "val Acc (ADAcc breaks ties)"
+
+
 def selection_score(val_acc: float | None, val_adacc: float | None) -> float | None:
     """What picks best.pt: validation Acc (the reward); ADAcc only breaks ties, which are common
     on a few dozen questions. None without validation: every epoch is kept, so the last one wins."""
@@ -69,6 +73,12 @@ def selection_score(val_acc: float | None, val_adacc: float | None) -> float | N
         return None
     tie = val_adacc if val_adacc is not None and val_adacc == val_adacc else 0.0
     return val_acc + 1e-3 * tie
+
+
+def epoch_questions(comps: Components) -> int:
+    """Questions one epoch walks, for the job's ETA: every training episode (`train.samples` per
+    training question) and the validation questions."""
+    return len(comps.train_qs) * int(comps.cfg.train.get("samples", 1)) + len(comps.val_qs)
 
 
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
@@ -96,6 +106,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     if not comps.train_qs:
         raise ValueError("train.size is 0 or the benchmark has no training split; nothing to train on")
     loop.t0 = time.perf_counter()  # train_wall_s has always counted from here, after the loading
+    # epochs an earlier process finished (or that will not run: it had stopped early) are not what remains
+    loop.prog.skip_job((loop.total - loop.epochs_left()) * epoch_questions(comps))
     at = loop.at
     for epoch in loop.epochs():
         title = loop.title(epoch)
@@ -103,9 +115,10 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         val_acc, val_adacc = validate(comps, loop, epoch, f"{title} validating")
         is_best = loop.judge(epoch, selection_score(val_acc, val_adacc), best_val_acc=val_acc)
         if val_acc is not None:
+            judged = f"{SELECTION} for {at.since_best} epoch{'s' if at.since_best > 1 else ''}"
             loop.prog.log(
                 f"{title} validation | val Acc {pct(val_acc)} | val ADAcc {pct(val_adacc)}"
-                f" | {'new best' if is_best else f'no improvement for {at.since_best}'}"
+                f" | {f'new best {SELECTION}' if is_best else f'no improvement in {judged}'}"
                 + (f" | stopping early (patience {patience})" if loop.stopped_early else "")
             )
         extra: dict[str, Any] = {"embedder": cfg.get("embedder")}
@@ -124,7 +137,9 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     method.train_mode(True)
     order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(comps.train_qs))
-    qs = [comps.train_qs[i] for i in order]
+    k = int(cfg.train.get("samples", 1))
+    # train.samples > 1: each question's episodes sit in one batch (its per-question baseline)
+    qs = [comps.train_qs[i] for i in order for _ in range(k)]
     running = Running(n, rounds)
     # the sampling (exploring) policy's Acc/ADAcc, not the greedy one validation scores
     with loop.prog.task(title, total=len(qs), unit="questions", label="explore") as task:
@@ -161,7 +176,7 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
                 len(b.questions), iter=f"{b.number}/{b.total}", loss=loss_value, **running.add(b.episodes)
             )
 
-        bs = int(cfg.train.batch_size)
+        bs = int(cfg.train.batch_size) * k
         # the epoch is the sample index of this pass: each epoch draws fresh replies for its questions
         walk(
             comps.executor,

@@ -186,6 +186,12 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         sched.load_state_dict(ck["scheduler"])
     at = loop.at
     batch_size, seed = method.settings.batch_size, int(cfg.seed)
+    # what picks best.pt, as the log lines name it: (a new best, none)
+    judged = (
+        ("new best held-out ADAcc", "no improvement in held-out ADAcc")
+        if held_out
+        else ("kept: no held-out conversations, so the latest epoch is the best", "not kept")
+    )
     for epoch in loop.epochs():
         title = loop.title(epoch)
         loss, steps = _epoch(method, train_set, batch_size, seed, epoch, opt, prog, title)
@@ -217,7 +223,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
             f"{title} | loss {loss:.4f} | train ADAcc {pct(train_adacc)}"
             f" | held-out ADAcc {pct(data_val_adacc)}"
             f" | validation Acc {pct(vm.get('acc'))} ADAcc {pct(vm.get('adacc'))}"
-            + (" | new best" if is_best else "")
+            + f" | {judged[0] if is_best else judged[1]}"
         )
         loop.save(is_best, {"scheduler": sched.state_dict(), "embedder": cfg.get("embedder")})
     loop.finish()
