@@ -124,7 +124,7 @@ def test_an_old_run_directory_config_builds() -> None:
     ("name", "params", "message"),
     [
         ("todycomm", {"baseline": "critic"},
-         "todycomm: baseline must be one of none, batch_mean, moving_avg, got 'critic'"),
+         "todycomm: baseline must be one of none, batch_mean, moving_avg, per_question, got 'critic'"),
         ("todycomm", {"epsilon": 1.5}, "todycomm: epsilon must be a number in [0, 1], got 1.5"),
         ("todycomm", {"gamma": 0}, "todycomm: gamma must be a number in (0, 1], got 0.0"),
         ("todycomm", {"decision_tau": 0.0}, "todycomm: decision_tau must be a number > 0, got 0.0"),

@@ -48,6 +48,7 @@ class TrainSchema:
     lr: float = MISSING
     optimizer: str = MISSING
     patience: int | None = MISSING
+    samples: int = MISSING
 
 
 def _schedule_default(key: str) -> Any:
@@ -111,6 +112,7 @@ class CrsSchema:
 class EmbedSchema:
     cache: str | None = MISSING
     precision: str = MISSING
+    backend: str = MISSING
 
 
 @dataclass
@@ -528,6 +530,8 @@ def validate(cfg: DictConfig) -> None:
     for key in ("size", "batch_size", "epochs"):
         if cfg.train[key] < 0 or (key == "batch_size" and cfg.train[key] < 1):
             raise ConfigError(f"train.{key} must be positive (got {cfg.train[key]})")
+    if cfg.train.get("samples", 1) < 1:
+        raise ConfigError(f"train.samples must be >= 1 (got {cfg.train.samples})")
     patience = cfg.train.get("patience")
     if patience is not None and patience < 1:
         raise ConfigError(f"train.patience must be >= 1 or null (got {patience})")
@@ -549,6 +553,9 @@ def validate(cfg: DictConfig) -> None:
     precision = (cfg.get("embed") or {}).get("precision", "auto")
     if precision not in ("auto", "fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
+    backend = (cfg.get("embed") or {}).get("backend", "auto")
+    if backend not in ("auto", "torch", "openvino"):
+        raise ConfigError(f"unknown embed.backend '{backend}'; valid: auto, openvino, torch")
 
 
 def _check_method_settings(cfg: DictConfig) -> None:

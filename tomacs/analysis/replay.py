@@ -237,7 +237,9 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
     if why:
         raise ReplayError(f"{run_dir} is a {name} run with {why}")
     emb = cfg.get("embed") or {}
-    configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
+    configure_embeddings(
+        emb.get("cache"), str(emb.get("precision", "auto")), str(emb.get("backend", "torch"))
+    )
     return Policy(
         run_dir=run_dir,
         checkpoint=Path(ck),

@@ -138,7 +138,9 @@ def build(
     from tomacs.embedding.embedders import configure as configure_embeddings
 
     emb = cfg.get("embed") or {}
-    configure_embeddings(emb.get("cache"), str(emb.get("precision", "auto")))
+    configure_embeddings(
+        emb.get("cache"), str(emb.get("precision", "auto")), str(emb.get("backend", "torch"))
+    )
     bench_cfg = to_container(cfg.benchmark)
     bench = get_benchmark(bench_cfg.pop("name"), **bench_cfg)
     comps = _assemble(cfg, bench, backbone, embedder)

@@ -245,8 +245,8 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
 def _settled(config: dict[str, Any]) -> dict[str, Any]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
-    the value older runs had (`train.name`, `attack.prompt`), so that resuming and skipping still
-    recognise them; both sides of a comparison go through it."""
+    the value older runs had (`train.name`, `train.samples`, `attack.prompt`, `embed.backend`), so
+    that resuming and skipping still recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
     cfg = OmegaConf.create(config)
@@ -254,6 +254,13 @@ def _settled(config: dict[str, Any]) -> dict[str, Any]:
     emb_proj_as_default(cfg)
     if isinstance(cfg.get("train"), DictConfig) and "name" not in cfg.train:
         cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
+    if isinstance(cfg.get("train"), DictConfig) and "samples" not in cfg.train:
+        cfg.train.samples = 1  # runs from before several episodes per training question
     if isinstance(cfg.get("attack"), DictConfig) and "prompt" not in cfg.attack:
         cfg.attack.prompt = "appd"  # runs from before attack.prompt existed had App. D's adversary
+    if isinstance(cfg.get("embed"), DictConfig) and "backend" not in cfg.embed:
+        # runs from before embed.backend existed encoded with torch, but asked for no backend: they resume
+        # and skip as `auto` does today (like precision=auto, resolved where the process runs; each
+        # process's backend is in results.json -> embedding[].backend, absent = torch)
+        cfg.embed.backend = "auto"
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

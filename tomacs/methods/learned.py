@@ -38,7 +38,7 @@ __all__ = [
     "torch_module",
 ]
 
-BASELINES = ("none", "batch_mean", "moving_avg")
+BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 _EPS = 1e-6
 
 
@@ -89,12 +89,32 @@ def decisions_log_prob(probs: Any, decisions: list[tuple[int, int, int]]) -> Any
     return (kept * torch.log(p) + (1.0 - kept) * torch.log1p(-p)).sum()
 
 
-def reinforce_loss(log_probs: Any, utilities: Any, baseline: float = 0.0) -> Any:
+def reinforce_loss(log_probs: Any, utilities: Any, baseline: Any = 0.0) -> Any:
     """REINFORCE as a loss to minimise: -mean_q [ log P_q * (u_q - b) ] (TodyComm Eq. 7, EIB Eq. 11,
     G-Designer Eq. 17, AgentPrune, CARD's -u term)."""
     torch = torch_module()
     u = torch.as_tensor(utilities, dtype=log_probs.dtype, device=log_probs.device)
-    return -((log_probs * (u - baseline)).mean())
+    b = torch.as_tensor(
+        baseline, dtype=log_probs.dtype, device=log_probs.device
+    )  # a scalar or one per episode
+    return -((log_probs * (u - b)).mean())
+
+
+def per_question_baseline(u: np.ndarray, keys: list[str], fallback: float) -> np.ndarray:
+    """Leave-one-out mean of the utilities sharing each episode's key (`fallback` where it is alone)."""
+    if len(keys) != len(u):
+        raise ValueError(f"{len(keys)} question keys for {len(u)} utilities")
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for k, x in zip(keys, u, strict=True):
+        sums[k] = sums.get(k, 0.0) + float(x)
+        counts[k] = counts.get(k, 0) + 1
+    return np.array(
+        [
+            (sums[k] - float(x)) / (counts[k] - 1) if counts[k] > 1 else fallback
+            for k, x in zip(keys, u, strict=True)
+        ]
+    )
 
 
 def nuclear_norm(p: Any) -> Any:
@@ -138,6 +158,7 @@ class LearnedMethod(Method):
         self.visits: dict[str, int] = {}  # training visits per question id: fresh, batch-free draws
         self.baseline = "none"
         self._ma: float | None = None  # moving-average reward baseline
+        self._batch_keys: list[str] = []  # the question of each episode of the batch in `loss`
         self.device = self._checked_device(ctx.device)
 
     # -- network, device ---------------------------------------------------------------------------
@@ -216,14 +237,21 @@ class LearnedMethod(Method):
         u = np.asarray(utilities, dtype=np.float64)
         if u.shape != (len(state["questions"]),):
             raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
+        self._batch_keys = [q.id for q in state["questions"]]  # per_question's groups (baseline_value)
         return u
 
-    def baseline_value(self, u: np.ndarray) -> float:
-        """The reward baseline b of `self.baseline`: none (0, the papers'), batch_mean, or moving_avg
-        (the previous batches' exponential average, the batch mean on the first batch)."""
+    def baseline_value(self, u: np.ndarray) -> float | np.ndarray:
+        """The reward baseline b of `self.baseline`: none (0, the papers'), batch_mean, moving_avg
+        (the previous batches' exponential average, the batch mean on the first batch), or
+        per_question: for each episode, the mean utility of the other episodes of its question in the
+        batch (`train.samples` > 1 runs each question several times; leave-one-out keeps the estimate
+        unbiased), which removes how hard the question is from the advantage; a question with one
+        episode falls back to the batch mean."""
         if self.baseline == "none":
             return 0.0
         batch = float(u.mean())
+        if self.baseline == "per_question":
+            return per_question_baseline(u, self._batch_keys, batch)
         if self.baseline == "batch_mean":
             return batch
         m = float(self.settings.baseline_momentum)  # type: ignore[attr-defined]  # methods offering moving_avg

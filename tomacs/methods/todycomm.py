@@ -76,7 +76,7 @@ __all__ = [
 ]
 
 ABLATIONS = ("none", "no_ranking", "no_removal", "no_credits")
-BASELINES = ("none", "batch_mean", "moving_avg")
+BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 NORMALIZERS = ("none", "running", "layernorm")
 ISOLATED = ("silent", "answer")
 
@@ -93,7 +93,8 @@ class TodyCommSettings(LearnedSettings):
     epsilon: float = bounded(0.1, 0.0, 1.0, open_high=False)  # Alg. 2 exploration: each sampled a_i flipped
     # Eq. 7 discount gamma^{T+1-t} on round-t communication log-probs (ours)
     gamma: float = bounded(0.9, 0.0, 1.0, open_low=True, open_high=False)
-    # Eq. 7 reward baseline: none (paper, raw u) | batch_mean | moving_avg
+    # Eq. 7 reward baseline: none (paper, raw u) | batch_mean | moving_avg | per_question (leave-one-out over
+    # the question's other episodes; needs train.samples > 1)
     baseline: str = choice("batch_mean", BASELINES)
     baseline_momentum: float = 0.9  # moving_avg only: b <- m*b + (1-m)*mean(u)
     # App. C node features; Table 6: full | self_only | self_neighbor | self_diff | no_persist
