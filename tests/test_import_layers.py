@@ -98,7 +98,8 @@ FLOORS: list[set[str]] = [
     {"credibility"},
     {"job"},
     {"training", "report"},
-    {"analysis", "launch", "view"},
+    {"view"},  # reads runs as the report does; a job's W&B tracker (launch) logs its episodes
+    {"analysis", "launch"},
     {"cli"},
 ]
 

@@ -133,7 +133,7 @@ def test_smoke_sweep_report_equals_job_results_and_rerun_skips(tmp_path: Path) -
 
 @pytest.mark.slow
 def test_wandb_offline_writes_one_run_per_job(tmp_path: Path) -> None:
-    from tomacs.launch.tracking import read_offline_run
+    from tomacs.launch.tracking import EPISODE_COLUMNS, read_offline_run
 
     sweep = tmp_path / "sweep"
     p = tomacs(
@@ -171,6 +171,12 @@ def test_wandb_offline_writes_one_run_per_job(tmp_path: Path) -> None:
     assert len(curves) == 2 and {"loss", "train_adacc", "train_token"} <= set(curves[0])
     assert any("val_acc" in h for h in tody["history"])
     assert any(k.startswith("graphs") for h in tody["history"] for k in h)  # the per-round graph table
+    # the episodes `tomacs view` shows (issue 42): one row per episode (eval.size=4 < graph_queries=5)
+    eps = {k: v for h in tody["history"] for k, v in h.items() if k.startswith("episodes/")}
+    assert eps["episodes/ncols"] == len(EPISODE_COLUMNS) and eps["episodes/nrows"] == 4
+    art = next(a for a in tody["artifacts"] if a["name"].endswith("-episodes"))
+    table = json.loads(Path(art["files"]["episodes.table.json"]).read_text())
+    assert table["columns"] == list(EPISODE_COLUMNS)
 
 
 @pytest.mark.slow

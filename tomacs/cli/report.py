@@ -13,7 +13,8 @@ def report(
     ),
     out: str = typer.Option(None, "--out", "-o", help="Report directory (default: <sweep_dir>/report)."),
 ) -> None:
-    """Paper-shaped tables (Markdown + LaTeX) with the papers' numbers beside ours, and plots."""
+    """Paper-shaped tables (Markdown + LaTeX) with the papers' numbers beside ours, and figures
+    (PNG, PDF and SVG, each with its caption file; the training curves' raw values as CSV)."""
     from pathlib import Path
 
     from tomacs.report.build import build_report

@@ -9,13 +9,33 @@ config = the resolved config (it never holds API keys: keys live only in the env
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 import struct
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NullTracker", "WandbTracker", "make_tracker", "read_offline_run"]
+__all__ = ["EPISODE_COLUMNS", "NullTracker", "WandbTracker", "make_tracker", "read_offline_run"]
+
+log = logging.getLogger(__name__)
+
+# the W&B `episodes` table: one row per logged episode, as `tomacs view` shows it
+EPISODE_COLUMNS = (
+    "question",
+    "gold",
+    "target",  # the adversaries' target(s), "" where there is no adversary
+    "final",  # the final decision's answer
+    "final_mark",  # right / wrong / target / unparsed
+    "wrong",
+    "adversary_win",  # final = the target
+    "flip_to_target",  # some not (yet) adversarial agent switched to the target
+    "flips",  # each flip as r<round>:a<agent>
+    "excluded",  # per round (JSON list of lists): the agents that made no call or were left out
+    "decision_excluded",  # agents whose output the decision did not count
+    "graphs",  # an image: one small graph per round and one for the decision (tomacs.view.images)
+)
 
 
 class NullTracker:
@@ -38,7 +58,8 @@ class WandbTracker:
         import wandb
 
         self.wandb = wandb
-        self.graph_queries = int(cfg.get("graph_queries", 5))
+        self.graph_queries = int(cfg.get("graph_queries", 5))  # episodes logged (graphs, episodes tables)
+        self.episode_seed = int(cfg.get("episode_seed", 0))  # which ones: as `tomacs view --seed`
         self.run = wandb.init(
             project=str(cfg.get("project") or "tomacs"),
             entity=cfg.get("entity") or None,
@@ -60,49 +81,74 @@ class WandbTracker:
     def finish(self, results: dict[str, Any] | None, episodes_path: Path, failed: bool) -> None:
         try:
             if results is not None:
-                episodes = _first_records(episodes_path, self.graph_queries)
                 for k, v in results.get("metrics", {}).items():
                     if isinstance(v, (int, float)):
                         self.run.summary[k] = v
                 self.run.summary["backbone"] = results.get("backbone")
-                rows = []
-                for ep in episodes:
-                    for t, g in enumerate(ep.get("graphs") or [], start=1):
-                        if g is not None:
-                            rows.append(
-                                [
-                                    ep["question"]["id"],
-                                    t,
-                                    json.dumps(g.get("participants", g.get("nodes"))),
-                                    json.dumps(g.get("nodes")),
-                                    json.dumps(g.get("edges")),
-                                    json.dumps(g.get("temporal_edges") or []),
-                                ]
-                            )
-                if rows:
-                    table = self.wandb.Table(
-                        columns=["question", "round", "participants", "callers", "edges", "temporal_edges"],
-                        data=rows,
-                    )
-                    self.run.log({"graphs": table})
+                self._log_episodes(episodes_path.parent)
         finally:
             self.run.finish(exit_code=1 if failed else 0)
 
+    def _log_episodes(self, run_dir: Path) -> None:
+        """The `graph_queries` episodes `tomacs view` would show (chosen by question with
+        `episode_seed`, so every job of a sweep logs the same questions): a table `graphs` of the
+        method's raw per-round graphs and a table `episodes` of the view's records, one row per
+        episode with its flags and an image of its per-round graphs (tomacs.view.images)."""
+        from tomacs.view.sources import episode_records, sampled_raw
 
-def _first_records(path: Path, k: int) -> list[dict[str, Any]]:
-    """The first k episodes only: the log of a long run is large and only a few are tabled."""
-    out: list[dict[str, Any]] = []
-    if k <= 0 or not path.is_file():
-        return out
-    with path.open() as f:
-        for line in f:
-            if len(out) >= k:
-                break
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-    return out
+        picked, _total = sampled_raw(run_dir, self.graph_queries, self.episode_seed)
+        rows = []
+        for _i, ep in picked:
+            for t, g in enumerate(ep.get("graphs") or [], start=1):
+                if g is not None:
+                    rows.append(
+                        [
+                            ep["question"]["id"],
+                            t,
+                            json.dumps(g.get("participants", g.get("nodes"))),
+                            json.dumps(g.get("nodes")),
+                            json.dumps(g.get("edges")),
+                            json.dumps(g.get("temporal_edges") or []),
+                        ]
+                    )
+        if rows:
+            table = self.wandb.Table(
+                columns=["question", "round", "participants", "callers", "edges", "temporal_edges"],
+                data=rows,
+            )
+            self.run.log({"graphs": table})
+        if not picked:
+            return
+        try:
+            records = episode_records(run_dir, run_dir.name, picked)
+            data = [self._episode_row(r) for r in records]
+        except Exception as exc:  # a picture must never fail a finished job: its results are written
+            log.warning("W&B episodes table not logged: %s: %s", type(exc).__name__, exc)
+            return
+        self.run.log({"episodes": self.wandb.Table(columns=list(EPISODE_COLUMNS), data=data)})
+
+    def _episode_row(self, rec: dict[str, Any]) -> list[Any]:
+        from PIL import Image
+
+        from tomacs.view.images import episode_png
+
+        fl, fin = rec["flags"], rec["final"]
+        excluded = [[n["agent"] for n in r["nodes"] if n["excluded"]] for r in rec["rounds"]]
+        image = Image.open(io.BytesIO(episode_png(rec)))
+        return [
+            rec["question_id"],
+            rec["gold"],
+            ", ".join(rec["targets"]),
+            fin["answer"],
+            fin["mark"],
+            fl["wrong"],
+            fl["adversary_win"],
+            bool(fl["flips"]),
+            ", ".join(f"r{t}:a{i}" for t, i in fl["flips"]),
+            json.dumps(excluded),
+            json.dumps(fin.get("excluded", [])),
+            self.wandb.Image(image, caption=f"{rec['question_id']}: final {fin['answer']} ({fin['mark']})"),
+        ]
 
 
 def make_tracker(
@@ -118,8 +164,10 @@ def make_tracker(
 
 def read_offline_run(run_dir: Path) -> dict[str, Any]:
     """Decode an offline W&B run (its run-*.wandb file: LevelDB-log framing of protobuf records)
-    into {name, group, config, history, summary}. Lets tests and users check what a run holds
-    without syncing it."""
+    into {name, group, config, history, summary, artifacts}. Lets tests and users check what a run
+    holds without syncing it. A logged table is an artifact (W&B stages its files, images included,
+    outside the run directory until `wandb sync`): `artifacts` lists each one's type, name and files
+    as {path in the artifact: local staged file}."""
     from wandb.proto import wandb_internal_pb2 as pb
 
     files = sorted(Path(run_dir).glob("run-*.wandb"))
@@ -146,7 +194,14 @@ def read_offline_run(run_dir: Path) -> dict[str, Any]:
             buf += chunk
         elif kind == 4:
             chunks.append(buf + chunk)
-    out: dict[str, Any] = {"name": None, "group": None, "config": {}, "history": [], "summary": {}}
+    out: dict[str, Any] = {
+        "name": None,
+        "group": None,
+        "config": {},
+        "history": [],
+        "summary": {},
+        "artifacts": [],
+    }
     for raw in chunks:
         rec = pb.Record()
         rec.ParseFromString(raw)
@@ -162,4 +217,7 @@ def read_offline_run(run_dir: Path) -> dict[str, Any]:
             )
         elif kind == "summary":
             out["summary"].update({i.key: json.loads(i.value_json) for i in rec.summary.update if i.key})
+        elif kind == "artifact":
+            files = {e.path: e.local_path for e in rec.artifact.manifest.contents}
+            out["artifacts"].append({"type": rec.artifact.type, "name": rec.artifact.name, "files": files})
     return out

@@ -1,4 +1,5 @@
-"""Assemble a report directory: report.md (links everything), table.md, table.tex, PNG figures."""
+"""Assemble a report directory: report.md (links everything), table.md, table.tex, and the figures
+(PNG, PDF, SVG, each with its caption file; the training curves' raw data as CSV)."""
 
 from __future__ import annotations
 
@@ -78,8 +79,10 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         *(p for p in md_parts if p),
         "## Figures",
         "",
-        *[f"![{f.stem}]({f.name})" for f in figs],
+        "Each figure is written as PNG, PDF and SVG; its caption (also in `<name>.caption.txt`) says "
+        "whose numbers it shows. Training lines are smoothed; their raw values are in the CSV beside them.",
         "",
+        *[line for f in figs for line in _figure_md(f)],
         f"LaTeX: [table.tex](table.tex). Cells with no metric: {', '.join(missing) if missing else 'none'}.",
         "",
     ]
@@ -94,3 +97,11 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         "varying": varying,
         "not_run": skipped,
     }
+
+
+def _figure_md(png: Path) -> list[str]:
+    """A figure in report.md: the PNG, its caption, and links to every file written for it."""
+    files = plots.figure_files(png)
+    cap = files["caption"].read_text().strip() if files["caption"].is_file() else ""
+    links = " · ".join(f"[{kind.upper()}]({f.name})" for kind, f in files.items() if kind != "caption")
+    return [f"![{png.stem}]({png.name})", "", *([f"*{cap}*", ""] if cap else []), links, ""]

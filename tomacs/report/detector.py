@@ -16,7 +16,16 @@ from matplotlib.lines import Line2D
 
 from tomacs.report.collect import Cell, CellKey, Job
 from tomacs.report.paper import lookup
-from tomacs.report.plots import _legend_cols, _ours_label, _save, _title, log_records
+from tomacs.report.plots import (
+    _legend_cols,
+    _save,
+    _title,
+    job_series,
+    labels_for,
+    log_records,
+    provenance,
+    set_caption,
+)
 from tomacs.report.tables import (
     ATTACK_ORDER,
     ATTACK_TITLE,
@@ -53,14 +62,17 @@ def curve_series(jobs: list[Job]) -> dict[tuple[str, str, str, str], dict[int, l
 
 
 def detector_curves(jobs: list[Job], out: Path) -> list[Path]:
-    """detector_curves_<benchmark>.png: TodyComm Fig. 4 per benchmark, a column per attack rate."""
+    """detector_curves_<benchmark>.png (and .pdf, .svg, .caption.txt): TodyComm Fig. 4 per
+    benchmark, a column per attack rate."""
     series = curve_series(jobs)
-    label = _ours_label([Cell([j]) for j in jobs])
+    infos = job_series(jobs)
+    prov = provenance(jobs)
     paths = []
     for bench in _order([k[0] for k in series], BENCH_ORDER):
         attacks = _order([k[1] for k in series if k[0] == bench], ATTACK_ORDER)
         names = sorted({k[2] for k in series if k[0] == bench}, key=natural_key)
         colour = {n: f"C{i % 10}" for i, n in enumerate(names)}
+        labels = labels_for(infos, names)
         fig, axes = plt.subplots(
             1, len(attacks), figsize=(max(6.0, 4.4 * len(attacks)), 3.6), squeeze=False, layout="constrained"
         )
@@ -83,13 +95,17 @@ def detector_curves(jobs: list[Job], out: Path) -> list[Path]:
             if c == 0:
                 ax.set_ylabel("ADAcc %")
             ax.grid(alpha=0.3)
-        handles = [Line2D([], [], color=colour[n], label=n) for n in names]
+        handles = [Line2D([], [], color=colour[n], label=labels.get(n, n)) for n in names]
         handles += [Line2D([], [], color="grey", ls=_STYLE[m], label=lab) for m, lab in CURVES]
         fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
-        _title(
+        title = BENCH_TITLE.get(bench, bench)
+        _title(fig, f"{title}: supervised detector ADAcc per epoch")
+        set_caption(
             fig,
-            f"{BENCH_TITLE.get(bench, bench)}: supervised detector ADAcc per epoch, mean over seeds, band = "
-            f"seeds' min-max (TodyComm Fig. 4 shape; {label})",
+            f"The supervised detector's ADAcc % per epoch on {title} (the shape of TodyComm's Fig. 4), a "
+            "column per attack rate: on its training conversations, on held-out conversations (which pick "
+            "the checkpoint) and on the run's validation questions; the mean over seeds, band = the "
+            "seeds' min–max. " + prov,
         )
         paths.append(_save(fig, out / f"detector_curves_{bench}.png"))
     return paths

@@ -1,13 +1,20 @@
-"""Figures of a report (matplotlib, PNG), shaped to be pasted into a paper: training curves as the
+"""Figures of a report (matplotlib), shaped to be pasted into a paper: training curves as the
 TodyComm paper's Fig. 2, Acc vs Token per benchmark, ADAcc bars against the all-reliable detector.
 
 Each figure has a data function (what is plotted, testable without pixels) and a drawing function.
-Every figure says whose numbers it shows (ours, with the backbone label) and what the error bars
-are. Headless (Agg); figures are built from results.json and train_log.jsonl only.
+Every figure is written as PNG, PDF and SVG side by side, with its caption in `<name>.caption.txt`:
+a figure's title is short, and the caption says whose numbers it shows (backbone, sim profile, code
+revision, when the jobs finished), what the error bars are and how curves are smoothed, so that a
+title never wraps and a figure can be pasted under a caption of the paper's own. Legends name
+experiments for people (`todycomm (N=4)`), never as raw config strings. Headless (Agg); figures
+are built from results.json and train_log.jsonl only.
 """
 
 from __future__ import annotations
 
+import csv
+import datetime
+import json
 import statistics
 import textwrap
 from collections import defaultdict
@@ -25,23 +32,146 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from tomacs.job.files import read_log  # noqa: E402
 from tomacs.report.collect import Cell, CellKey, Job, setting_keys  # noqa: E402
+from tomacs.report.settings import RUN_KIND, legend_part  # noqa: E402
 from tomacs.report.tables import ATTACK_ORDER, ATTACK_TITLE, BENCH_ORDER, BENCH_TITLE, _order, natural_key  # noqa: E402
 
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
 ATTACK_COLOUR = {"none": "tab:green", "lt50": "tab:blue", "eq50": "tab:orange", "gt50": "tab:red"}
 BASELINE = "_all-reliable detector"  # the artist label of the baseline lines (underscore: no legend entry)
 CURVE_METRICS = (("acc", "Acc %"), ("adacc", "ADAcc %"), ("loss", "loss"))
+FORMATS = ("png", "pdf", "svg")  # every figure, side by side; the PNG is the one report.md shows
+PNG_DPI = 200
+# per-iteration training lines are drawn as a bias-corrected exponential moving average over this
+# many iterations (alpha = 2 / (span + 1)); the raw values are in the figure's CSV
+SMOOTH_SPAN = 10
+CURVE_CSV_COLUMNS = (
+    "attack",
+    "series",  # the legend's label
+    "series_key",  # the series' full name (method [settings; budget])
+    "metric",
+    "iteration",
+    "seeds",
+    "mean",  # over seeds, as logged: unsmoothed
+    "min",
+    "max",
+    "plotted",  # what the line shows there: the smoothed mean (training), the mean (validation)
+)
+_CAPTION = "_tomacs_caption"  # the attribute a drawing function leaves its caption in
 
 
 def series_name(method: str, setting: str = "", budget: str = "none") -> str:
-    """One plotted series = one experiment row of the tables (method, its varying settings, budget)."""
+    """One plotted series = one experiment row of the tables (method, its varying settings, budget).
+    The key a series is stored under; a legend shows `series_labels` instead."""
     extra = [s for s in (setting, "" if budget == "none" else f"budget={budget}") if s]
     return f"{method} [{'; '.join(extra)}]" if extra else method
 
 
-def _ours_label(cells: list[Cell]) -> str:
-    bbs = sorted({b for c in cells for b in c.backbones})
-    return "ours, " + ", ".join(f"backbone={b}" for b in bbs) if bbs else "ours"
+@dataclass(frozen=True)
+class SeriesInfo:
+    """What a series is, for its legend label: the method label, the budget, and the varying
+    settings of its jobs (key -> canonical JSON value, None where the job has no such key)."""
+
+    method: str
+    budget: str
+    settings: tuple[tuple[str, str | None], ...]
+
+
+def _info(job: Job, keys: list[str]) -> SeriesInfo:
+    method, _bench, _attack, budget = job.key
+    return SeriesInfo(method, budget, tuple((k, job.settings.get(k)) for k in keys))
+
+
+def job_series(jobs: list[Job]) -> dict[str, SeriesInfo]:
+    """Every series name of these jobs (as `log_records` names them) -> what it is."""
+    keys = setting_keys(jobs)
+    out = {}
+    for j in jobs:
+        method, _bench, _attack, budget = j.key
+        out[series_name(method, j.setting_label(keys), budget)] = _info(j, keys)
+    return out
+
+
+def cell_series(all_cells: dict[CellKey, Cell]) -> dict[str, SeriesInfo]:
+    """Every series name of these cells (as the data functions name them) -> what it is."""
+    jobs = [j for c in all_cells.values() for j in c.jobs]
+    keys = setting_keys(jobs)
+    return {
+        series_name(k.method, k.setting, k.budget): _info(c.jobs[0], keys)
+        for k, c in all_cells.items()
+        if c.jobs
+    }
+
+
+def series_labels(infos: dict[str, SeriesInfo]) -> dict[str, str]:
+    """A legend label per series of one figure, for a reader: the method, then only the settings
+    that tell this figure's lines apart, each named for people (tomacs.report.settings.legend_part):
+    a setting equal on every line is dropped, so are unset and null values, and how a job ran (mode,
+    checkpoint) is named only where lines differ in nothing else. A label that would still collide
+    falls back to the series' full name."""
+    varying = {
+        k
+        for k in {k for i in infos.values() for k, _ in i.settings}
+        if len({dict(i.settings).get(k) for i in infos.values()}) > 1
+    }
+
+    def label(info: SeriesInfo, run_kind: bool) -> str:
+        parts = [
+            p
+            for k, v in info.settings
+            if k in varying and (run_kind or k not in RUN_KIND)
+            for p in [legend_part(k, v)]
+            if p is not None
+        ]
+        if info.budget != "none":
+            parts.append(f"budget: {info.budget}")
+        return f"{info.method} ({', '.join(parts)})" if parts else info.method
+
+    out = {n: label(i, False) for n, i in infos.items()}
+    for clash in (lambda n: label(infos[n], True), lambda n: n):
+        seen: dict[str, int] = defaultdict(int)
+        for lab in out.values():
+            seen[lab] += 1
+        out = {n: (clash(n) if seen[lab] > 1 else lab) for n, lab in out.items()}
+    return out
+
+
+def labels_for(infos: dict[str, SeriesInfo], names: list[str]) -> dict[str, str]:
+    """`series_labels` over the lines of one figure only (`names`)."""
+    return series_labels({n: infos[n] for n in names if n in infos})
+
+
+def provenance(jobs: list[Job]) -> str:
+    """Whose numbers a figure shows, for its caption: backbones (and sim profiles), the number of
+    jobs, the code revisions and the dates the jobs finished (their results.json)."""
+    bbs = sorted({str(j.results["backbone"]) for j in jobs if "backbone" in j.results})
+    profiles = sorted(
+        {
+            Path(str(json.loads(p))).stem
+            for j in jobs
+            if (p := j.settings.get("backbone.profile")) is not None and json.loads(p) is not None
+        }
+    )
+    revs = sorted({str(j.results["git_rev"]) for j in jobs if j.results.get("git_rev")})
+    days = sorted(
+        {
+            datetime.date.fromtimestamp((j.path / "results.json").stat().st_mtime).isoformat()
+            for j in jobs
+            if (j.path / "results.json").is_file()
+        }
+    )
+    parts = ["Ours: " + (", ".join(f"backbone={b}" for b in bbs) if bbs else "backbone unknown")]
+    if profiles:
+        parts.append(f"sim profile {', '.join(profiles)}")
+    parts.append(f"{len(jobs)} job{'s' * (len(jobs) != 1)}")
+    if revs:
+        parts.append(f"code revision {', '.join(revs)}")
+    if days:
+        parts.append(f"finished {days[0]}" + (f" to {days[-1]}" if days[-1] != days[0] else ""))
+    return "; ".join(parts) + "."
+
+
+def _cell_jobs(all_cells: dict[CellKey, Cell]) -> list[Job]:
+    return [j for c in all_cells.values() for j in c.jobs]
 
 
 def _mean_std(vals: list[float]) -> tuple[float, float]:
@@ -62,14 +192,53 @@ def _legend_cols(fig: plt.Figure, handles: list) -> int:
 
 
 def _title(fig: plt.Figure, text: str) -> None:
-    """A suptitle wrapped to the figure's width, so it is never cut at the edges."""
+    """A short human title (provenance goes to the caption), wrapped should it ever be too wide."""
     fig.suptitle("\n".join(textwrap.wrap(text, max(30, int(fig.get_figwidth() * 72 / 7.5)))))
 
 
+def set_caption(fig: plt.Figure, text: str) -> None:
+    setattr(fig, _CAPTION, text)
+
+
+def caption(fig: plt.Figure) -> str:
+    """The caption a drawing function gave its figure ("" if none): what `_save` writes beside it."""
+    return str(getattr(fig, _CAPTION, ""))
+
+
+def figure_files(png: Path) -> dict[str, Path]:
+    """The files written for one figure: png, pdf, svg and its caption (csv where it has raw data)."""
+    out = {f: png.with_suffix(f".{f}") for f in FORMATS}
+    out["caption"] = png.with_suffix(".caption.txt")
+    if png.with_suffix(".csv").is_file():
+        out["csv"] = png.with_suffix(".csv")
+    return out
+
+
 def _save(fig: plt.Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=130, bbox_inches="tight")  # nothing (title, legend) is ever clipped
+    """Write the figure as PNG, PDF and SVG (fonts kept as text: editable in a paper's figure), its
+    caption beside it; return the PNG's path. No timestamps inside, so a rebuilt report is unchanged."""
+    path = path.with_suffix(".png")
+    with plt.rc_context({"pdf.fonttype": 42, "svg.fonttype": "none"}):
+        for fmt in FORMATS:
+            meta = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}[fmt]
+            # bbox tight: nothing (title, legend) is ever clipped
+            fig.savefig(path.with_suffix(f".{fmt}"), dpi=PNG_DPI, bbox_inches="tight", metadata=meta)
+    path.with_suffix(".caption.txt").write_text(caption(fig) + "\n")
     plt.close(fig)
     return path
+
+
+def smooth(values: list[float], span: int = SMOOTH_SPAN) -> list[float]:
+    """Bias-corrected exponential moving average (as TensorBoard's smoothing): alpha = 2/(span+1),
+    the first point is the first value, a constant series stays constant; span <= 1 is no smoothing."""
+    if span <= 1:
+        return list(values)
+    beta = 1.0 - 2.0 / (span + 1)
+    out, m = [], 0.0
+    for t, v in enumerate(values, start=1):
+        m = beta * m + (1.0 - beta) * v
+        out.append(m / (1.0 - beta**t))
+    return out
 
 
 # ---------------------------------------------------------------- training curves (paper Fig. 2)
@@ -123,24 +292,54 @@ def log_records(jobs: list[Job]) -> Iterator[tuple[str, str, str, dict]]:
 
 
 def training_curves(jobs: list[Job], out: Path) -> list[Path]:
-    """Write training_curves_<benchmark>.png per benchmark (see training_curve_figures)."""
-    return [
-        _save(fig, out / f"training_curves_{bench}.png")
-        for bench, fig in training_curve_figures(jobs).items()
-    ]
+    """Write training_curves_<benchmark>.png/.pdf/.svg per benchmark (see training_curve_figures),
+    its caption, and training_curves_<benchmark>.csv: every plotted point's raw values."""
+    series, infos = curve_series(jobs), job_series(jobs)
+    paths = []
+    for bench, fig in training_curve_figures(jobs).items():
+        labels = labels_for(infos, sorted({k[2] for k in series if k[0] == bench}))
+        write_curve_csv(series, labels, bench, out / f"training_curves_{bench}.csv")
+        paths.append(_save(fig, out / f"training_curves_{bench}.png"))
+    return paths
+
+
+def write_curve_csv(
+    series: dict[tuple[str, str, str, str], dict[int, list[float]]],
+    labels: dict[str, str],
+    bench: str,
+    path: Path,
+) -> Path:
+    """The raw data of one benchmark's training curves: a row per (attack, series, metric,
+    iteration) with the seeds' mean, min and max as logged (unsmoothed), and `plotted`, the value
+    the figure's line shows there (the smoothed mean for training lines, the mean for validation)."""
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CURVE_CSV_COLUMNS)
+        keys = [k for k in series if k[0] == bench]
+        for _b, attack, name, metric in sorted(keys, key=lambda k: (k[1], natural_key(k[2]), k[3])):
+            pts = series[(bench, attack, name, metric)]
+            xs = sorted(pts)
+            mean = [statistics.fmean(pts[x]) for x in xs]
+            shown = mean if metric.startswith("val_") else smooth(mean)
+            for x, m, sm in zip(xs, mean, shown, strict=True):
+                lo, hi = min(pts[x]), max(pts[x])
+                w.writerow([attack, labels.get(name, name), name, metric, x, len(pts[x]), m, lo, hi, sm])
+    return path
 
 
 def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
-    """One figure per benchmark: a column per attack rate; rows Acc,
-    ADAcc and loss per training iteration. A line per series is the mean over seeds, its band the
-    seeds' min-max; the markers with error bars are validation scores after each epoch (mean, seeds'
-    min-max). Every train point carries a marker, so a run of one iteration is still visible."""
-    series = curve_series(jobs)
-    label = _ours_label([Cell([j]) for j in jobs])
+    """One figure per benchmark: a column per attack rate; rows Acc, ADAcc and loss per training
+    iteration. A line per series is the mean over seeds, smoothed (`smooth`, a bias-corrected EMA
+    over SMOOTH_SPAN iterations), its band the seeds' min-max, smoothed alike; the markers with
+    error bars are validation scores after each epoch (mean, seeds' min-max; never smoothed). Every
+    train point carries a marker, so a run of one iteration is still visible."""
+    series, infos = curve_series(jobs), job_series(jobs)
+    prov = provenance(jobs)
     figs: dict[str, plt.Figure] = {}
     for bench in _order([k[0] for k in series], BENCH_ORDER):
         attacks = _order([k[1] for k in series if k[0] == bench], ATTACK_ORDER)
         names = sorted({k[2] for k in series if k[0] == bench}, key=natural_key)
+        labels = labels_for(infos, names)
         colour = {n: f"C{i % 10}" for i, n in enumerate(names)}
         fig, axes = plt.subplots(
             len(CURVE_METRICS),
@@ -158,12 +357,12 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
                     pts = series.get((bench, a, name, train_metric))
                     if pts:
                         xs = sorted(pts)
-                        mean = [statistics.fmean(pts[x]) for x in xs]
+                        mean = smooth([statistics.fmean(pts[x]) for x in xs])
                         ax.plot(
                             xs, mean, marker="o", ms=2.5 if len(xs) > 30 else 4, lw=1.2, color=colour[name]
                         )
                         if any(len(pts[x]) > 1 for x in xs):
-                            lo, hi = [min(pts[x]) for x in xs], [max(pts[x]) for x in xs]
+                            lo, hi = smooth([min(pts[x]) for x in xs]), smooth([max(pts[x]) for x in xs])
                             ax.fill_between(xs, lo, hi, alpha=0.2, color=colour[name], lw=0)
                     val = series.get((bench, a, name, f"val_{kind}")) if kind != "loss" else None
                     if val:
@@ -193,9 +392,13 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
                 if c == 0:
                     ax.set_ylabel(ylabel)
                 ax.grid(alpha=0.3)
-        handles = [Line2D([], [], color=colour[n], marker="o", label=n) for n in names]
+        handles = [Line2D([], [], color=colour[n], marker="o", label=labels.get(n, n)) for n in names]
         seeds = max((len(v) for k, pts in series.items() if k[0] == bench for v in pts.values()), default=1)
-        train_label = "train (mean; band = seeds' min–max)" if seeds > 1 else "train (1 seed)"
+        train_label = (
+            f"train (mean; band = seeds' min–max; EMA {SMOOTH_SPAN})"
+            if seeds > 1
+            else f"train (1 seed; EMA {SMOOTH_SPAN})"
+        )
         handles += [
             Line2D([], [], color="grey", marker="o", label=train_label),
             Line2D(
@@ -203,7 +406,17 @@ def training_curve_figures(jobs: list[Job]) -> dict[str, plt.Figure]:
             ),
         ]
         fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
-        _title(fig, f"{BENCH_TITLE.get(bench, bench)}: training curves ({label})")
+        title = BENCH_TITLE.get(bench, bench)
+        _title(fig, f"{title}: training curves")
+        band = "the mean over seeds (band: the seeds' min–max), both" if seeds > 1 else "one seed,"
+        set_caption(
+            fig,
+            f"Training curves on {title}, a column per attack rate; rows: Acc %, ADAcc % and the loss "
+            f"per training iteration. Training lines: {band} smoothed by a bias-corrected exponential "
+            f"moving average over {SMOOTH_SPAN} iterations (alpha = 2/{SMOOTH_SPAN + 1}); the raw values "
+            f"are in training_curves_{bench}.csv. Diamonds: validation after each epoch (mean, error "
+            "bars = seeds' min–max; not smoothed). " + prov,
+        )
         figs[bench] = fig
     return figs
 
@@ -279,14 +492,24 @@ def acc_vs_tokens_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
         ax.grid(alpha=0.3)
     for j in range(len(benches), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
-    handles = [Line2D([], [], ls="none", marker=marker[n], color="grey", mec="black", label=n) for n in names]
+    labels = labels_for(cell_series(all_cells), names)
+    handles = [
+        Line2D([], [], ls="none", marker=marker[n], color="grey", mec="black", label=labels.get(n, n))
+        for n in names
+    ]
     # attack rates are colours, shown as colour patches: a marker here would read as a method's shape
     handles += [
         Patch(color=_attack_colour(a, attacks), label=f"attack {ATTACK_TITLE.get(a, a)}") for a in attacks
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
     ns = [p.n for ps in pts.values() for p in ps]
-    _title(fig, f"Acc vs Token ({_ours_label(list(all_cells.values()))}); {seed_note(ns)}")
+    _title(fig, "Acc vs Token")
+    set_caption(
+        fig,
+        "Acc % against Token (tokens per agent and round) per benchmark: a marker per method, a colour "
+        f"per attack rate; the mean over seeds; {seed_note(ns)}, in both Acc and Token. "
+        + provenance(_cell_jobs(all_cells)),
+    )
     return fig
 
 
@@ -378,13 +601,18 @@ def adacc_bars_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
         ax.grid(axis="y", alpha=0.3)
     for j in range(len(benches), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[n], label=n) for n in names]
+    labels = labels_for(cell_series(all_cells), names)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[n], label=labels.get(n, n)) for n in names]
     handles.append(
         Line2D([], [], color="black", ls="--", label="all-reliable detector (= fraction of honest agents)")
     )
     fig.legend(handles=handles, loc="outside lower center", ncol=_legend_cols(fig, handles), fontsize=8)
     ns = [b.n for bs in data.values() for b in bs]
-    _title(
-        fig, f"Adversary detection accuracy ({_ours_label(list(all_cells.values()))}); {seed_note(ns, 'bar')}"
+    _title(fig, "Adversary detection accuracy")
+    set_caption(
+        fig,
+        "ADAcc % per benchmark and attack rate, a bar per method: the mean over seeds; "
+        f"{seed_note(ns, 'bar')}. Dashed: the all-reliable detector, which trusts every agent (its "
+        "ADAcc is the fraction of honest agents). " + provenance(_cell_jobs(all_cells)),
     )
     return fig

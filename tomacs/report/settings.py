@@ -22,7 +22,10 @@ from tomacs.config import flat
 __all__ = [
     "BOOKKEEPING",
     "CONTEXT",
+    "RUN_KIND",
     "context_of",
+    "is_setting",
+    "legend_part",
     "load_config",
     "ran_on",
     "settings_of",
@@ -52,8 +55,52 @@ BOOKKEEPING = (
 CONTEXT = ("git_rev", "device", "benchmark.path", "backbone.api_base")
 
 
+# how a job ran rather than what it ran: a figure's legend names these only where two lines differ in
+# nothing else (a trained run beside the evaluation of its checkpoint)
+RUN_KIND = ("mode", "checkpoint")
+# what a figure's legend calls a setting; any other key is shown as itself (dots read as spaces)
+LEGEND_NAMES = {
+    "agents": "N",
+    "rounds": "T",
+    "backbone.profile": "sim profile",
+    "backbone.model": "model",
+    "backbone.name": "backbone",
+    "embedder": "embedder",
+    "decision": "decision",
+    "checkpoint": "checkpoint",
+}
+
+
 def _under(key: str, names: tuple[str, ...]) -> bool:
     return any(key == n or key.startswith(n + ".") for n in names)
+
+
+def is_setting(key: str) -> bool:
+    """Whether a dotted config key can be an experiment setting (not bookkeeping, not context)."""
+    return not (_under(key, BOOKKEEPING) or _under(key, CONTEXT))
+
+
+def legend_part(key: str, value: str | None) -> str | None:
+    """One setting as a figure's legend shows it to a reader, e.g. `N=4`, `embedder: hashing`,
+    `evaluated from a checkpoint`; None where it says nothing about the experiment: bookkeeping or
+    context keys, and values that are unset or null (the method's default). `value` is the
+    canonical JSON string of `settings_of` (None: the job has no such key)."""
+    if value is None or not is_setting(key):
+        return None
+    v = json.loads(value)
+    if v is None or v == "":
+        return None
+    if key == "mode":
+        return {"train": "trained", "evaluate": "evaluated"}.get(str(v), f"mode: {v}")
+    if key == "checkpoint":  # settings_of keeps only these two
+        return "untrained" if v == "untrained" else "from a checkpoint"
+    if key == "backbone.profile":
+        v = Path(str(v)).stem  # a profile file shows as its name
+    name = LEGEND_NAMES.get(key, key.replace(".", " "))
+    if isinstance(v, bool):
+        return name if v else f"no {name}"
+    shown = v if isinstance(v, (str, int, float)) else json.dumps(v, separators=(",", ":"))
+    return f"{name}={shown}" if len(name) <= 2 else f"{name}: {shown}"
 
 
 def load_config(job_dir: Path, results: dict[str, Any]) -> dict[str, Any] | None:

@@ -23,14 +23,17 @@ PAGE = "view.html"
 def layouts(groups: list[dict[str, Any]]) -> dict[str, list[list[float]]]:
     """Node positions per agent count (networkx's circular layout, agent 0 first), shared by every
     round graph of that size so an agent keeps its place from round to round and run to run."""
-    import networkx as nx  # lazy: only building a page needs it
-
     sizes = {int(e["n_agents"]) for g in groups for e in g["episodes"]}
-    out = {}
-    for n in sorted(sizes):
-        pos = nx.circular_layout(nx.empty_graph(n))
-        out[str(n)] = [[round(float(pos[i][0]), 4), round(float(pos[i][1]), 4)] for i in range(n)]
-    return out
+    return {str(n): positions(n) for n in sorted(sizes)}
+
+
+def positions(n: int) -> list[list[float]]:
+    """Where agent i of an n-agent debate is drawn: networkx's circular layout, agent 0 first (the
+    page and the W&B images, tomacs.view.images, place agents alike)."""
+    import networkx as nx  # lazy: only drawing needs it
+
+    pos = nx.circular_layout(nx.empty_graph(n))
+    return [[round(float(pos[i][0]), 4), round(float(pos[i][1]), 4)] for i in range(n)]
 
 
 def sampling_text(kind: str, shown: int, total: int, per_group: int, seed: int) -> str:

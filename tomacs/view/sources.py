@@ -118,15 +118,21 @@ def _job(run: Path) -> Job:
     return Job(run, res if isinstance(res, dict) else {})
 
 
-def run_episodes(run: Path, label: str, n: int, seed: int) -> tuple[list[dict[str, Any]], int]:
-    """The sampled episodes of one run as page records, and how many the run has. Ids are the
-    transcript importer's: `<label>/<question id>`."""
+def sampled_raw(run: Path, n: int, seed: int) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The episodes of one run a page (or a W&B table) shows: (line index, raw episode dict) of the
+    at most `n` chosen by question (tomacs.view.sampling), and how many the run has."""
     raw = EpisodeLog.of(run).load()  # a torn last line (a killed job) is dropped, not fatal
     keys = [str((r.get("question") or {}).get("id", i)) for i, r in enumerate(raw)]
+    return [(i, raw[i]) for i in sample_indices(keys, n, seed)], len(raw)
+
+
+def episode_records(run: Path, label: str, picked: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Page records (tomacs.view.debates.episode_record) of raw episodes of one run, through the
+    transcript importer. Ids are the importer's: `<label>/<question id>`."""
     model, reads = run_model(run), adversaries_read(run)
     out = []
-    for i in sample_indices(keys, n, seed):
-        ep = episode_from_dict(raw[i])
+    for i, rec in picked:
+        ep = episode_from_dict(rec)
         d = debate_from_episode(
             _as_choices(ep),
             f"{label}/{ep.question.id}",
@@ -136,7 +142,13 @@ def run_episodes(run: Path, label: str, n: int, seed: int) -> tuple[list[dict[st
             reads,
         )
         out.append(episode_record(d, extras_of(ep)))
-    return out, len(raw)
+    return out
+
+
+def run_episodes(run: Path, label: str, n: int, seed: int) -> tuple[list[dict[str, Any]], int]:
+    """The sampled episodes of one run as page records, and how many the run has."""
+    picked, total = sampled_raw(run, n, seed)
+    return episode_records(run, label, picked), total
 
 
 def run_groups(root: Path, n: int, seed: int) -> tuple[list[dict[str, Any]], list[str]]:
