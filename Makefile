@@ -12,7 +12,7 @@ BACKBONE ?= sim
 SEEDS ?= 0,1,2
 TABLES := table2 table3 table4 table5 table6 table7 table8 table9 table10 peers crs gsafeguard smoke
 
-.PHONY: setup setup-local setup-slurm slurm-start slurm-stop serve-local test lint format calibrate quickstart bench-backbone clean \
+.PHONY: setup setup-local setup-slurm slurm-start slurm-stop serve-local test test-fast lint format calibrate quickstart bench-backbone clean \
 	tables smoke-tables $(TABLES)
 SMOKE := eval.size=3 eval.batch_size=3 train.size=4 train.val_size=0 train.batch_size=4 train.epochs=1 \
 	embedder=hashing seed=0
@@ -70,10 +70,20 @@ serve-local: setup-local
 bench-backbone: setup
 	$(BIN)/python scripts/bench_backbone.py
 
-# pytest exits 5 when it collected no test: that must fail, never pass silently.
+# `make test`: the whole suite, as CI runs it, on TEST_WORKERS pytest-xdist processes; --dist loadfile keeps
+# a test file on one worker (module fixtures such as the SLURM cluster or the llama.cpp server start once),
+# and --no-loadscope-reorder hands files out longest first (tests/conftest.py orders them).
+# `make test-fast`: the tests not marked slow, to run while you work. pytest exits 5 when it collected no
+# test: that must fail, never pass silently.
+TEST_WORKERS ?= 2
+PYTEST = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+NO_TESTS_FAIL = rc=$$?; if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+
 test: setup
-	$(BIN)/python -m pytest; rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
+	$(PYTEST); $(NO_TESTS_FAIL)
+
+test-fast: setup
+	$(PYTEST) -m "not slow"; $(NO_TESTS_FAIL)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -146,7 +146,16 @@ def expected(golden: dict[str, Any], name: str) -> dict[str, Any]:
     return mine.get(name, golden[name])
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
+def _params() -> list[Any]:
+    """Static runs (no torch, byte-exact everywhere, about 0.3 s each) stay in `make test-fast`; learned
+    runs (1-4 s each, about 2 min in all on 2 cores) are marked slow and run in `make test`."""
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if RUNS[name][0].split("=", 1)[1] in LEARNED else name
+        for name in sorted(RUNS)
+    ]
+
+
+@pytest.mark.parametrize("name", _params())
 def test_run_matches_architecture_golden(name: str, tmp_path: Path) -> None:
     golden = json.loads(GOLDEN.read_text())
     assert name in golden, f"{name} has no golden: record it on main before the change"

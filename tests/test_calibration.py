@@ -56,6 +56,7 @@ def rows() -> list[dict]:
     return stored_rows(trials=10000, seed=0, episodes=4000)
 
 
+@pytest.mark.slow  # the module fixture `rows` simulates 10,000 trials per cell: ~20 s
 def test_stored_profiles_match_tables_7_8_within_tolerance(rows: list[dict]) -> None:
     t78 = [r for r in rows if r["group"] == GROUP_T78]
     assert len(t78) == 6 * len(PROFILE_NAMES)
@@ -63,6 +64,7 @@ def test_stored_profiles_match_tables_7_8_within_tolerance(rows: list[dict]) -> 
     assert not bad, format_report(rows)
 
 
+@pytest.mark.slow  # the module fixture `rows` simulates 10,000 trials per cell: ~20 s
 def test_stored_profiles_fit_table2_complete(rows: list[dict]) -> None:
     comp = [r for r in rows if r["group"] == GROUP_COMPLETE]
     assert len(comp) == 3 * len(PROFILE_NAMES)
@@ -71,6 +73,7 @@ def test_stored_profiles_fit_table2_complete(rows: list[dict]) -> None:
     assert sum(abs(r["diff"]) <= 4.0 for r in comp) >= MIN_WITHIN_4, format_report(rows)
 
 
+@pytest.mark.slow  # the module fixture `rows` simulates 10,000 trials per cell: ~20 s
 def test_check_table_is_made_from_the_stored_fit(rows: list[dict]) -> None:
     profs = load_profiles()
     draws = make_draws(4000, 0 + 1)  # --check's debates: seed + 1, not the fit's draws

@@ -1,11 +1,17 @@
-"""The CLI end to end on the simulator, with tiny sizes."""
+"""The CLI end to end on the simulator, with tiny sizes.
+
+`tomacs` runs the console module in a fresh interpreter (the quickstart, errors, listings, a multirun);
+tests of what a job does rather than of the process (same seed same numbers, paired evaluation seeds,
+budgets, resuming) run it in this process through the `tomacs_here` fixture (tests/conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,18 +53,18 @@ def test_quickstart_writes_results(tmp_path: Path) -> None:
     assert "Acc" in p.stdout + p.stderr
 
 
-def test_same_seed_same_numbers_and_resume(tmp_path: Path) -> None:
+def test_same_seed_same_numbers_and_resume(tmp_path: Path, tomacs_here: Callable[..., Any]) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     args = ["evaluate", "method=random", "attack=eq50", "eval.size=10", "eval.batch_size=4"]
-    assert tomacs(*args, f"hydra.run.dir={a}").returncode == 0
-    assert tomacs(*args, f"hydra.run.dir={b}").returncode == 0
+    assert tomacs_here(*args, f"hydra.run.dir={a}").returncode == 0
+    assert tomacs_here(*args, f"hydra.run.dir={b}").returncode == 0
     ea, eb = (a / "episodes.jsonl").read_text(), (b / "episodes.jsonl").read_text()
     assert ea == eb
     # a killed run: keep 4 finished questions and a torn line, rerun in the same dir
     lines = ea.splitlines()
     (b / "episodes.jsonl").write_text("\n".join(lines[:4]) + "\n" + lines[4][:50])
     (b / "results.json").unlink()
-    p = tomacs(*args, f"hydra.run.dir={b}")
+    p = tomacs_here(*args, f"hydra.run.dir={b}")
     assert p.returncode == 0, p.stderr
     rb = json.loads((b / "results.json").read_text())
     ra = json.loads((a / "results.json").read_text())
@@ -66,7 +72,9 @@ def test_same_seed_same_numbers_and_resume(tmp_path: Path) -> None:
     assert rb["metrics"]["acc"] == ra["metrics"]["acc"] and rb["metrics"]["token"] == ra["metrics"]["token"]
 
 
-def test_eval_seed_pairs_the_evaluation_across_training_seeds(tmp_path: Path) -> None:
+def test_eval_seed_pairs_the_evaluation_across_training_seeds(
+    tmp_path: Path, tomacs_here: Callable[..., Any]
+) -> None:
     """eval.seed fixes the test episodes (adversaries, onsets, targets, sim replies, ties) whatever the
     run's seed; without it the seed re-draws them. complete has no randomness of its own, so a paired
     seed-1 run must equal a plain run under the eval seed, byte for byte."""
@@ -78,7 +86,7 @@ def test_eval_seed_pairs_the_evaluation_across_training_seeds(tmp_path: Path) ->
         "s2_paired": ("seed=2", "eval.seed=0"),
     }
     for name, extra in runs.items():
-        p = tomacs(*args, *extra, f"hydra.run.dir={tmp_path / name}")
+        p = tomacs_here(*args, *extra, f"hydra.run.dir={tmp_path / name}")
         assert p.returncode == 0, p.stderr
     ep = {name: (tmp_path / name / "episodes.jsonl").read_text() for name in runs}
     assert ep["s0"] != ep["s1"]  # unpaired: a seed re-draws the evaluation
@@ -123,10 +131,12 @@ def test_multirun(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("agents,budget", [(10, "b1"), (20, "b2")])
-def test_todycomm_scales_with_budgets(tmp_path: Path, agents: int, budget: str) -> None:
+def test_todycomm_scales_with_budgets(
+    tmp_path: Path, agents: int, budget: str, tomacs_here: Callable[..., Any]
+) -> None:
     """Tables 3-4 settings: any N with an attack rate, and the node-wise budgets hold in every round."""
     out = tmp_path / "run"
-    p = tomacs(
+    p = tomacs_here(
         "train",
         "method=todycomm",
         "embedder=hashing",
@@ -162,7 +172,7 @@ def test_todycomm_scales_with_budgets(tmp_path: Path, agents: int, budget: str) 
             assert set(ins + outs) <= set(g["nodes"])
 
 
-def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+def test_training_resumes_from_its_checkpoint(tmp_path: Path, tomacs_here: Callable[..., Any]) -> None:
     out = tmp_path / "run"
     common = [
         "method=todycomm",
@@ -174,14 +184,14 @@ def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
         "eval.size=6",
         f"hydra.run.dir={out}",
     ]
-    assert tomacs("train", *common, "train.epochs=1").returncode == 0
+    assert tomacs_here("train", *common, "train.epochs=1").returncode == 0
     first = json.loads((out / "results.json").read_text())
     assert (
         first["train"]["iterations"] == 2
         and (out / "checkpoint.pt").is_file()
         and (out / "best.pt").is_file()
     )
-    p = tomacs("train", *common, "train.epochs=2")
+    p = tomacs_here("train", *common, "train.epochs=2")
     assert p.returncode == 0, p.stderr
     second = json.loads((out / "results.json").read_text())
     assert second["train"]["resumed_from_epoch"] == 1 and second["train"]["iterations"] == 4
@@ -193,6 +203,6 @@ def test_training_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     assert second["metrics"]["resumed_questions"] == 0
     # a finished job rerun with the same config is skipped: nothing trained or evaluated again
     before = (out / "results.json").read_bytes()
-    third = tomacs("train", *common, "train.epochs=2")
+    third = tomacs_here("train", *common, "train.epochs=2")
     assert third.returncode == 0 and "already finished" in third.stderr
     assert (out / "results.json").read_bytes() == before

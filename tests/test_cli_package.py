@@ -76,6 +76,7 @@ def _notice(old: str, new: str) -> str:
     return f"notice: '{old}' is now '{new}'; the old spelling will be removed\n"
 
 
+@pytest.mark.slow  # two full calibration checks: ~6 s on 2 idle cores
 def test_calibrate_check_prints_the_notice_and_the_same_report_as_sim_check() -> None:
     args = ["-p", "mmlu", "--trials", "50"]
     old = CliRunner().invoke(app, ["calibrate", "--check", *args], env=WIDE)

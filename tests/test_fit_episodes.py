@@ -506,6 +506,7 @@ def test_accuracy_per_benchmark_by_hand() -> None:
     assert fe.loglik(prof, blocks) == pytest.approx(math.log(0.6 * 0.2 * 0.6 * 0.2), rel=1e-10)
 
 
+@pytest.mark.slow
 def test_fit_by_benchmark_and_by_sender() -> None:
     """Debates from two benchmarks (accuracy 0.85 and 0.45) and two adversary models (persuasion 6
     and 0.3): the split fit finds each, stores the question-weighted mean accuracy and the most-read

@@ -244,6 +244,7 @@ def test_presets_build(preset: str, tmp_path: Path) -> None:
         assert bb.temperature is None and bb.api_key_env == "OPENAI_API_KEY"
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_no_network_outside_loopback(tmp_path: Path) -> None:
     """Importing litellm through tomacs and calling a loopback server opens no other connection."""
     code = textwrap.dedent(

@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import subprocess
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,6 @@ from tomacs.config import compose
 from tomacs.launch.plan import Count, PlanBackbone, fit_length, plan_job, sweep_jobs
 from tomacs.testing.fake_openai_server import FakeOpenAIServer
 from tomacs.tokens import count_tokens
-
-pytestmark = pytest.mark.slow
 
 # about 120 completion tokens, as the plan's stand-in replies are without a cache to learn from
 REPLY = (
@@ -53,34 +50,36 @@ def _base(srv: FakeOpenAIServer, cache: Path) -> list[str]:
     ]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tomacs.cli", *args], capture_output=True, text=True, timeout=600
-    )
+# `tomacs plan` and the job run in this process (the `tomacs_here` fixture of tests/conftest.py): what is
+# compared is the plan's numbers and the job's, not the console script
+Cli = Callable[..., Any]
 
 
-def _plan(*overrides: str, evaluate: bool = False) -> dict[str, Any]:
-    p = _cli("plan", "--json", f"--latency={LATENCY}", *(["--evaluate"] if evaluate else []), *overrides)
+def _plan(cli: Cli, *overrides: str, evaluate: bool = False) -> dict[str, Any]:
+    p = cli("plan", "--json", f"--latency={LATENCY}", *(["--evaluate"] if evaluate else []), *overrides)
     assert p.returncode == 0, p.stderr[-2000:]
     (job,) = json.loads(p.stdout)["jobs"]
     return job
 
 
-def _run(mode: str, out: Path, *overrides: str) -> tuple[dict[str, Any], float]:
+def _run(cli: Cli, mode: str, out: Path, *overrides: str) -> tuple[dict[str, Any], float]:
     t0 = time.perf_counter()
-    p = _cli(mode, *overrides, f"hydra.run.dir={out}")
+    p = cli(mode, *overrides, f"hydra.run.dir={out}")
     assert p.returncode == 0, p.stderr[-2000:]
     return json.loads((out / "results.json").read_text()), time.perf_counter() - t0
 
 
-def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(tmp_path: Path) -> None:
+@pytest.mark.slow  # a job against the loopback fake server
+def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(
+    tmp_path: Path, tomacs_here: Cli
+) -> None:
     cache = tmp_path / "cache.sqlite"
     with VariedServer(include_usage=False, latency=LATENCY) as srv:
         job = [*_base(srv, cache), "method=complete", "agents=3", "rounds=2", "attack=gt50", "eval.size=6"]
         job += ["attack.onset_rounds=[2]"]
         job += ["eval.batch_size=3"]
-        plan = _plan(*job, evaluate=True)
-        res, wall = _run("evaluate", tmp_path / "a", *job)
+        plan = _plan(tomacs_here, *job, evaluate=True)
+        res, wall = _run(tomacs_here, "evaluate", tmp_path / "a", *job)
         st = res["backbone_stats"]
         # every request of the job, and which of them are paid: an agent's repeat of its own request
         # (an adversary's prompt is the same in every round) is served by the response cache
@@ -99,13 +98,16 @@ def test_static_job_calls_exact_tokens_within_20_percent_and_cache_hits_exact(tm
             f"evaluation {res['metrics']['eval_wall_s']:.2f} s (job {wall:.1f} s)"
         )
         # planned again after the run: every reply is in the cache, nothing is left to pay
-        again = _plan(*job, evaluate=True)
+        again = _plan(tomacs_here, *job, evaluate=True)
         assert again["cached"] == again["calls_total"] == st["requests"] and again["usd"] == 0.0
         assert again["repeats"] == 0  # every repeat's first reply is in the response cache now
         assert again["paid_prompt_tokens"] == 0 and again["wall_s"] == 0.0
 
 
-def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(tmp_path: Path) -> None:
+@pytest.mark.slow  # a job against the loopback fake server
+def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(
+    tmp_path: Path, tomacs_here: Cli
+) -> None:
     cache = tmp_path / "cache.sqlite"
     with VariedServer(include_usage=False, latency=LATENCY) as srv:
         job = [*_base(srv, cache), "method=todycomm", "embedder=hashing", "attack=gt50", "agents=4"]
@@ -118,8 +120,8 @@ def test_learned_job_calls_within_5_percent_of_expected_and_under_the_bound(tmp_
             "train.epochs=2",
         ]
         job += ["train.patience=null", "eval.size=4"]
-        plan = _plan(*job)
-        res, wall = _run("train", tmp_path / "a", *job)
+        plan = _plan(tomacs_here, *job)
+        res, wall = _run(tomacs_here, "train", tmp_path / "a", *job)
         st = res["backbone_stats"]
         assert res["train"]["epochs_run"] == 2
         got = st["requests"]  # paid or served by the cache (repeats within the job)
@@ -248,13 +250,15 @@ def test_plan_of_a_sim_job_costs_nothing_and_both_budgets_are_shown() -> None:
     assert p.other_budgets["default"]["calls"] > 7 * p.other_budgets["paper"]["calls"]
 
 
-def test_plan_command_prints_both_budgets_and_refuses_bad_flags() -> None:
-    p = _cli("plan", "method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4", "--sample", "32")
+def test_plan_command_prints_both_budgets_and_refuses_bad_flags(tomacs_here: Cli) -> None:
+    p = tomacs_here(
+        "plan", "method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4", "--sample", "32"
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     out = " ".join(p.stdout.split())
     assert "at train=default:" in out and "at train=paper:" in out and "[train=default: 24 epochs" in out
     assert "simulator: no latency per call" in out and "latency 1 s assumed" not in out
-    p = _cli("plan", "method=complete", "--latency", "-1")
+    p = tomacs_here("plan", "method=complete", "--latency", "-1")
     assert p.returncode == 2 and "--latency must be >= 0" in p.stderr
-    p = _cli("plan", "mode=evaluate")
+    p = tomacs_here("plan", "mode=evaluate")
     assert p.returncode == 2 and "--evaluate" in p.stderr

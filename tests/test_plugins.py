@@ -142,6 +142,7 @@ TOY_METHOD_CONF = """defaults:
 """
 
 
+@pytest.mark.slow  # copies the package and runs a job in a fresh interpreter
 def test_add_a_method(tmp_path: Path) -> None:
     copy = copy_package(tmp_path / "copy")
     follow("method", copy, "toy_hub", TOY_METHOD, TOY_METHOD_CONF, "METHODS", "tomacs.methods.toy_hub:Hub")
@@ -190,6 +191,7 @@ TOY_BENCHMARK_CONF = """defaults:
 """
 
 
+@pytest.mark.slow  # copies the package and runs a job in a fresh interpreter
 def test_add_a_benchmark(tmp_path: Path) -> None:
     copy = copy_package(tmp_path / "copy")
     target = "tomacs.benchmarks.toy_sums:Sums"
@@ -248,6 +250,7 @@ TOY_BACKBONE_CONF = """defaults:
 """
 
 
+@pytest.mark.slow  # copies the package and runs a job in a fresh interpreter
 def test_add_a_backbone(tmp_path: Path) -> None:
     copy = copy_package(tmp_path / "copy")
     target = "tomacs.backbones.oracle:Oracle"

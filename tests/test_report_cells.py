@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from tomacs.launch.sweep import print_summary, summary
@@ -163,6 +164,7 @@ def tomacs(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_issue_reproduction_two_agent_counts_at_seed_0_are_two_rows(tmp_path: Path) -> None:
     """`tomacs train -m agents=4,8 attack=gt50` then `tomacs report`: was one cell `(n=2)`."""
     sweep = tmp_path / "sweep"

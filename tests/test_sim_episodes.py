@@ -81,6 +81,7 @@ def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict
     return round_stats(eps)
 
 
+@pytest.mark.slow  # 600 questions through the executor per case: ~5 s each
 @pytest.mark.parametrize(
     ("method", "attack", "decision_weight", "compliance"),
     [
@@ -180,6 +181,7 @@ def test_compliance_one_is_the_old_adversary_and_lower_compliance_helps_the_vote
     assert half["honest_acc"][0] == full["honest_acc"][0]  # round 1: nobody is adversarial yet
 
 
+@pytest.mark.slow
 def test_expected_tables_7_8_agree_with_sampled_under_partial_compliance() -> None:
     from tomacs.sim.calibrate import simulate_cells
 
@@ -195,6 +197,7 @@ def test_expected_tables_7_8_agree_with_sampled_under_partial_compliance() -> No
     assert exp["adv0"] == pytest.approx(full["adv0"])  # no adversary, nothing to comply with
 
 
+@pytest.mark.slow
 def test_fit_recovers_compliance_from_model_made_data() -> None:
     true = replace(PROF, name="arc_c", compliance=0.7)
     got = _fit_one(true, "compliance", replace(true, compliance=0.95))

@@ -15,8 +15,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tomacs.config import compose
 from tomacs.launch.run import run_job
+
+pytestmark = pytest.mark.slow  # ~20 s on 2 idle cores: a real training run
 
 COMMON = ["attack=gt50", "eval.size=120", "seed=0"]
 
