@@ -54,8 +54,8 @@ def test_each_question_is_run_samples_times_in_one_batch(
         batches.append([q.id for q in state["questions"]])
         return loss(self, state, episodes, utilities)
 
-    def recording_value(self, u):  # type: ignore[no-untyped-def]
-        baselines.append(np.asarray(value(self, u)))
+    def recording_value(self, u, keys=None):  # type: ignore[no-untyped-def]
+        baselines.append(np.asarray(value(self, u, keys)))
         return baselines[-1]
 
     monkeypatch.setattr(TodyComm, "loss", recording_loss)

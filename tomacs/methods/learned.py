@@ -158,7 +158,6 @@ class LearnedMethod(Method):
         self.visits: dict[str, int] = {}  # training visits per question id: fresh, batch-free draws
         self.baseline = "none"
         self._ma: float | None = None  # moving-average reward baseline
-        self._batch_keys: list[str] = []  # the question of each episode of the batch in `loss`
         self.device = self._checked_device(ctx.device)
 
     # -- network, device ---------------------------------------------------------------------------
@@ -237,21 +236,22 @@ class LearnedMethod(Method):
         u = np.asarray(utilities, dtype=np.float64)
         if u.shape != (len(state["questions"]),):
             raise ValueError(f"{u.size} utilities for {len(state['questions'])} questions")
-        self._batch_keys = [q.id for q in state["questions"]]  # per_question's groups (baseline_value)
         return u
 
-    def baseline_value(self, u: np.ndarray) -> float | np.ndarray:
+    def baseline_value(self, u: np.ndarray, keys: list[str] | None = None) -> float | np.ndarray:
         """The reward baseline b of `self.baseline`: none (0, the papers'), batch_mean, moving_avg
         (the previous batches' exponential average, the batch mean on the first batch), or
         per_question: for each episode, the mean utility of the other episodes of its question in the
         batch (`train.samples` > 1 runs each question several times; leave-one-out keeps the estimate
         unbiased), which removes how hard the question is from the advantage; a question with one
-        episode falls back to the batch mean."""
+        episode falls back to the batch mean. `keys`: each episode's question id (per_question only)."""
         if self.baseline == "none":
             return 0.0
         batch = float(u.mean())
         if self.baseline == "per_question":
-            return per_question_baseline(u, self._batch_keys, batch)
+            if keys is None:
+                raise ValueError(f"{self.name}: baseline=per_question needs each episode's question")
+            return per_question_baseline(u, keys, batch)
         if self.baseline == "batch_mean":
             return batch
         m = float(self.settings.baseline_momentum)  # type: ignore[attr-defined]  # methods offering moving_avg

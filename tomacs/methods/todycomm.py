@@ -409,7 +409,7 @@ class TodyComm(LearnedMethod):
             raise RuntimeError(f"no log-probs for rounds {missing}: call act for 2..T and decide first")
         comm = [state["logp"][t] for t in range(2, T + 1)]
         total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
-        return reinforce_loss(total, u, self.baseline_value(u))
+        return reinforce_loss(total, u, self.baseline_value(u, [q.id for q in state["questions"]]))
 
     def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
         if meta and "normalize" not in meta:
