@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_todycomm import ANSWERS, _episode, _method, _one_thread  # noqa: F401 (autouse fixture)
+from test_todycomm import ANSWERS, _episode, _method, _one_thread, _questions  # noqa: F401 (autouse fixture)
 
 from tomacs.methods.base import MethodContext
 from tomacs.methods.nets import RunningNorm
@@ -202,3 +202,56 @@ def test_a_checkpoint_from_before_the_normaliser_names_the_setting_to_use() -> N
     with pytest.raises(ValueError, match="normalize.*method.<key>"):
         _method(normalize="running").load_state_dict(old)
     _method(normalize="none").load_state_dict(old)  # the matching setting loads it
+
+
+# -- comm=debate (issue 38): the sources' graph in rounds 2..T, only the decision learned --------------
+def test_comm_debate_rounds_are_the_debate_graph_and_record_it_for_the_features() -> None:
+    m = _method(comm="debate")
+    state, graphs, decisions = _episode(m, ANSWERS, train=True, seed=1)
+    full = [(i, j) for i in range(4) for j in range(4) if i != j]
+    for t, rnd in zip((2, 3), graphs, strict=True):
+        for g in rnd:
+            assert g.edges == [] and sorted(g.temporal_edges) == full
+            assert g.nodes == g.participants == [0, 1, 2, 3]
+            assert len(g.credits) == 4
+        # what round t+1's features read as round t's graph: the reads, as replay installs them
+        assert [sorted(e) for e in state["edges"][t]] == [full] * len(ANSWERS)
+        assert (state["actions"][t] == 1).all()
+    assert sorted(state["logp"]) == [4]  # no communication action was sampled
+    assert len(decisions) == len(ANSWERS)
+
+
+def test_comm_debate_respects_mask_and_budgets() -> None:
+    mask = np.ones((4, 4), dtype=int)
+    mask[:, 3] = 0  # nobody may send to agent 3
+    m = _method(ctx_kw={"mask": mask, "in_budget": 2}, comm="debate")
+    _, graphs, _ = _episode(m, ANSWERS, train=False)
+    for g in graphs[0]:
+        assert all(j != 3 for _, j in g.temporal_edges)
+        assert all(sum(1 for _, j in g.temporal_edges if j == r) <= 2 for r in range(4))
+
+
+def test_comm_debate_loss_is_the_decision_term_alone() -> None:
+    m = _method(rounds=3, comm="debate", baseline="none")
+    state = m.begin(_questions(2), train=True, rng=np.random.default_rng(0))
+    state["logp"] = {4: torch.tensor([-0.3, -0.7])}
+    # Eq. 7 without its communication terms: -mean(logP_dec * u) = 0.3 * 1 / 2
+    assert m.loss(state, [], [1.0, 0.0]).item() == pytest.approx(0.15)
+    learned = _method(rounds=3, baseline="none")
+    s2 = learned.begin(_questions(2), train=True, rng=np.random.default_rng(0))
+    s2["logp"] = {4: torch.tensor([-0.3, -0.7])}
+    with pytest.raises(RuntimeError, match=r"rounds \[2, 3\]"):
+        learned.loss(s2, [], [1.0, 0.0])
+
+
+def test_comm_debate_gradient_reaches_every_round_through_the_gru() -> None:
+    m = _method(comm="debate")
+    state, _, _ = _episode(m, ANSWERS * 3, train=True, seed=5)
+    m.loss(state, [], [1.0, 0.0, 1.0] * 3).backward()
+    for k, p in m.net.named_parameters():
+        assert p.grad is not None and p.grad.abs().sum().item() > 0, k
+
+
+def test_comm_is_checked() -> None:
+    with pytest.raises(ValueError, match="learned"):
+        _method(comm="complete")

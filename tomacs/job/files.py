@@ -245,7 +245,8 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
 def _settled(config: dict[str, Any]) -> dict[str, Any]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
-    the value older runs had (`train.name`, `train.samples`, `attack.prompt`, `embed.backend`), so
+    the value older runs had (`train.name`, `train.samples`, `attack.prompt`, `embed.backend`, a method's
+    keys added since), so
     that resuming and skipping still recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
@@ -258,6 +259,15 @@ def _settled(config: dict[str, Any]) -> dict[str, Any]:
         cfg.train.samples = 1  # runs from before several episodes per training question
     if isinstance(cfg.get("attack"), DictConfig) and "prompt" not in cfg.attack:
         cfg.attack.prompt = "appd"  # runs from before attack.prompt existed had App. D's adversary
+    if isinstance(cfg.get("method"), DictConfig) and cfg.method.get("name"):
+        # a method key added since (e.g. todycomm's `comm`) is absent from older runs' files; a new key's
+        # default is the behaviour before it existed (the rule every new key follows), so fill it in
+        from tomacs.methods.registry import METHODS, method_defaults
+
+        name = str(cfg.method.name)
+        for k, v in ((method_defaults(name) if name in METHODS else None) or {}).items():
+            if k not in cfg.method:
+                cfg.method[k] = v
     if isinstance(cfg.get("embed"), DictConfig) and "backend" not in cfg.embed:
         # runs from before embed.backend existed encoded with torch, but asked for no backend: they resume
         # and skip as `auto` does today (like precision=auto, resolved where the process runs; each

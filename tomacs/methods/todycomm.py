@@ -30,6 +30,11 @@ Departures measured in issue 12 (docs/deviations.md), each with the paper's lite
     no messages in or out), which the paper's Token numbers imply; "silent" makes no call and
     carries its last output forward.
   * `tie_tol`: inference keeps c_i > mean(c) - tie_tol; 0 (default) is the paper's rule.
+  * `comm`: "learned" (default) is the paper; "debate" (issue 38) communicates as LLM-Debate and the
+    real transcripts do (every agent reads every other's round t-1 reply, within the run's mask and
+    budgets) and learns only the decision: credits are still computed every round (the GRU's history
+    and the next round's features), no communication action is sampled, and Eq. 7 keeps its decision
+    term only (a communication action that is not taken carries no gradient).
 
 Ablations (Table 5), config `ablation`:
   * no_ranking: Alg. 4 visits participants in fixed agent order (`rank=False`).
@@ -53,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from tomacs.embedding.embedders import embedder_dim
-from tomacs.graphs import credit_ranked_dag
+from tomacs.graphs import all_pairs, constrain_round, credit_ranked_dag
 from tomacs.methods.base import History, MethodContext
 from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, feature_names
 from tomacs.methods.learned import LearnedMethod, bernoulli_log_prob, reinforce_loss, torch_module
@@ -79,6 +84,7 @@ ABLATIONS = ("none", "no_ranking", "no_removal", "no_credits")
 BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 NORMALIZERS = ("none", "running", "layernorm")
 ISOLATED = ("silent", "answer")
+COMMS = ("learned", "debate")
 
 
 @dataclass
@@ -118,6 +124,11 @@ class TodyCommSettings(LearnedSettings):
     # (`resolve_emb_proj`: 32 for MiniLM's 384 dims, 0 for hashing's 64). See docs/deviations.md (issue 28)
     emb_proj: int | None = bounded(None, 0)
     tie_tol: float = bounded(0.0, 0.0)  # inference a_i = 1 iff c_i > mean(c) - tie_tol; 0 = the paper's rule
+    # learned (the paper): rounds 2..T follow Alg. 2/4's sampled participation and credit-ranked DAG |
+    # debate (ours): rounds 2..T are LLM-Debate's graph, every agent reading every other's previous reply
+    # (the graph real debate transcripts record), and only the decision (voters, weights) is learned. Why:
+    # a policy judged on real debates must see in training the graph it is judged on. docs/deviations.md
+    comm: str = choice("learned", COMMS)
 
 
 _torch = torch_module
@@ -218,6 +229,7 @@ class TodyComm(LearnedMethod):
         self.needs_oracle = self.ablation == "no_credits"  # Table 5 "w/o credits": ground-truth labels
         self.baseline, self.normalize, self.isolated = s.baseline, s.normalize, s.isolated
         self.epsilon, self.gamma, self.tau, self.tie_tol = s.epsilon, s.gamma, s.decision_tau, s.tie_tol
+        self.comm = s.comm
         clip = s.norm_clip
         # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
         self.emb_dim = embedding_width(self.embedder_name, s.emb_dim, ctx.extra.get("embed_dim"))
@@ -314,7 +326,9 @@ class TodyComm(LearnedMethod):
         credits = torch.sigmoid(logits).detach().cpu().numpy().astype(np.float64)
         state["credits"][t] = credits
 
-        if self._sampling(state):
+        if self.comm == "debate" and t <= self.ctx.rounds:
+            actions = np.ones((qn, n), dtype=np.int64)  # the debate graph: everyone takes part
+        elif self._sampling(state):
             actions, _, _ = sample_participation(credits, self.epsilon, state["rng"])
             state["logp"][t] = bernoulli_log_prob(logits, actions)
         elif self.ablation == "no_removal":
@@ -343,6 +357,8 @@ class TodyComm(LearnedMethod):
         self.check_round(t)
         credits, actions = self._step(state, t, history)
         ctx = self.ctx
+        if self.comm == "debate":
+            return self._debate_round(state, t, credits, actions)
         graphs, edges_t = [], []
         for q in range(len(history)):
             part = [int(x) for x in actions[q]]
@@ -368,6 +384,29 @@ class TodyComm(LearnedMethod):
             edges_t.append(edges)
         state["actions"][t] = actions
         state["edges"][t] = edges_t
+        return graphs
+
+    def _debate_round(
+        self, state: dict[str, Any], t: int, credits: np.ndarray, actions: np.ndarray
+    ) -> list[RoundGraph]:
+        """comm=debate: every agent reads every other's round t-1 reply (temporal edges, as the
+        `debate` topology, under the same mask and budgets); the features of round t+1 read these
+        edges as round t's graph, as `tomacs replay` installs a transcript's recorded reads."""
+        ctx = self.ctx
+        _, temporal = constrain_round([], all_pairs(ctx.n_agents), ctx.mask, ctx.in_budget, ctx.out_budget)
+        nodes = list(range(ctx.n_agents))
+        graphs = [
+            RoundGraph(
+                nodes=list(nodes),
+                edges=[],
+                temporal_edges=list(temporal),
+                credits=[float(c) for c in credits[q]],
+                participants=list(nodes),
+            )
+            for q in range(len(credits))
+        ]
+        state["actions"][t] = actions
+        state["edges"][t] = [list(temporal) for _ in graphs]
         return graphs
 
     @property
@@ -404,11 +443,15 @@ class TodyComm(LearnedMethod):
             return None
         u = self.utilities(state, utilities)
         T = self.ctx.rounds
-        missing = [t for t in range(2, T + 2) if t not in state["logp"]]
+        needed = [T + 1] if self.comm == "debate" else range(2, T + 2)
+        missing = [t for t in needed if t not in state["logp"]]
         if missing:
             raise RuntimeError(f"no log-probs for rounds {missing}: call act for 2..T and decide first")
-        comm = [state["logp"][t] for t in range(2, T + 1)]
-        total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
+        if self.comm == "debate":  # no communication action was taken: the decision term alone
+            total = state["logp"][T + 1]
+        else:
+            comm = [state["logp"][t] for t in range(2, T + 1)]
+            total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
         return reinforce_loss(total, u, self.baseline_value(u, [q.id for q in state["questions"]]))
 
     def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
