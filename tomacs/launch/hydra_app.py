@@ -49,6 +49,7 @@ def summary_table(results: dict) -> Table:
         ("ADAcc %", pct(m.get("adacc"), 2)),
         ("balanced ADAcc %", pct(m.get("adacc_balanced"), 2)),
         ("all-reliable detector %", pct(m.get("adacc_baseline"), 2)),
+        *_baseline_rows(results.get("baselines") or {}),
         ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
@@ -58,6 +59,32 @@ def summary_table(results: dict) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+BASELINE_LABELS = {"complete": "Complete", "untrained": "untrained policy"}
+
+
+def _baseline_rows(baselines: dict) -> list[tuple[str, str]]:
+    """Acc / ADAcc of the baselines a learned job ran or found (tomacs.launch.baselines), on the same
+    test questions and adversaries; where they came from in the label."""
+    rows = []
+    for k, b in baselines.items():
+        label = BASELINE_LABELS.get(k, k)
+        if b.get("source") == "not run":
+            rows.append((f"{label} Acc / ADAcc %", "not run (paid backbone; command below)"))
+            continue
+        where = "same episodes" if b.get("source") == "ran" else "found in outputs"
+        rows.append(
+            (f"{label} Acc / ADAcc % ({where})", f"{pct(b.get('acc'), 2)} / {pct(b.get('adacc'), 2)}")
+        )
+    return rows
+
+
+def print_baseline_commands(console: Console, results: dict) -> None:
+    """The commands that make the baselines a paid job did not run (one line each)."""
+    for k, b in (results.get("baselines") or {}).items():
+        if b.get("command"):
+            console.print(f"{BASELINE_LABELS.get(k, k)}: {b['command']}", highlight=False, soft_wrap=True)
 
 
 def _wall(results: dict) -> str:
@@ -207,5 +234,6 @@ def hydra_entry(cfg: DictConfig) -> float:
             console.print(f"already finished: {out_dir} (results.json matches this config; not run again)")
         out.print(summary_table(results))
         print_unparsed_warning(console, results)
+        print_baseline_commands(out, results)
         out.print(f"results: {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     return float(results["metrics"]["acc"])

@@ -17,6 +17,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from tomacs.backbones.base import is_simulated_label
 from tomacs.config import to_container
 from tomacs.credibility.stream import stream_metrics
 from tomacs.embedding.embedders import embedding_summary
@@ -37,6 +38,7 @@ from tomacs.job.files import (
 )
 from tomacs.job.progress import Progress, Running
 from tomacs.job.rundir import hold
+from tomacs.launch.baselines import run_baselines
 from tomacs.launch.embed_rate import record_embed_rate
 from tomacs.launch.plan import job_plan_line
 from tomacs.launch.tracking import make_tracker
@@ -221,6 +223,11 @@ def _run(
         cfg.get("checkpoint") == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
     )
     embedded = embedding_summary()
+    baselines = None
+    if mode == "train" and comps.method.trainable and not untrained and (job or {}).get("group") == "single":
+        # a single learned job's summary shows whether training won (tomacs.launch.baselines); sweeps
+        # hold their own comparisons, and a report reads them
+        baselines = run_baselines(resolved, out_dir, is_simulated_label(label), run_job, progress)
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
@@ -246,6 +253,7 @@ def _run(
         "train": train_info,
         "backbone_stats": stats,
         "embedding": embedded,
+        **({"baselines": baselines} if baselines is not None else {}),
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
         "wall_s": clock.total(),  # every process of the job (a resumed one's earlier ones too)
         "wall_s_this_process": clock.this_process(),
