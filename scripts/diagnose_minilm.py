@@ -24,7 +24,8 @@ candidate causes, each with a different fix, and each part below measures one of
 
 Part `curve` then asks which remedy helps: `tomacs diagnose`'s supervised learning curve on the same
 recorded features for the default network, block-wise weights on the embedding dimensions, and
-`method.emb_proj=32`. The findings are in docs/deviations.md (TodyComm, issue 28). The one-feature
+`method.emb_proj=32`. The findings are in
+docs/experiments/2026-11-25-todycomm-minilm-features-emb-proj.md (issue 28). The one-feature
 "mean suffix shift" probe of part `suffix` estimates its direction on all texts (no fold split): it is a
 measure of how consistent the shift is, not a held-out detector.
 

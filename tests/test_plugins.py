@@ -1,4 +1,6 @@
-"""Adding a method, a benchmark or a backbone takes the files docs/architecture.md lists, and no more.
+"""Adding a method, a benchmark or a backbone takes the files its how-to lists, and no more.
+
+docs/howto/add-method.md, add-benchmark.md and add-backbone.md each hold one numbered list.
 
 Each test reads its section's numbered list, copies the package and its conf/ into tmp_path, makes exactly
 the listed changes (new files, and one line in the kind's registry table), checks that the files which
@@ -25,15 +27,15 @@ from tomacs.methods.registry import METHODS, method_names
 from tomacs.registry import Registry, load_target
 
 REPO = Path(__file__).resolve().parents[1]
-DOC = REPO / "docs" / "architecture.md"
+DOCS = REPO / "docs" / "howto"  # add-method.md, add-benchmark.md, add-backbone.md
 TINY = ["eval.size=3", "train.size=4", "train.epochs=1", "embedder=hashing", "agents=3", "rounds=2"]
 
 
 def doc_steps(kind: str) -> tuple[int, list[str]]:
     """The file count a section's heading gives and the files its numbered list names, in order."""
-    text = DOC.read_text()
-    m = re.search(rf"^## Add a {kind} \((\d+) files\)\n(.*?)(?=^## |\Z)", text, re.S | re.M)
-    assert m, f"docs/architecture.md has no '## Add a {kind} (N files)' section"
+    text = (DOCS / f"add-{kind}.md").read_text()
+    m = re.search(rf"^# Add a {kind} \((\d+) files\)\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert m, f"docs/howto/add-{kind}.md has no '# Add a {kind} (N files)' heading"
     files = re.findall(r"^\d+\. `([^`]+)`", m.group(2), re.M)
     return int(m.group(1)), files
 

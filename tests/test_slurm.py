@@ -253,7 +253,7 @@ def test_cancelled_job_is_resubmitted_into_the_same_sweep(
                 fcntl.flock(fh, fcntl.LOCK_UN)
             _wait(lambda: (_job_dir(sweep, 0) / "results.json").exists(), "job 0 finished")
             # with no accounting (sacct disabled) submitit cannot learn that job 1 died: the sweep
-            # would wait forever, so the user stops it (Ctrl-C), as the README says
+            # would wait forever, so the user stops it (Ctrl-C), as docs/howto/slurm.md says
             proc.send_signal(signal.SIGINT)
             proc.wait(180)
         finally:

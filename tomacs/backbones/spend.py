@@ -10,7 +10,7 @@ Before sending, a call *reserves*: one transaction checks every cap against what
 what is reserved by calls still in flight (in every process), and records the reservation. The
 reply settles it with its real cost; a call that fails for good releases it (nothing was paid).
 
-Guarantee (what the README states):
+Guarantee (what docs/howto/paid-study.md states):
 - `max_calls` / `sweep_max_calls`: never exceeded; reservations count, not completions.
 - `max_usd` / `sweep_max_usd`: a call is sent only while paid + reserved + this call's estimate is
   below the cap; each in-flight call reserves the mean cost of this process's paid calls so far
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 LEDGER_NAME = ".tomacs_spend.sqlite"
-EXIT_CODE = 4  # documented in README (Spend caps and rate limits) and outputs/README.md
+EXIT_CODE = 4  # documented in docs/howto/paid-study.md and outputs/README.md
 
 
 class SpendLedgerError(RuntimeError):

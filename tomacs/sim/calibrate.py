@@ -5,9 +5,10 @@ The simulator is fitted to Tables 7-8 (single-agent accuracy, one persuasive sen
 adversarial senders among six) jointly with Table 2's *Complete* rows (5 benchmarks x 3 attack
 rates, simulated by the vectorised debate simulator `tomacs.sim.episodes`): the single-update
 tables cannot tell apart the memory terms that only matter over several rounds (prior vs self vs
-anchor weight, distractor share; docs/sim_multiround_diagnosis.md). Every other table (Table 2's
-Random rows, learned methods, Tables 3-6, 9, 10) is an outcome of running methods on the fitted
-simulator, never a fitting target; `--check` prints the Random rows as held-out predictions.
+anchor weight, distractor share; docs/experiments/2026-11-23-sim-multiround-diagnosis.md). Every
+other table (Table 2's Random rows, learned methods, Tables 3-6, 9, 10) is an outcome of running
+methods on the fitted simulator, never a fitting target; `--check` prints the Random rows as
+held-out predictions.
 
 The two experiments, as simulated here (truth index 0, `n_cand` candidates, one question latent
 shared by every agent on the question):

@@ -25,7 +25,8 @@ What is modelled and what is conditioned on:
 * ``decision_weight`` is kept at 1: a debate without a decision agent says nothing about it.
 
 Two optional refinements (`fit(by_benchmark=..., by_sender=...)`, both on in
-`tomacs calibrate --from-episodes`; docs/deviations.md gives their held-out effect):
+`tomacs calibrate --from-episodes`; docs/experiments/2026-11-25-sim-profiles-from-real-debates.md gives
+their held-out effect):
 
 * **accuracy per benchmark**: one competence mean per benchmark of the fitting debates
   (``meta.benchmark``; debates without one form a group ``?`` of their own), the concentration
@@ -612,8 +613,9 @@ def fit(
 
 
 # Optional model extensions (issue 26 item 4): bounds and starting points when fitted.
-# Tried and not kept (docs/deviations.md): `adopted_weight`, extra stickiness of an answer that
-# differs from the first one (held-out log-likelihood fell for both MAD-Follower models).
+# Tried and not kept (docs/experiments/2026-11-25-sim-profiles-from-real-debates.md): `adopted_weight`,
+# extra stickiness of an answer that differs from the first one (held-out log-likelihood fell for both
+# MAD-Follower models).
 EXTRA_BOUNDS: dict[str, tuple[float, float]] = {}
 EXTRA_START: dict[str, float] = {}
 

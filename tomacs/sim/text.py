@@ -22,8 +22,9 @@ see them as messages. So:
 * every text ends with the same final line `Answer: X` as real agents are asked to write.
 
 What a detector can still use is what a real App. D adversary also gives away: the suffix (when on),
-the missing discussion of neighbours from round 2 on, and a shorter reply (see docs/deviations.md
-and scripts/probe_adversary_texts.py for probe numbers).
+the missing discussion of neighbours from round 2 on, and a shorter reply (see
+docs/experiments/2026-11-23-adversary-texts-one-generator.md and scripts/probe_adversary_texts.py for
+probe numbers).
 
 That is the paper protocol on a paper profile. A profile fitted from real transcripts carries a text
 model (`tomacs.sim.text_model`): its honest agents and adversaries then take their lengths and a share
