@@ -222,6 +222,33 @@ def test_a_refused_paid_run_leaves_no_directory_and_no_resume_line(
     assert res.exit_code == 3 and mine.is_dir()
 
 
+def test_a_refused_paid_sweep_leaves_no_directory_and_no_resume_line(
+    cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's capped sweep without a key: every job refused before any work, so nothing to resume;
+    a sweep directory holding a job's work keeps it and its resume line."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # the response cache's default path (a path override would name the job dirs)
+    sweep = tmp_path / "sweep"
+    args = [
+        "evaluate",
+        "-m",
+        "method=complete,random",
+        "backbone=gpt-4.1-nano",
+        "backbone.sweep_max_usd=20",
+        "eval.size=2",
+        f"hydra.sweep.dir={sweep}",
+    ]
+    res = cli.invoke(app, args)
+    assert res.exit_code == 3, res.output
+    assert "resume with" not in res.output and "no job of the sweep did any work" in res.stderr, res.output
+    assert not sweep.exists(), sorted(p.name for p in sweep.rglob("*"))
+    (sweep / "done_job").mkdir(parents=True)  # an earlier process's job
+    (sweep / "done_job" / "results.json").write_text("{}")
+    res = cli.invoke(app, args)
+    assert res.exit_code == 3 and "resume with" in res.stderr and (sweep / "done_job").is_dir()
+
+
 # -- 5 and 6: hints a user can act on ----------------------------------------------------------------
 
 

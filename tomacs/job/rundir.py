@@ -176,6 +176,32 @@ def holds_only_stubs(out_dir: Path, empty_logs: bool = True, started: bool = Fal
     return True
 
 
+# what a sweep directory holds before any of its jobs made one: Hydra's record of the sweep and the
+# spend ledger the caps open (tomacs.backbones.spend)
+_SWEEP_STUBS = (
+    "multirun.yaml",
+    ".tomacs_spend.sqlite",
+    ".tomacs_spend.sqlite-wal",
+    ".tomacs_spend.sqlite-shm",
+)
+
+
+def remove_empty_sweep(sweep_dir: Path) -> bool:
+    """Remove a sweep directory none of whose jobs left a directory (every one refused before any
+    work: no API key, say), so a refused sweep leaves no debris and no resume line. Only the files a
+    sweep writes before its jobs; anything else (a job's directory, a user's file) keeps it."""
+    sweep_dir = Path(sweep_dir)
+    if not sweep_dir.is_dir() or any(p.name not in _SWEEP_STUBS or p.is_dir() for p in sweep_dir.iterdir()):
+        return False
+    try:
+        for p in sweep_dir.iterdir():
+            p.unlink()
+        sweep_dir.rmdir()
+    except OSError:
+        return False
+    return True
+
+
 def remove_stub(out_dir: Path, started: bool = False) -> bool:
     """Remove a run directory a failed command left with only stubs (see holds_only_stubs; `started`:
     a job that held only stubs when it began, whose own start files go too), so refused jobs do not

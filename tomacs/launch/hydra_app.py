@@ -152,6 +152,7 @@ def hydra_entry(cfg: DictConfig) -> float:
         holds_only_stubs,
         interrupted_by,
         made_by_this_command,
+        remove_empty_sweep,
         remove_stub,
         resume_command,
         stop_on_sigterm,
@@ -215,7 +216,9 @@ def hydra_entry(cfg: DictConfig) -> float:
         removed = fresh and remove_stub(out_dir, started=True)
         if removed:
             print(f"{where}nothing was done; removed {out_dir}", file=sys.stderr, flush=True)
-        if multirun or not removed:
+        if multirun and removed and remove_empty_sweep(resume_dir):
+            print(f"no job of the sweep did any work; removed {resume_dir}", file=sys.stderr, flush=True)
+        elif multirun or not removed:
             print(f"resume with: {resume_command(resume_dir, multirun)}", file=sys.stderr, flush=True)
         raise SystemExit(3) from None
     except OSError as exc:  # a disk that filled up or went read-only mid-run: one line, not a traceback
