@@ -13,7 +13,7 @@ SEEDS ?= 0,1,2
 TABLES := table2 table3 table4 table5 table6 table7 table8 table9 table10 peers crs gsafeguard smoke
 
 .PHONY: setup setup-local setup-slurm slurm-start slurm-stop serve-local test test-fast lint format calibrate quickstart bench-backbone clean \
-	tables smoke-tables docs $(TABLES)
+	tables smoke-tables docs paper-numbers parser-check $(TABLES)
 SMOKE := eval.size=3 eval.batch_size=3 train.size=4 train.val_size=0 train.batch_size=4 train.epochs=1 \
 	embedder=hashing seed=0
 
@@ -68,8 +68,22 @@ slurm-stop:
 serve-local: setup-local
 	PYTHON=$(BIN)/python scripts/serve_local_llm.sh
 
+# Benchmarks live in scripts/bench/ (scripts/README.md), each printing its figure; run any of them as
+# `$(BIN)/python scripts/bench/<name>.py --help`. ARGS goes to the script: `make bench-backbone ARGS=--quick`.
+ARGS ?=
+
 bench-backbone: setup
-	$(BIN)/python scripts/bench_backbone.py
+	$(BIN)/python scripts/bench/backbone.py $(ARGS)
+
+# Workflow steps. paper-numbers regenerates tomacs/report/paper_numbers.json from the TodyComm paper's text
+# beside the checkout (../shared/papers; ARGS=--check only compares). parser-check reads every real
+# MAD-Follower reply under $(TOMACS_DATA)/debates/mad-follower with tomacs' answer parser and prints its
+# agreement with the source's labels: run it after changing tomacs/benchmarks/parsing.py.
+paper-numbers: setup
+	$(BIN)/python -m tomacs.report.paper_numbers $(ARGS)
+
+parser-check: setup
+	$(BIN)/python scripts/parser_check.py $(ARGS)
 
 # `make test`: the whole suite, as CI runs it, on TEST_WORKERS pytest-xdist processes; --dist loadfile keeps
 # a test file on one worker (module fixtures such as the SLURM cluster or the llama.cpp server start once),

@@ -156,7 +156,7 @@ def test_rerun_of_a_job_embeds_nothing_and_changes_nothing(
     assert sum(e["encoded"] for e in r2["embedding"]) == 0
     assert sum(e["cache"]["hits"] for e in r2["embedding"]) == n1
     assert ep2 == ep1
-    # the training log says what each iteration encoded (bench_sweep sets it against the encode bound)
+    # the training log says what each iteration encoded (scripts/bench/sweep.py holds it to the encode bound)
     logged = [json.loads(x) for x in (tmp_path / "first" / "train_log.jsonl").read_text().splitlines()]
     per_iter = [r["encoded"] for r in logged if "iteration" in r]
     assert per_iter and 0 < sum(per_iter) < n1  # the test questions are encoded after training

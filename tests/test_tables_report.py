@@ -82,7 +82,8 @@ def test_paper_numbers_are_traceable_and_match_the_paper_text() -> None:
     p = subprocess.run(
         [
             sys.executable,
-            str(REPO / "scripts" / "extract_paper_numbers.py"),
+            "-m",
+            "tomacs.report.paper_numbers",  # `make paper-numbers ARGS=--check`
             "--papers",
             str(PAPERS),
             "--check",

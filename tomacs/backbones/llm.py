@@ -81,7 +81,7 @@ class Price:
 
 _litellm_module: Any = None
 
-# litellm settings that cut its per-call CPU, measured with `scripts/bench_backbone.py --options`
+# litellm settings that cut its per-call CPU, measured with `scripts/bench/backbone.py --options`
 # (figures in its docstring). They change no result: cost still comes from litellm's price table.
 FAST_CALL_SETTINGS: dict[str, Any] = {
     # litellm's aiohttp transport (its default, pinned here): its httpx transport costs about 2.5x the

@@ -425,7 +425,7 @@ def embedding_summary() -> list[dict[str, Any]]:
 def encode_totals() -> tuple[int, float]:
     """Texts run through MiniLM and seconds spent on them, over this job's embedders: the training
     log records their per-iteration growth, so an iteration's time can be set against the bound of
-    encoding its texts (scripts/bench_sweep.py)."""
+    encoding its texts (scripts/bench/sweep.py)."""
     infos = embedding_summary()
     return sum(i["encoded"] for i in infos), sum(i["encode_s"] for i in infos)
 

@@ -3,7 +3,7 @@
 A default MiniLM job spends most of its time encoding (issue 40), so the encoder's speed is the job's
 speed. OpenVINO runs the exported network with fused CPU kernels; at bf16 it is about 2.7x torch's
 bf16 path on an AVX512-BF16 CPU, with the same cosine to fp32 vectors (>= 0.99995; measured by
-`scripts/bench_embed.py`). The sentence-transformers model is exported once per process to ONNX
+`scripts/bench/embed.py`). The sentence-transformers model is exported once per process to ONNX
 (token embeddings, mean pooling and L2 normalisation in one graph; about 2 s) and read by the
 OpenVINO runtime. `openvino.convert_model` is deliberately not used: its converter sends usage
 telemetry unless the user has opted out, and tomacs never phones home.

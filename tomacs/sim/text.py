@@ -23,8 +23,8 @@ see them as messages. So:
 
 What a detector can still use is what a real App. D adversary also gives away: the suffix (when on),
 the missing discussion of neighbours from round 2 on, and a shorter reply (see
-docs/experiments/2026-11-23-adversary-texts-one-generator.md and scripts/probe_adversary_texts.py for
-probe numbers).
+docs/experiments/2026-11-23-adversary-texts-one-generator.md for probe numbers and how they were
+measured; `tomacs transcripts texts` measures them beside real debates).
 
 That is the paper protocol on a paper profile. A profile fitted from real transcripts carries a text
 model (`tomacs.sim.text_model`): its honest agents and adversaries then take their lengths and a share

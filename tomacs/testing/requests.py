@@ -1,7 +1,7 @@
 """One LLM request with nothing but a user message, for tests and benchmarks of the LLM backbone.
 
 Why here: the backbone's cache, spend caps and rate limits see only the messages and the sample
-index, so their tests and `scripts/bench_ratelimit.py` need the same minimal request."""
+index, so their tests and `scripts/bench/ratelimit.py` need the same minimal request."""
 
 from __future__ import annotations
 

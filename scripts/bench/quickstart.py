@@ -1,7 +1,7 @@
 """Wall-time figures for the README's main commands (the issue's speed goals are measured here).
 
-    python scripts/bench_quickstart.py            # quickstart + a short TodyComm run per embedder
-    python scripts/bench_quickstart.py --quick    # quickstart only
+    python scripts/bench/quickstart.py            # quickstart + a short TodyComm run per embedder
+    python scripts/bench/quickstart.py --quick    # quickstart only
 
 Prints one line per measurement. Runs go to a temporary directory; nothing is kept.
 """

@@ -1,4 +1,5 @@
-"""scripts/bench_parser.py on a tiny tree shaped like the MAD-Follower debates: hand-counted figures."""
+"""scripts/parser_check.py (`make parser-check`) on a tiny tree shaped like the MAD-Follower debates:
+hand-counted figures."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "bench_parser.py"
+SCRIPT = ROOT / "scripts" / "parser_check.py"
 
 
 def _run_dir(
@@ -32,13 +33,13 @@ def _run_dir(
     (run / "questions" / "001_q1.json").write_text(json.dumps(q))
 
 
-def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+def _check(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=120, check=False
     )
 
 
-def test_bench_counts_agreement_unparsed_and_reads_both_choice_layouts(tmp_path: Path) -> None:
+def test_check_counts_agreement_unparsed_and_reads_both_choice_layouts(tmp_path: Path) -> None:
     # the early layout: two entries holding Python list literals
     old = [
         {"label": "label", "text": "['A', 'B', 'C']"},
@@ -63,7 +64,7 @@ def test_bench_counts_agreement_unparsed_and_reads_both_choice_layouts(tmp_path:
             ("responder_1", "normal", None, "#answer: A"),  # the source read nothing
         ],
     )
-    res = _bench("--root", str(tmp_path), "--sample", "5")
+    res = _check("--root", str(tmp_path), "--sample", "5")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     overall = next(ln for ln in lines if ln.startswith("overall"))
@@ -76,18 +77,18 @@ def test_bench_counts_agreement_unparsed_and_reads_both_choice_layouts(tmp_path:
     assert "options: A: bank | B: library | C: mall" in res.stdout
 
 
-def test_bench_reads_a_jsonl_corpus_and_names_a_bad_path(tmp_path: Path) -> None:
+def test_check_reads_a_jsonl_corpus_and_names_a_bad_path(tmp_path: Path) -> None:
     f = tmp_path / "replies.jsonl"
     rows = [
         {"text": "(X) C) mall", "options": ["bank", "library", "mall"], "label": "C"},
         {"text": "(X) bank or mall", "options": ["bank", "library", "mall"], "label": "A"},
     ]
     f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    res = _bench("--jsonl", str(f))
+    res = _check("--jsonl", str(f))
     assert res.returncode == 0, res.stderr
     assert "agree= 50.0%" in res.stdout and "unparsed= 50.0%" in res.stdout  # the hedge is unparsed
-    bad = _bench("--jsonl", str(tmp_path / "missing.jsonl"))
+    bad = _check("--jsonl", str(tmp_path / "missing.jsonl"))
     assert bad.returncode == 2 and "missing.jsonl is not a file" in bad.stderr
     f.write_text(json.dumps({"text": "x", "label": "A"}) + "\n")
-    res = _bench("--jsonl", str(f))
+    res = _check("--jsonl", str(f))
     assert res.returncode != 0 and "replies.jsonl:1: missing field(s) ['options']" in res.stderr

@@ -14,10 +14,10 @@ runs in its own process (so it does not share our GIL) with a fixed latency per 
 
 The response cache is off (every request must reach the server). Every block prints the load.
 
-    python scripts/bench_backbone.py                 # the tables above, about 1.5 min
-    python scripts/bench_backbone.py --quick         # fewer requests
-    python scripts/bench_backbone.py --options --repeat 3    # + the option comparison, about 3 min
-    python scripts/bench_backbone.py --latencies     # no 1 s / 2 s rows
+    python scripts/bench/backbone.py                 # the tables above, about 1.5 min
+    python scripts/bench/backbone.py --quick         # fewer requests
+    python scripts/bench/backbone.py --options --repeat 3    # + the option comparison, about 3 min
+    python scripts/bench/backbone.py --latencies     # no 1 s / 2 s rows
 
 Measured 2026-11-23 on the 2-core dev machine, load average 2.1-3.0 (other jobs running), litellm
 1.100.5; "before" = tomacs with litellm's reply redaction on (turn_off_message_logging=True).

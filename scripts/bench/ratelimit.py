@@ -10,9 +10,9 @@ hydra.launcher.n_jobs=2` runs a sweep, each keep C requests in flight for --dura
 Printed per mode, from the server's own counts inside the window: achieved requests per minute
 answered 200 as % of the limit, and % of requests answered 429.
 
-    nice -n 10 python scripts/bench_ratelimit.py                     # both modes, about 2.5 min
-    nice -n 10 python scripts/bench_ratelimit.py --mode shared       # backbone.rpm set
-    PYTHONPATH=<checkout of older tomacs> python scripts/bench_ratelimit.py --mode none
+    nice -n 10 python scripts/bench/ratelimit.py                     # both modes, about 2.5 min
+    nice -n 10 python scripts/bench/ratelimit.py --mode shared       # backbone.rpm set
+    PYTHONPATH=<checkout of older tomacs> python scripts/bench/ratelimit.py --mode none
         # the code on the path without any rpm (today's code before issue 27; the server always
         # comes from this script's checkout)
 
@@ -40,7 +40,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # the checkout: scripts/bench/<this file>
 
 
 def _stats(port: int) -> dict[str, int]:

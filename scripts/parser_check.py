@@ -1,4 +1,9 @@
-"""Measure tomacs' answer parser on real multi-agent replies (MAD-Follower debates, offline).
+"""The parser check: tomacs' answer parser on real multi-agent replies (MAD-Follower debates, offline).
+
+A workflow step, not a benchmark: run it after changing tomacs/benchmarks/parsing.py, beside
+tests/test_parser_corpus.py (the hand-labelled corpus the tests hold the parser to). It prints
+agreement figures over every real reply, not a pass or fail; docs/deviations.md's parser row and
+docs/experiments/2026-11-25-answer-parser-option-texts.md quote them.
 
 Every turn of every debate under ``--root`` has the model's ``response_text``, the source's own
 ``parsed_answer`` and the question's choices. This runs ``parse_answer`` (with the question's
@@ -13,8 +18,9 @@ it names options by letter or by text and sides with other agents): a stress tes
 rules against the same labels, where an unparsed reply is often right (a rationale may commit to
 nothing) but another letter is a misreading, or the agent's prose and its answer line disagree.
 
-    PYTHONPATH=$PWD python scripts/bench_parser.py
-    PYTHONPATH=$PWD python scripts/bench_parser.py --sample 50 --seed 0
+    make parser-check                                  # every reply under $TOMACS_DATA/debates/mad-follower
+    make parser-check ARGS="--sample 50 --seed 0"      # the same, plus 50 disagreements to read
+    python scripts/parser_check.py --prose --root DIR  # the script itself, from the checkout's root
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 import random
 import re
 import sys
@@ -32,7 +39,9 @@ from pathlib import Path
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.types import Question
 
-DEFAULT_ROOT = Path("/work/shared/data/debates/mad-follower")
+# $TOMACS_DATA (as `make` sets it), else the shared data beside the checkout (scripts/<this file>)
+DATA = Path(os.environ.get("TOMACS_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+DEFAULT_ROOT = DATA / "debates" / "mad-follower"
 _ANSWER_SLOT = re.compile(r"^\s*#\s*answer\s*:[^\n]*\n?", re.IGNORECASE | re.MULTILINE)
 
 

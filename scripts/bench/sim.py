@@ -1,10 +1,10 @@
 """Simulator throughput (episodes/s) and quickstart wall time, optionally against an older revision.
 
-    python scripts/bench_sim.py                          # complete, gt50, 153 questions, 3 repeats
-    python scripts/bench_sim.py --baseline HEAD~3        # the same, interleaved with a git revision
-    python scripts/bench_sim.py --quickstart             # also the wall time of the quickstart command
-    python scripts/bench_sim.py --profile                # cProfile of one evaluation (top 25 by own time)
-    python scripts/bench_sim.py method=chain benchmark=synthetic_numeric   # any overrides
+    python scripts/bench/sim.py                          # complete, gt50, 153 questions, 3 repeats
+    python scripts/bench/sim.py --baseline HEAD~3        # the same, interleaved with a git revision
+    python scripts/bench/sim.py --quickstart             # also the wall time of the quickstart command
+    python scripts/bench/sim.py --profile                # cProfile of one evaluation (top 25 by own time)
+    python scripts/bench/sim.py method=chain benchmark=synthetic_numeric   # any overrides
 
 Every measurement runs in a fresh process (no warm caches carried between measurements). With
 --baseline the revision's `tomacs/` and `conf/` are extracted to a temporary directory and each
@@ -30,7 +30,7 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # the checkout: scripts/bench/<this file>
 DEFAULT = ["method=complete", "attack=gt50"]
 
 

@@ -1,13 +1,13 @@
-"""Wall time of the full `sim` fit (`tomacs calibrate`): Tables 7-8 jointly with Table 2 Complete.
+"""Wall time of the full `sim` fit (`tomacs sim fit`): Tables 7-8 jointly with Table 2 Complete.
 
 Why: the fit simulates thousands of multi-round debates per objective evaluation (the vectorised
 simulator, tomacs/sim/episodes.py); it must stay well under 30 minutes on 2 CPU cores. This runs
-the same fit as `tomacs calibrate` (all five profiles, or those named) in `--jobs` processes
+the same fit as `tomacs sim fit` (all five profiles, or those named) in `--jobs` processes
 (one profile per process, numpy single-threaded), writes nothing, and prints the fitted cells
 and the total wall time.
 
-    python scripts/bench_calibrate.py                 # all five profiles, 2 processes
-    python scripts/bench_calibrate.py -p arc_c --jobs 1
+    python scripts/bench/calibrate.py                 # all five profiles, 2 processes
+    python scripts/bench/calibrate.py -p arc_c --jobs 1
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main() -> None:
     args = ap.parse_args()
     names = args.profile or list(PROFILE_NAMES)
     t0 = time.perf_counter()
-    rows = calibrate(names, write=False, jobs=args.jobs)  # the same code path as `tomacs calibrate`
+    rows = calibrate(names, write=False, jobs=args.jobs)  # the same code path as `tomacs sim fit`
     total = time.perf_counter() - t0
     print(format_report(rows))
     print(

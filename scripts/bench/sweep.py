@@ -1,12 +1,12 @@
 """Wall time of a paper-table sweep on the simulator, where it goes, and an extrapolated total.
 
-    python scripts/bench_sweep.py --slice                     # issue 14's slice: each method once per
+    python scripts/bench/sweep.py --slice                     # issue 14's slice: each method once per
                                                               # benchmark at gt50, MiniLM, extrapolated
-    python scripts/bench_sweep.py --slice --benchmarks mmlu   # a thinner slice (one benchmark)
-    python scripts/bench_sweep.py --estimate                  # one job per method (first benchmark)
-    python scripts/bench_sweep.py                             # the full table2 sweep (hours on 2 cores)
-    python scripts/bench_sweep.py --slice train.epochs=2      # any override goes to every job
-    python scripts/bench_sweep.py --job                       # one MiniLM TodyComm job (MMLU gt50,
+    python scripts/bench/sweep.py --slice --benchmarks mmlu   # a thinner slice (one benchmark)
+    python scripts/bench/sweep.py --estimate                  # one job per method (first benchmark)
+    python scripts/bench/sweep.py                             # the full table2 sweep (hours on 2 cores)
+    python scripts/bench/sweep.py --slice train.epochs=2      # any override goes to every job
+    python scripts/bench/sweep.py --job                       # one MiniLM TodyComm job (MMLU gt50,
                                                               # seed 0) on the shared embedding cache
 
 --slice runs each method once per benchmark (attack gt50, seed 0, the table's default sizes) and

@@ -1,11 +1,14 @@
 """Extract the TodyComm paper's published numbers (Tables 2, 3, 9, 10) into tomacs/report/paper_numbers.json.
 
-Why a script and not hand-typed numbers: every number `tomacs report` prints beside ours must be
-traceable to its table, and re-running this script against `shared/papers/todycomm.txt` must
-reproduce the data file exactly (a test checks it). Each record names paper, table, method,
-benchmark, attack, metric, and the row/column headers it was read from.
+Why extracted and not hand-typed: every number `tomacs report` prints beside ours must be traceable
+to its table, and re-running the extraction against the paper's text (`todycomm.txt` in the papers
+folder beside the checkout, ../shared/papers) must reproduce the data file exactly
+(tests/test_tables_report.py checks it). Each record names paper, table, method, benchmark, attack,
+metric, and the row/column headers it was read from. tomacs.report.paper reads the file.
 
-    python scripts/extract_paper_numbers.py [--papers ../shared/papers] [--check]
+    make paper-numbers                      # regenerate the data file
+    make paper-numbers ARGS=--check         # fail if it differs from a fresh extraction
+    python -m tomacs.report.paper_numbers [--papers ../shared/papers] [--check]
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "tomacs" / "report" / "paper_numbers.json"
+OUT = Path(__file__).with_name("paper_numbers.json")
+# the papers' texts are not shipped with tomacs: they lie beside a checkout (tomacs/report/<this file>)
+PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
 
 METHODS = {
     "Random Graph": "random",
@@ -148,19 +152,24 @@ def method_table(grid: list[list[str]], table: str) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--papers", type=Path, default=REPO.parent / "shared" / "papers")
+    ap.add_argument(
+        "--papers", type=Path, default=PAPERS, help=f"folder holding todycomm.txt (default {PAPERS})"
+    )
     ap.add_argument(
         "--check", action="store_true", help="fail if the data file differs from a fresh extraction"
     )
     args = ap.parse_args()
-    text = (args.papers / "todycomm.txt").read_text()
+    paper = args.papers / "todycomm.txt"
+    if not paper.is_file():
+        sys.exit(f"error: {paper} not found; pass --papers DIR, the folder holding the TodyComm paper's text")
+    text = paper.read_text()
     recs = extract(text)
     data = (
         json.dumps({"source": "shared/papers/todycomm.txt", "records": recs}, indent=1, sort_keys=True) + "\n"
     )
     if args.check:
         if OUT.read_text() != data:
-            sys.exit(f"{OUT} is stale: rerun scripts/extract_paper_numbers.py")
+            sys.exit(f"{OUT} is stale: regenerate it with `make paper-numbers`")
         print(f"{OUT}: {len(recs)} records, up to date")
         return
     OUT.parent.mkdir(parents=True, exist_ok=True)

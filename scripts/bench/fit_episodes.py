@@ -1,4 +1,4 @@
-"""Time `tomacs calibrate --from-episodes`' fit on 500 episodes (issue 26 target: <= 2 min on 2 cores).
+"""Time `tomacs sim fit-episodes`' fit on 500 episodes (issue 26 target: <= 2 min on 2 cores).
 
 Why: a researcher fits their own model from a few hundred real debates; the fit must stay a
 coffee-break job. The real MAD-Follower debates (209) are replicated, each copy a question of its
@@ -6,8 +6,8 @@ own (the copies' latents are separate, as 500 distinct questions would be), up t
 fit is the one the command runs (every parameter, the target-lure rule, accuracy per benchmark and
 persuasion per adversary model unless switched off, 3 L-BFGS-B starts).
 
-    python scripts/bench_fit_episodes.py                      # 500 episodes, qwen-max honest agents
-    python scripts/bench_fit_episodes.py --model qwen3-8b --episodes 1000
+    python scripts/bench/fit_episodes.py                      # 500 episodes, qwen-max honest agents
+    python scripts/bench/fit_episodes.py --model qwen3-8b --episodes 1000
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from pathlib import Path
 
 from tomacs.sim import fit_episodes as fe
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "debates" / "mad-follower"
+# $TOMACS_DATA (as `make` sets it), else the shared data beside the checkout (scripts/bench/<this file>)
+DATA = Path(os.environ.get("TOMACS_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
+DEFAULT = DATA / "debates" / "mad-follower"
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """MiniLM encoders on a CPU: texts per second and cosine to fp32 vectors, and the persistent cache.
 
-    python scripts/bench_embed.py                 # 524 analyses (one TodyComm iteration's worth), 3 repeats
-    python scripts/bench_embed.py --texts 128 --repeat 2
+    python scripts/bench/embed.py                 # 524 analyses (one TodyComm iteration's worth), 3 repeats
+    python scripts/bench/embed.py --texts 128 --repeat 2
 
 The texts are simulator analyses of synthetic questions (the length TodyComm embeds: about 150
 tokens). Each encoder embeds all texts in one embedder call, `--repeat` times in turn (best time
