@@ -33,15 +33,17 @@ from tomacs.graphs import find_cycle
 from tomacs.launch.run import run_job
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.gsafeguard import detector_pairs, graph_sample
+from tomacs.methods.learned import LearnedMethod
 from tomacs.methods.registry import METHODS, build_method, is_trainable, method_names
 from tomacs.types import AgentOutput, Question
 
 N, T = 5, 3
 ROLES = ["Knowledgeable Expert", "Critic", "Mathematician", "Psychologist", "Historian"]
 LEARNED = [m for m in method_names() if is_trainable(m)]
-# how a method learns is its class's `trainer`, the attribute tomacs.launch.run reads to pick the trainer
-REINFORCE = [m for m in LEARNED if METHODS.get(m).trainer == "reinforce"]
-SUPERVISED = [m for m in LEARNED if METHODS.get(m).trainer == "supervised"]
+# how a method learns is its class's `trainer` ("module:attr" of a tomacs.training.core.Trainer), which
+# tomacs.launch.run reads to pick the trainer: REINFORCE unless the method names its own (a supervised one)
+REINFORCE = [m for m in LEARNED if METHODS.get(m).trainer == LearnedMethod.trainer]
+SUPERVISED = [m for m in LEARNED if m not in REINFORCE]
 # The Tables 7-8 protocol: its receiver reads all N-1 senders by definition, so no budget applies.
 BUDGET_EXEMPT = {"receiver"}
 MASK = np.ones((N, N), dtype=int)
@@ -146,7 +148,7 @@ def _labelled(k: int = 3) -> list[Any]:
 
 def _train_step(m: Method) -> None:
     opt = torch.optim.Adam(m.parameters(), lr=0.05)
-    if m.trainer == "supervised":
+    if m.trainer != LearnedMethod.trainer:  # a supervised detector
         loss = m.labelled_loss(_labelled())[0]  # type: ignore[attr-defined]
     else:
         state, _, _ = _episode(m, True)

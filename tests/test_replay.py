@@ -146,12 +146,14 @@ def test_letters_map_by_position() -> None:
 
 def test_missing_fields_are_one_line_errors() -> None:
     with pytest.raises(ReplayError, match=r"field 'turns\[0\]\.text' is missing"):
-        check_debate_fields(_debate(_full_turns(3, 2, text=False)))
+        check_debate_fields(_debate(_full_turns(3, 2, text=False)), "todycomm")
     with pytest.raises(ReplayError, match=r"field 'turns\[\]\.read' is empty in every round"):
-        check_debate_fields(_debate(_full_turns(3, 2, reads=False)))
+        check_debate_fields(_debate(_full_turns(3, 2, reads=False)), "todycomm")
     with pytest.raises(ReplayError, match="agent 1 has no round-1 turn"):
-        check_debate_fields(_debate([t for t in _full_turns(3, 2) if (t.agent, t.round) != (1, 1)]))
-    check_debate_fields(_debate(_full_turns(3, 2)))
+        check_debate_fields(
+            _debate([t for t in _full_turns(3, 2) if (t.agent, t.round) != (1, 1)]), "todycomm"
+        )
+    check_debate_fields(_debate(_full_turns(3, 2)), "todycomm")
     check_debate_fields(_debate(_full_turns(3, 2, reads=False)), "gsafeguard")  # its detector reads all pairs
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pytest
 
-from tomacs.report import detector, plots
+from tomacs.methods.gsafeguard import report as detector
+from tomacs.report import plots
 from tomacs.report.build import build_report
 from tomacs.report.collect import cells, find_jobs
 from tomacs.report.settings import legend_part

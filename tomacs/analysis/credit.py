@@ -325,12 +325,9 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     )
     comps = build(cfg, need_train=False)
     method = comps.method
-    from tomacs.methods.todycomm import TodyComm
-
-    if not isinstance(method, TodyComm):
-        raise ValueError(f"method {method.name!r} has no credit policy to diagnose (use a todycomm run)")
-    if method.ablation == "no_credits":
-        raise ValueError("ablation=no_credits uses oracle credits: there is no learned policy to diagnose")
+    why = method.credit_policy_refusal()  # the method says whether it has a policy to diagnose
+    if why:
+        raise ValueError(why)
     initial = {k: v.detach().clone() for k, v in method.net.state_dict().items()}
     if ck is None:
         raise FileNotFoundError(f"{run_dir} has no best.pt or checkpoint.pt: train the method first")
@@ -343,7 +340,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
         feats.append(np.stack([f for _, f in sorted(method.trace, key=lambda p: p[0])], axis=2))
         method.trace = []
 
-    method.trace = []  # TodyComm appends (t, features) of every round it steps
+    method.trace = []  # the method appends (t, features) of every round it steps (credit_policy_refusal)
     try:
         episodes = walk(
             comps.executor,

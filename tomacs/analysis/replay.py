@@ -11,7 +11,7 @@ The method is the trained one, driven through its own calls as the executor driv
 AgentOutputs built from the turns and embedded by the run's embedder. No second implementation of
 features or stepping: TodyComm's are `tomacs.methods.features.build_features` and its own GRU
 (`TodyComm._step`), G-Safeguard's its detector (`GSafeguard._detect`). What the replay changes is
-the graph (`Scorer.follow`): after `act(t)` the round-t graph TodyComm chose is replaced by the
+the graph (the method's `replay_follow`): after `act(t)` the round-t graph TodyComm chose is replaced by the
 recorded one (`state["edges"][t]`), which is what its features of round t+1 read; G-Safeguard's
 detector reads every pair of agents (detect_graph=mask), whatever graph ran. An agent without a turn
 in a round made no call: its last output is carried forward (`participated=False`), as the executor does.
@@ -26,7 +26,7 @@ Per row:
 * AUC: P(credit of a random honest agent > credit of a random active adversary), ties one half
   (`tomacs.analysis.credit.auc`): 1.0 = every adversary scored below every honest agent, 0.5 = no
   separation. Pooled over the debates; "AUC/deb" is the mean of the AUCs within one debate and round.
-* ADAcc: the method's own exclusion (`Scorer.excluded`), an agent is called adversarial when it is
+* ADAcc: the method's own exclusion (its `replay_excluded`), an agent is called adversarial when it is
   left out: in round t <= T, TodyComm's non-participants (a_i^t = 0, inference rule
   c_i > mean(c)) and G-Safeguard's flagged agents; at the decision, the agents that are not voters
   (`tomacs.metrics.predicted_adversarial`). "all-reliable" is the ADAcc of calling every agent
@@ -38,6 +38,9 @@ Shapes: TodyComm runs one GRU cell shared by all agents, and G-Safeguard one GNN
 nodes whose turns are mean-pooled, so any number of agents and rounds replays; the training shape
 is reported beside the transcripts'. Refused: TodyComm's no_credits ablation (oracle credits) and
 G-Safeguard with detect_graph=comm (its detector reads the base topology, not the recorded graph).
+
+Which methods replay and how is each method's own (`tomacs.methods.base.Method`: `replays`, `replay_reads`,
+`replay_refusal`, `replay_follow`, `replay_excluded`, `trained_shape`); this module names none.
 """
 
 from __future__ import annotations
@@ -57,7 +60,6 @@ from tomacs.transcripts.schema import Debate
 from tomacs.types import LETTERS, AdversaryPlan, AgentOutput, DecisionGraph, Episode, Question, RoundGraph
 
 __all__ = [
-    "SUPPORTED",
     "Policy",
     "ReplayError",
     "check_debate_fields",
@@ -69,65 +71,23 @@ __all__ = [
     "replay_run",
     "replay_table",
     "round_stats",
+    "scoring_methods",
 ]
 
 BATCH = 64  # debates stepped together (the GRU runs once per round over a batch, as in evaluation)
-Edges = list[tuple[int, int]]
 
 
-@dataclass(frozen=True)
-class Scorer:
-    """How one learned method that scores agents is replayed.
+def scoring_methods() -> tuple[str, ...]:
+    """The registered methods that score agents and can be replayed (their class sets `replays`)."""
+    from tomacs.methods.registry import METHODS
 
-    `follow(state, t, edges)` installs round t's recorded graph (edges per debate) where the method's
-    next step reads it; `excluded(state, graphs, n)` says, after `act(t)`, which agents the method
-    called adversarial in round t; `refuse(params)` names a setting that has nothing to replay;
-    `reads`: whether the method's inputs depend on who read whom (then a transcript must record it)."""
-
-    follow: Callable[[dict[str, Any], int, list[Edges]], None]
-    excluded: Callable[[dict[str, Any], list[RoundGraph], int], list[set[int]]]
-    refuse: Callable[[dict[str, Any]], str | None]
-    reads: bool = True
+    return tuple(n for n in METHODS.names() if METHODS.get(n).replays)
 
 
-def _todycomm_follow(state: dict[str, Any], t: int, edges: list[Edges]) -> None:
-    state["edges"][t] = edges  # what `_step(t + 1)` reads as round t's graph (TodyComm.begin's record)
+def _method_class(name: str) -> Any:
+    from tomacs.methods.registry import METHODS
 
-
-def _todycomm_excluded(state: dict[str, Any], graphs: list[RoundGraph], n: int) -> list[set[int]]:
-    return [set(range(n)) - set(g.participants if g.participants is not None else g.nodes) for g in graphs]
-
-
-def _gsafeguard_excluded(state: dict[str, Any], graphs: list[RoundGraph], n: int) -> list[set[int]]:
-    return [set(f) for f in state["flagged"]]  # flagged after detecting on rounds 1..t-1
-
-
-SCORERS: dict[str, Scorer] = {
-    # a participant of round t is a_i^t = 1 (c_i > mean(c)); its features read round t-1's graph
-    "todycomm": Scorer(
-        follow=_todycomm_follow,
-        excluded=_todycomm_excluded,
-        refuse=lambda p: (
-            "ablation=no_credits: its credits are oracle labels, there is no policy"
-            if p.get("ablation") == "no_credits"
-            else None
-        ),
-    ),
-    # the detector reads every pair of agents (detect_graph=mask), so the recorded graph changes
-    # nothing it sees; an agent scoring >= threshold is flagged for good (its messages are cut)
-    "gsafeguard": Scorer(
-        follow=lambda state, t, edges: None,
-        excluded=_gsafeguard_excluded,
-        refuse=lambda p: (
-            "method.detect_graph=comm: its detector reads the base topology's pairs, not the "
-            "recorded graph; replay a detect_graph=mask run"
-            if p.get("detect_graph") == "comm"
-            else None
-        ),
-        reads=False,
-    ),
-}
-SUPPORTED = tuple(SCORERS)
+    return METHODS.get(name)
 
 
 class ReplayError(ValueError):
@@ -184,13 +144,11 @@ class Policy:
     @property
     def trained_shape(self) -> str:
         """What the policy was trained on, as the table's title says it."""
-        if self.name == "gsafeguard":  # the detector learns from generated conversations of its own shape
-            from tomacs.methods.registry import method_settings
+        from tomacs.methods.registry import method_settings
 
-            p = method_settings(self.cfg).params()
-            shape = f"{p['data_agents']}x{p['data_rounds']}"
-            return f"trained on {shape} conversations, run {self.agents}x{self.rounds}"
-        return f"trained {self.agents}x{self.rounds}"
+        return _method_class(self.name).trained_shape(
+            method_settings(self.cfg).params(), self.agents, self.rounds
+        )
 
     @property
     def embedder(self) -> Any:
@@ -219,10 +177,11 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
         raise ReplayError(f"{run_dir} has no config.yaml: pass the directory of a `tomacs train` run")
     cfg = OmegaConf.create(OmegaConf.load(cfg_path))
     name = str(cfg.method.get("name"))
-    if name not in SUPPORTED:
+    supported = scoring_methods()
+    if name not in supported:
         raise ReplayError(
             f"{run_dir} is a method={name} run; replay scores agents with a learned method that scores "
-            f"them: {', '.join(SUPPORTED)} (train one with `tomacs train method=todycomm ...`)"
+            f"them: {', '.join(supported)} (train one with `tomacs train method=todycomm ...`)"
         )
     ck = checkpoint or next(
         (run_dir / p for p in ("best.pt", "checkpoint.pt") if (run_dir / p).is_file()), None
@@ -233,7 +192,7 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
         raise ReplayError(f"checkpoint not found: {ck}")
     cfg.checkpoint = str(ck)
     settle_embedder(cfg)  # the checkpoint's recorded embedder wins, as when the run resumes
-    why = SCORERS[name].refuse(method_settings(cfg).params())
+    why = _method_class(name).replay_refusal(method_settings(cfg).params())
     if why:
         raise ReplayError(f"{run_dir} is a {name} run with {why}")
     emb = cfg.get("embed") or {}
@@ -252,10 +211,10 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
 
 
 # -- debates as the method's inputs ------------------------------------------------------------------------
-def check_debate_fields(d: Debate, method: str = "todycomm") -> None:
+def check_debate_fields(d: Debate, method: str) -> None:
     """What a replay needs of a debate, one line naming the missing field: every agent's round-1
-    turn, a text in every turn (both methods embed it), letters the features can encode, and for
-    TodyComm reads (its features read the graph)."""
+    turn, a text in every turn (every scoring method embeds it), letters the features can encode, and
+    reads for a method whose inputs read the graph (its `replay_reads`: TodyComm's features)."""
     if len(d.letters) > len(LETTERS):
         raise ReplayError(
             f"debate {d.id!r}: field 'letters': {len(d.letters)} options; the features encode at most "
@@ -273,7 +232,11 @@ def check_debate_fields(d: Debate, method: str = "todycomm") -> None:
                 f"debate {d.id!r}: field 'turns[{k}].text' is missing; method={method} embeds every "
                 "reply's text: replay transcripts that keep the replies"
             )
-    if SCORERS[method].reads and d.n_rounds >= 2 and not any(t.read for t in d.turns if t.round >= 2):
+    if (
+        _method_class(method).replay_reads
+        and d.n_rounds >= 2
+        and not any(t.read for t in d.turns if t.round >= 2)
+    ):
         raise ReplayError(
             f"debate {d.id!r}: field 'turns[].read' is empty in every round; method={method}'s features "
             "read who read whom, which this transcript does not record"
@@ -345,7 +308,7 @@ def _embeddings(policy: Policy, debates: Sequence[Debate], progress: Any) -> dic
 
 # -- the replay --------------------------------------------------------------------------------------------
 def _replay_batch(
-    method: Any, scorer: Scorer, debates: Sequence[Debate], embed: Callable[[str], list[float]]
+    method: Any, debates: Sequence[Debate], embed: Callable[[str], list[float]]
 ) -> list[Episode]:
     """One batch of same-shape debates through begin / act / decide, the recorded graph replacing the
     method's own after every round (see the module docstring). The episodes' round graphs hold the
@@ -356,14 +319,14 @@ def _replay_batch(
     history = [debate_outputs(d, embed) for d in debates]
     graphs_read = {r: [read_graph(d, r) for d in debates] for r in range(1, rounds + 1)}
     state = method.begin(questions, False, np.random.default_rng(0))
-    scorer.follow(
+    method.replay_follow(
         state, 1, graphs_read[1]
     )  # live round 1 has no edges; a transcript's same-round reads count
     chosen: list[list[RoundGraph | None]] = [[None] for _ in debates]
     for t in range(2, rounds + 1):
         graphs = method.act(state, t, [h[: t - 1] for h in history])
-        excluded = scorer.excluded(state, graphs, n)
-        scorer.follow(
+        excluded = method.replay_excluded(state, graphs)
+        method.replay_follow(
             state, t, graphs_read[t]
         )  # the graph that ran, not the one the method would have chosen
         for q, g in enumerate(graphs):
@@ -397,10 +360,10 @@ def replay(policy: Policy, debates: Sequence[Debate], progress: Any = None) -> l
     out: list[Episode | None] = [None] * len(debates)
     with progress.task("replaying debates", total=len(debates), unit="debates") as task:
         for (n, rounds), idx in sorted(groups.items()):
-            method, scorer = policy.method(n, rounds), SCORERS[policy.name]
+            method = policy.method(n, rounds)
             for k in range(0, len(idx), BATCH):
                 part = idx[k : k + BATCH]
-                eps = _replay_batch(method, scorer, [debates[j] for j in part], vecs.__getitem__)
+                eps = _replay_batch(method, [debates[j] for j in part], vecs.__getitem__)
                 for j, ep in zip(part, eps, strict=True):
                     out[j] = ep
                 task.step(len(part))

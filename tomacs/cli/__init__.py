@@ -1,4 +1,5 @@
-"""The `tomacs` command: one module per command group, registered here in the order `--help` lists them.
+"""The `tomacs` command: one module per command group, registered here in the order `--help` lists them,
+and each method's own commands, which the method names (`commands`, tomacs.methods.base) and registers.
 
 Jobs (train, evaluate) go through `hydra.main`, so multirun, launchers and output directories
 behave as Hydra users expect; before that, every override is composed once so a typo fails in
@@ -32,7 +33,6 @@ from tomacs.cli import (  # noqa: E402
     calibrate,
     config,
     docs,
-    gsafeguard,
     plan,
     report,
     run,
@@ -41,6 +41,7 @@ from tomacs.cli import (  # noqa: E402
     view,
 )
 from tomacs.cli.common import EXTRA  # noqa: E402
+from tomacs.methods.registry import method_extras  # noqa: E402
 
 app = typer.Typer(
     add_completion=False,
@@ -53,7 +54,8 @@ app.command(context_settings=EXTRA)(plan.plan)
 app.command("show-config", context_settings=EXTRA)(config.show_config)
 app.command("list")(config.list_options)
 app.command(context_settings=EXTRA)(calibrate.calibrate)  # old spelling of `tomacs sim ...`
-app.command("gsafeguard-data", context_settings=EXTRA)(gsafeguard.gsafeguard_data)
+for register in method_extras("commands"):  # every method's own commands: `register(app)` adds them
+    register(app)
 app.add_typer(analyze.analyze_app, name="analyze")
 app.add_typer(transcripts.transcripts_app, name="transcripts")
 app.add_typer(sim.sim_app, name="sim")

@@ -1,8 +1,9 @@
 """Running a job: build it, train it (when asked and it learns), evaluate it, write its results.
 
 Kept apart from the CLI so tests, sweeps and notebooks can run a job from a composed config.
-Building lives in `tomacs.job.components`, the job's files in `tomacs.job.files`, the trainer in
-`tomacs.training.reinforce`; this module is the order they run in.
+Building lives in `tomacs.job.components`, the job's files in `tomacs.job.files`, the trainer where the
+method names it (`tomacs.training.core.trainer_of`: REINFORCE, `tomacs.training.reinforce`, unless the
+method brings its own); this module is the order they run in.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from tomacs.launch.embed_rate import record_embed_rate
 from tomacs.launch.plan import job_plan_line
 from tomacs.launch.tracking import make_tracker
 from tomacs.metrics import summarize, unparsed_warning
-from tomacs.training.reinforce import epoch_questions, train, warm_up
+from tomacs.training.core import trainer_of
+from tomacs.training.reinforce import warm_up
 
 
 def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
@@ -95,16 +97,6 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
     return metrics
 
 
-def trainer_of(method: Any) -> Callable[..., dict[str, Any]]:
-    """The learned methods' REINFORCE trainer, or the supervised one for a method that learns from
-    labelled conversations (`trainer = "supervised"`: G-Safeguard)."""
-    if getattr(method, "trainer", "reinforce") == "supervised":
-        from tomacs.training.supervised import train as train_supervised
-
-        return train_supervised
-    return train
-
-
 def job_questions(comps: Components, mode: str) -> tuple[int, bool]:
     """(questions the whole job walks, whether that is a bound): the job's ETA in progress lines.
     A resumed job counts its finished work here too: the trainer and `evaluate` take what an earlier
@@ -112,13 +104,12 @@ def job_questions(comps: Components, mode: str) -> tuple[int, bool]:
     test = len(comps.test_qs)
     if mode != "train":
         return test, False
-    if comps.method.trainable and getattr(comps.method, "trainer", "reinforce") == "reinforce":
-        epochs = int(comps.cfg.train.epochs)
-        bound = comps.cfg.train.get("patience") is not None and bool(comps.val_qs)
-        return epochs * epoch_questions(comps) + test, bound
-    if not comps.method.trainable and comps.executor.crs is not None:
+    if comps.method.trainable:
+        walked = trainer_of(comps.method).questions(comps)  # the method's trainer knows what it walks
+        return (0, False) if walked is None else (walked[0] + test, walked[1])  # None: unknown, no job ETA
+    if comps.executor.crs is not None:
         return len(comps.train_qs) + test, False
-    return 0, False  # unknown (G-Safeguard's detector epochs): no job ETA
+    return 0, False
 
 
 def crs_summary(comps: Components) -> dict[str, Any]:
@@ -211,7 +202,7 @@ def _run(
     train_info: dict[str, Any] = {}
     progress.start_job(*job_questions(comps, mode))
     if mode == "train" and comps.method.trainable:
-        train_info = trainer_of(comps.method)(comps, out_dir, progress)
+        train_info = trainer_of(comps.method).train(comps, out_dir, progress)
         if train_info["epochs_run"] > train_info["resumed_from_epoch"]:
             EpisodeLog.of(out_dir).discard()  # evaluated by the policy before this training
     if mode == "train" and not comps.method.trainable and comps.executor.crs is not None and comps.train_qs:

@@ -39,6 +39,12 @@ def resolve_decision(requested: str, method: str, n_agents: int, n_adversaries: 
     return decision, "llm" if 2 * n_adversaries >= n_agents and n_adversaries > 0 else "vote"
 
 
+def own_decision(method: str) -> str:
+    """The decision `auto` settles to for `method` whatever the adversaries: its own rule (credibility
+    for `method=crs`), else `auto` itself (a report names any other decision as a variant of the row)."""
+    return resolve_decision("auto", method, 1, 0)[0]
+
+
 @dataclass
 class MethodContext:
     """Everything about the run that a method may read; built once per run by `tomacs.job.components`."""
@@ -79,6 +85,20 @@ class Method:
     # results.json records `oracle: true`. Only ablations may need it (TodyComm's no_credits):
     # a method that reads the answer key is not comparable with one that does not.
     needs_oracle: bool = False
+    # What a method plugs in besides its graphs, each named by a "module:attr" string (tomacs.registry)
+    # imported only when used, so no generic module names a method (issue 41; tests/test_method_extras.py):
+    # `trainer`: its `tomacs.training.core.Trainer` (LearnedMethod: REINFORCE; None: nothing to train);
+    # `commands`: functions `register(app)` that add its commands to the `tomacs` CLI (tomacs.cli collects
+    # every method's); `report_sections`: its `tomacs.report.build.Section`s (tomacs report adds them).
+    # A package of its own holds them (tomacs/methods/gsafeguard/: trainer.py, data.py, cli.py, report.py).
+    trainer: str | None = None
+    commands: tuple[str, ...] = ()
+    report_sections: tuple[str, ...] = ()
+    # `tomacs replay` (tomacs.analysis.replay) drives a method that scores agents on recorded debates
+    # through its own calls (the replay_* hooks below say how); `replay_reads`: whether its inputs depend
+    # on who read whom, which a transcript must then record
+    replays: bool = False
+    replay_reads: bool = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A method's name is its schema's: `Settings.name`'s default (tomacs.methods.settings) is the
@@ -139,3 +159,33 @@ class Method:
 
     def train_mode(self, train: bool) -> None:
         return None
+
+    # -- hooks of the analyses that drive a trained method (tomacs.analysis) --------------------------
+    def credit_policy_refusal(self) -> str | None:
+        """Why `tomacs analyze credits` (tomacs.analysis.credit) cannot diagnose this method, or None when
+        it can: the method then keeps its credit network as `net`, builds a fresh one with `make_net()`,
+        and appends (t, the policy's inputs) to `trace` for every round it steps while `trace` is a list."""
+        return f"method {self.name!r} has no credit policy to diagnose (use a todycomm run)"
+
+    @classmethod
+    def replay_refusal(cls, params: dict[str, Any]) -> str | None:
+        """A setting of the run's method (its params) under which there is nothing to replay, or None."""
+        return None
+
+    @classmethod
+    def trained_shape(cls, params: dict[str, Any], agents: int, rounds: int) -> str:
+        """What a replayed policy was trained on, as the replay table's title says it."""
+        return f"trained {agents}x{rounds}"
+
+    def replay_follow(self, state: Any, t: int, edges: list[list[tuple[int, int]]]) -> None:
+        """Install round t's recorded graph (edges per debate) where the method's next step reads it;
+        a method whose inputs do not read the graph keeps this default (nothing)."""
+        return None
+
+    def replay_excluded(self, state: Any, graphs: list[RoundGraph]) -> list[set[int]]:
+        """After `act(t)`: the agents the method called adversarial in round t, per debate (by default
+        the agents its round graphs leave out of the participants)."""
+        n = self.ctx.n_agents
+        return [
+            set(range(n)) - set(g.participants if g.participants is not None else g.nodes) for g in graphs
+        ]

@@ -138,8 +138,9 @@ class LearnedMethod(Method):
     (architecture facts a checkpoint must match)."""
 
     trainable = True
-    # tomacs.training.reinforce; "supervised": tomacs.training.supervised (labelled conversations)
-    trainer = "reinforce"
+    # REINFORCE on task rewards (tomacs.training.reinforce); a method that learns otherwise names its own
+    # trainer (G-Safeguard: its supervised one on labelled conversations, tomacs.methods.gsafeguard.trainer)
+    trainer = "tomacs.training.reinforce:REINFORCE"
     needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
     Settings: type[LearnedSettings] = LearnedSettings
 

@@ -1,5 +1,8 @@
 """Method names -> classes (`METHODS`, a `tomacs.registry.Registry`). Entries are "module:class"
 strings imported on first use, so a static run never imports torch; a new method adds one line here.
+What a method plugs in besides its class (its CLI commands, its report sections) it names itself, as
+"module:attr" strings on the class (`tomacs.methods.base.Method`); `method_extras` collects them for the
+CLI and the report, which never name a method.
 
 A method's settings are found by its name here too (`method_settings(cfg)`, `settings_class`): the
 schema is the class's `Settings` (tomacs.methods.settings), and a name leads to its class only here,
@@ -10,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from tomacs.methods.base import Method, MethodContext
-from tomacs.methods.settings import MethodSettings, OpenSettings, bool_fields
+from tomacs.methods.settings import MethodSettings, OpenSettings, bookkeeping_fields, bool_fields
 from tomacs.methods.static import STATIC_METHODS
-from tomacs.registry import Registry
+from tomacs.registry import Registry, load_target
 
 METHODS: Registry[type[Method]] = Registry(
     "method",
@@ -42,6 +45,15 @@ def method_class(name: str) -> type[Method]:
 
 def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
     return method_class(name)(ctx, **params)
+
+
+def method_extras(kind: str) -> list[Any]:
+    """Every registered method's extras of one kind ("commands", "report_sections": a tuple of
+    "module:attr" strings on its class), loaded, in the order of the method names then as listed.
+    Imports every method module (no torch: tests/test_light_imports.py) and the extras named."""
+    if kind not in ("commands", "report_sections"):
+        raise ValueError(f"unknown kind of method extras '{kind}'; valid: commands, report_sections")
+    return [load_target(t) for name in METHODS.names() for t in getattr(METHODS.get(name), kind)]
 
 
 def is_trainable(name: str) -> bool:
@@ -75,3 +87,9 @@ def method_defaults(name: str) -> dict[str, Any] | None:
     """A method's shipped defaults (its schema's), or None for a method that declares no schema."""
     cls = settings_class(name)
     return None if cls is OpenSettings else cls().params()
+
+
+def bookkeeping_keys() -> list[str]:
+    """The method keys, of every registered method, that say where a run keeps something rather than
+    what it runs (declared with `tomacs.methods.settings.bookkeeping`), sorted."""
+    return sorted({k for n in method_names() for k in bookkeeping_fields(settings_class(n))})

@@ -31,6 +31,8 @@ __all__ = [
     "MethodSettings",
     "OpenSettings",
     "SettingsError",
+    "bookkeeping",
+    "bookkeeping_fields",
     "bool_fields",
     "bounded",
     "choice",
@@ -61,6 +63,12 @@ def bounded(
 ) -> Any:
     """A number field in [low, high) by default; `open_low`/`open_high` say which ends are excluded."""
     return field(default=default, metadata={"range": (low, high, open_low, open_high)})
+
+
+def bookkeeping(default: Any = None) -> Any:
+    """A field that says where something is kept, not what runs (a file whose content the other settings
+    fix): a report never tells runs apart by it (`tomacs.report.settings`)."""
+    return field(default=default, metadata={"bookkeeping": True})
 
 
 def listed(*values: Any) -> Any:
@@ -209,3 +217,8 @@ def bool_fields(cls: type[MethodSettings]) -> dict[str, Any]:
     """The true/false keys of schema `cls` and their defaults: OmegaConf turns `yes`, `on` or any
     integer into a boolean, so `tomacs.config` holds overrides of these keys to true/false."""
     return {f.name: f.default for f in fields(cls) if _unwrap(_hints(cls)[f.name])[0] is bool}
+
+
+def bookkeeping_fields(cls: type[MethodSettings]) -> list[str]:
+    """The keys of schema `cls` declared with `bookkeeping(...)`."""
+    return [f.name for f in fields(cls) if f.metadata.get("bookkeeping")]

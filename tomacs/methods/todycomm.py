@@ -219,6 +219,9 @@ class TodyComm(LearnedMethod):
     """TodyComm (the main method). Config keys: `TodyCommSettings`."""
 
     needs_embeddings = True  # its node features f_i^t read the agents' analyses (Eq. 4)
+    # replayed on recorded debates (tomacs.analysis.replay): a participant of round t is a_i^t = 1
+    # (c_i > mean(c)), the default `replay_excluded`; its features read round t-1's graph
+    replays = True
     Settings = TodyCommSettings
     settings: TodyCommSettings
 
@@ -260,6 +263,22 @@ class TodyComm(LearnedMethod):
         return CreditNet(
             self.in_dim, self.hidden, self.mlp_hidden, self.normalize, self.norm_clip, emb_cols, self.emb_proj
         )
+
+    def credit_policy_refusal(self) -> str | None:
+        """`tomacs analyze credits` reads `net`, `make_net` and `trace` (see `_step`)."""
+        if self.ablation == "no_credits":
+            return "ablation=no_credits uses oracle credits: there is no learned policy to diagnose"
+        return None
+
+    # -- replay on recorded debates (tomacs.analysis.replay) ----------------------------------------
+    @classmethod
+    def replay_refusal(cls, params: dict[str, Any]) -> str | None:
+        if params.get("ablation") == "no_credits":
+            return "ablation=no_credits: its credits are oracle labels, there is no policy"
+        return None
+
+    def replay_follow(self, state: dict[str, Any], t: int, edges: list[list[tuple[int, int]]]) -> None:
+        state["edges"][t] = edges  # what `_step(t + 1)` reads as round t's graph (`begin`'s record)
 
     # -- episode ---------------------------------------------------------------------------------
     def begin(

@@ -1,14 +1,38 @@
 """Assemble a report directory: report.md (links everything), table.md, table.tex, and the figures
-(PNG, PDF, SVG, each with its caption file; the training curves' raw data as CSV)."""
+(PNG, PDF, SVG, each with its caption file; the training curves' raw data as CSV). A method adds parts
+of its own (`Section`s its `report_sections` name, e.g. G-Safeguard's comparison with TodyComm)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tomacs.report import detector, plots, tables
-from tomacs.report.collect import STD_NOTE, cell_warnings, cells, find_jobs, setting_keys
+from tomacs.report import plots, tables
+from tomacs.report.collect import STD_NOTE, Cell, CellKey, Job, cell_warnings, cells, find_jobs, setting_keys
 from tomacs.report.paper import PAPER_BACKBONE, PAPER_TITLE, paper_methods
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of a report that a method adds (named by its `report_sections`, "module:attr"):
+    `markdown(cells)` a block after the tables ("" when it has nothing to show), `figures(jobs, out)`
+    the figures it writes into `out`, listed after the training curves."""
+
+    markdown: Callable[[dict[CellKey, Cell]], str]
+    figures: Callable[[list[Job], Path], list[Path]]
+
+
+def sections() -> list[Section]:
+    """Every registered method's report sections, in the order of the method names."""
+    from tomacs.methods.registry import method_extras
+
+    found = method_extras("report_sections")
+    bad = [s for s in found if not isinstance(s, Section)]
+    if bad:
+        raise TypeError(f"a method's report_sections must name tomacs.report.build.Section objects: {bad}")
+    return found  # type: ignore[return-value]
 
 
 def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
@@ -41,12 +65,13 @@ def build_report(root: Path, out: Path | None = None) -> dict[str, Any]:
         tex_parts.append(tables.latex(all_cells, budget, paper_rows if budget == "none" else [], title))
     if table2_like:
         md_parts.append(tables.averages_markdown(all_cells, paper_rows))
-    md_parts.append(detector.gap_markdown(all_cells))  # TodyComm App. E.4, when both rows were run
+    parts = sections()
+    md_parts.extend(s.markdown(all_cells) for s in parts)
     (out / "table.md").write_text("\n".join(p for p in md_parts if p))
     (out / "table.tex").write_text("\n".join(p for p in tex_parts if p))
     figs = [
         *plots.training_curves(jobs, out),
-        *detector.detector_curves(jobs, out),
+        *[f for s in parts for f in s.figures(jobs, out)],
         *[
             f
             for f in (plots.acc_vs_tokens(all_cells, out), plots.adacc_bars(all_cells, out))

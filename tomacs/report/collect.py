@@ -177,18 +177,18 @@ def method_label(results: dict[str, Any]) -> str:
     """The method name plus any of its parameters that differ from the shipped defaults (ablation
     and feature variants become their own rows), plus a non-default decision; `[untrained]` for a
     learned method evaluated without training (checkpoint=untrained)."""
+    from tomacs.methods.base import own_decision
+    from tomacs.methods.registry import bookkeeping_keys
+
     name = str(results["method"])
     cfg = (results.get("config") or {}).get("method") or {}
     base = _method_defaults(name)
-    diffs = [
-        f"{k}={cfg[k]}"
-        for k in sorted(cfg)
-        if k not in ("name", "embedder", "data") and k in base and cfg[k] != base[k]
-    ]
+    skip = ("name", "embedder", *bookkeeping_keys())  # embedder: a key of old configs
+    diffs = [f"{k}={cfg[k]}" for k in sorted(cfg) if k not in skip and k in base and cfg[k] != base[k]]
     if results.get("untrained"):  # a learned method scored without training is another row
         diffs.insert(0, "untrained")
     dec = results.get("decision")
-    if dec not in (None, "auto") and not (name == "crs" and dec == "crs"):
+    if dec not in (None, "auto", own_decision(name)):
         diffs.append(f"decision={dec}")
     if dec == "crs":
         from dataclasses import asdict

@@ -1,4 +1,4 @@
-"""The TodyComm paper's published numbers (extracted by scripts/extract_paper_numbers.py)."""
+"""The TodyComm paper's published numbers (extracted by tomacs.report.paper_numbers: `make paper-numbers`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ from typing import Any
 
 DATA = Path(__file__).with_name("paper_numbers.json")
 PAPER_BACKBONE = "gpt-4.1-nano"
+# the method the paper proposes: the row its claims are about (`tomacs check-targets`), a row key of
+# paper_numbers.json like every other method name here
+PAPER_METHOD = "todycomm"
 # the paper as a reader can find it (the repository's copy of its text is not shipped with tomacs)
 PAPER_TITLE = (
     "Fan et al., TodyComm: Task-Oriented Dynamic Communication for Multi-Round LLM-based Multi-Agent System"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -342,7 +343,8 @@ def _group_section(root: Path, group: str, default: str | None) -> list[str]:
         out += [f"### `{group}={option}`", ""]
         out += _description(header)
         if cls is not None and cls is not group_schema:
-            where = cls.__module__.replace(".", "/") + ".py"
+            package = hasattr(sys.modules[cls.__module__], "__path__")  # a method with a package of its own
+            where = cls.__module__.replace(".", "/") + ("/__init__.py" if package else ".py")
             doc = "" if cls in shown else class_doc(cls)  # a schema's docstring once per group
             shown.add(cls)
             out += [f"Schema: `{cls.__name__}` (`{where}`)." + (f" {doc}" if doc else ""), ""]

@@ -11,6 +11,7 @@ cell whose jobs disagree in them is reported loudly.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,7 @@ BOOKKEEPING = (
     "backbone.backoff_max",
     "backbone.require_api_base",  # a start-time check that api_base is set
     "backbone.api_key_env",  # the name of an environment variable
-    "method.data",  # a G-Safeguard conversation file: its content is fixed by the other method settings
-    # and the seed (its header is checked against them), and each seed has its own file
-)
+)  # and a method's keys declared `bookkeeping` (G-Safeguard's conversation file): `bookkeeping()`
 # not settings, but a cell whose jobs differ in one of these gets a warning ("device": where it ran, `ran_on`)
 CONTEXT = ("git_rev", "device", "benchmark.path", "backbone.api_base")
 
@@ -75,9 +74,17 @@ def _under(key: str, names: tuple[str, ...]) -> bool:
     return any(key == n or key.startswith(n + ".") for n in names)
 
 
+@functools.cache
+def bookkeeping() -> tuple[str, ...]:
+    """BOOKKEEPING and the method keys a method's schema declares bookkeeping (`method.<key>`)."""
+    from tomacs.methods.registry import bookkeeping_keys
+
+    return (*BOOKKEEPING, *(f"method.{k}" for k in bookkeeping_keys()))
+
+
 def is_setting(key: str) -> bool:
     """Whether a dotted config key can be an experiment setting (not bookkeeping, not context)."""
-    return not (_under(key, BOOKKEEPING) or _under(key, CONTEXT))
+    return not (_under(key, bookkeeping()) or _under(key, CONTEXT))
 
 
 def legend_part(key: str, value: str | None) -> str | None:
@@ -141,7 +148,7 @@ def settings_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[
     out = {}
     mode = config.get("mode", results.get("mode"))
     for k, v in flat(config).items():
-        if _under(k, BOOKKEEPING) or _under(k, CONTEXT):
+        if _under(k, bookkeeping()) or _under(k, CONTEXT):
             continue
         if k == "checkpoint":
             # a checkpoint *file* differs per seed; what matters is whether one was loaded at all.

@@ -24,12 +24,14 @@ import time
 from pathlib import Path
 
 from tomacs.report.collect import CellKey, cells, find_jobs
-from tomacs.report.paper import lookup
+from tomacs.report.paper import PAPER_METHOD, lookup
 from tomacs.report.settings import ran_on
 
 __all__ = ["check_targets", "run_table2"]
 
 ATTACKS = ("lt50", "eq50", "gt50")
+# the baseline the Token claim names (a row key of the paper's tables)
+TOKEN_RIVAL = "agentprune"
 
 
 def _fmt(ms: tuple[float, float] | None, n: int = 0) -> str:
@@ -58,12 +60,12 @@ def check_targets(root: Path) -> None:
     methods = sorted({k[0] for k in cs})
     backbones = sorted({str(j.results["backbone"]) for j in jobs})
     # TodyComm's embedder (null = MiniLM) and where it ran: the two things issue 28's tables hinge on
-    tody_jobs = [j for k, c in cs.items() if k.method == "todycomm" for j in c.jobs]
+    tody_jobs = [j for k, c in cs.items() if k.method == PAPER_METHOD for j in c.jobs]
     embedders = sorted({str((j.config or {}).get("embedder") or "minilm") for j in tody_jobs if j.config})
     devices = sorted({d for j in tody_jobs if (d := ran_on(j.results))})
     ours = "; ".join(
         [f"backbone={','.join(backbones)}"]
-        + ([f"todycomm embedder={','.join(embedders)}"] if embedders else [])
+        + ([f"{PAPER_METHOD} embedder={','.join(embedders)}"] if embedders else [])
         + ([f"device={','.join(devices)}"] if devices else [])
     )
     print(f"{len(jobs)} jobs under {root}; ours: {ours}; paper: gpt-4.1-nano")
@@ -84,7 +86,7 @@ def check_targets(root: Path) -> None:
                     f"{_paper(m, b, a, 'adacc'):>6} {(f'{tok[0]:.0f}' if tok else '—'):>12} "
                     f"{_paper(m, b, a, 'token'):>6}"
                 )
-    tody = {(b, a): cs.get(CellKey("todycomm", b, a, "none")) for b in benches for a in ATTACKS}
+    tody = {(b, a): cs.get(CellKey(PAPER_METHOD, b, a, "none")) for b in benches for a in ATTACKS}
     print("\ntargets (ours):")
     adaccs = [v for c in tody.values() if c is not None for v in [c.mean_std("adacc", 100.0)[0]]]
     ok_ad = bool(adaccs) and statistics.fmean(adaccs) >= 80.0
@@ -95,7 +97,9 @@ def check_targets(root: Path) -> None:
         beat = True
         for a in ("eq50", "gt50"):
             t = tody.get((b, a))
-            others = [cs[k] for k in cs if k[1] == b and k[2] == a and k[0] != "todycomm" and k[3] == "none"]
+            others = [
+                cs[k] for k in cs if k[1] == b and k[2] == a and k[0] != PAPER_METHOD and k[3] == "none"
+            ]
             if t is None or not others:
                 beat = False
                 continue
@@ -120,7 +124,7 @@ def check_targets(root: Path) -> None:
     tok_ok, tok_n = 0, 0
     for b in benches:
         for a in ("eq50", "gt50"):
-            t, ap = tody.get((b, a)), cs.get(CellKey("agentprune", b, a, "none"))
+            t, ap = tody.get((b, a)), cs.get(CellKey(TOKEN_RIVAL, b, a, "none"))
             if t is None or ap is None:
                 continue
             tok_n += 1

@@ -1,6 +1,7 @@
-"""The bookkeeping both trainers share: REINFORCE (`tomacs.training.reinforce`) and the supervised detector
-(`tomacs.training.supervised`) step their models differently, but count epochs, keep the best one, stop early,
-write checkpoint.pt / best.pt / train_log.jsonl and resume a killed run the same way, here.
+"""What every trainer shares: the `Trainer` record a learned method names (its `trainer`), and the epoch
+bookkeeping. REINFORCE (`tomacs.training.reinforce`) and a method's own trainer (G-Safeguard's supervised
+detector, `tomacs.methods.gsafeguard.trainer`) step their models differently, but count epochs, keep the best
+one, stop early, write checkpoint.pt / best.pt / train_log.jsonl and resume a killed run the same way, here.
 
 Kept apart from both so that a rule (what "best" means when there is no validation score, what a
 resumed run skips, which lines of the log survive a kill) is written once and cannot drift between them.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,49 @@ from typing import TYPE_CHECKING, Any
 from tomacs.execution.batches import walk
 from tomacs.job.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.job.progress import Progress, Running
+from tomacs.registry import load_target
 
 if TYPE_CHECKING:
     from tomacs.job.components import Components
     from tomacs.types import Episode
 
 CHECKPOINT, BEST, TRAIN_LOG = "checkpoint.pt", "best.pt", "train_log.jsonl"
+
+
+def _unknown(comps: Components) -> tuple[int, bool] | None:
+    return None
+
+
+def _budget(method: Any) -> int | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """How a learned method is trained: what its `trainer` ("module:attr", tomacs.methods.base) names.
+
+    `train(comps, out_dir, progress)` trains and returns results.json's `train`. The rest say what training
+    costs without running it: `questions(comps)`, the questions it walks through the executor in the whole
+    job and whether that is a bound (the job's ETA; None: unknown, no ETA); `walks_training`, whether an
+    epoch walks the training questions (`tomacs plan` dry-runs one); `epochs(method)`, the epochs when the
+    method sets them itself (None: the run's `train` budget); `plan_note`, what the plan says of it."""
+
+    train: Callable[..., dict[str, Any]]
+    questions: Callable[[Components], tuple[int, bool] | None] = _unknown
+    walks_training: bool = True
+    epochs: Callable[[Any], int | None] = _budget
+    plan_note: str = ""
+
+
+def trainer_of(method: Any) -> Trainer:
+    """The trainer a learned method names (its `trainer`, imported now)."""
+    target = getattr(method, "trainer", None)
+    if not target:
+        raise ValueError(f"method {method.name!r} has no trainer: it learns nothing")
+    found = load_target(str(target))
+    if not isinstance(found, Trainer):
+        raise TypeError(f"{target}, method {method.name!r}'s trainer, is not a tomacs.training.core.Trainer")
+    return found
 
 
 def append_line(path: Path, rec: dict[str, Any]) -> None:

@@ -2,7 +2,7 @@
 
 A method supplies `loss(state, episodes, utilities)`; this module owns the REINFORCE step, the
 optimiser and what picks the best epoch (validation Acc), and `tomacs.training.core.EpochLoop`
-(shared with the supervised detector) keeps the run log, per-epoch checkpoints, best.pt and resume,
+(shared with every trainer) keeps the run log, per-epoch checkpoints, best.pt and resume,
 so that every method is trained under the same budget and bookkeeping.
 """
 
@@ -20,7 +20,7 @@ from tomacs.job.components import Components
 from tomacs.job.progress import Progress, Running, pct
 from tomacs.metrics import summarize
 from tomacs.seeding import stable_seed
-from tomacs.training.core import TRAIN_LOG, EpochLoop, append_line, greedy_val_episodes
+from tomacs.training.core import TRAIN_LOG, EpochLoop, Trainer, append_line, greedy_val_episodes
 
 
 def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
@@ -252,3 +252,19 @@ def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) 
         "train_wall_s": round(time.perf_counter() - t0, 3),
         "resumed_from_epoch": 0,
     }
+
+
+def job_questions(comps: Components) -> tuple[int, bool]:
+    """The questions REINFORCE walks in a whole job (every epoch's), and whether that is a bound (early
+    stopping on validation may end it sooner)."""
+    epochs = int(comps.cfg.train.epochs)
+    bound = comps.cfg.train.get("patience") is not None and bool(comps.val_qs)
+    return epochs * epoch_questions(comps), bound
+
+
+# every learned method's trainer unless it names its own (`LearnedMethod.trainer`)
+REINFORCE = Trainer(
+    train=train,
+    questions=job_questions,
+    plan_note="training: the untrained policy's participation, one epoch dry-run and repeated",
+)

@@ -1,12 +1,18 @@
 """`tomacs gsafeguard-data`: G-Safeguard's labelled training conversations, generated through the
-executor on the run's backbone."""
+executor on the run's backbone. The method names `register` (`GSafeguard.commands`) and the `tomacs`
+CLI calls it while it assembles its commands (tomacs.cli); the CLI's own modules are imported inside
+the functions, since this module is loaded while tomacs.cli itself is being imported."""
 
 from __future__ import annotations
 
 import typer
 
-from tomacs.cli.common import check_out_file, console, fail
-from tomacs.config import ConfigError, compose
+
+def register(app: typer.Typer) -> None:
+    """Add G-Safeguard's commands to the `tomacs` app."""
+    from tomacs.cli.common import EXTRA
+
+    app.command("gsafeguard-data", context_settings=EXTRA)(gsafeguard_data)
 
 
 def gsafeguard_data(ctx: typer.Context) -> None:
@@ -19,9 +25,11 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     import time
     from pathlib import Path
 
+    from tomacs.cli.common import check_out_file, console, fail
+    from tomacs.config import ConfigError, compose
     from tomacs.job.components import backbone_label, build
     from tomacs.job.progress import Progress
-    from tomacs.training.detector_data import DataSpec, default_path, ensure
+    from tomacs.methods.gsafeguard.data import DataSpec, default_path, ensure
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):

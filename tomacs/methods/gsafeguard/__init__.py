@@ -5,6 +5,17 @@ Reference: the public code (github.com/wslong20/G-safeguard, MA/ and PI/: gen_gr
 gen_training_dataset.py, model.py, train.py, main_defense_for_different_topology.py), re-implemented;
 every departure is in docs/deviations.md ("G-Safeguard").
 
+Everything G-Safeguard is lives in this package, and the method names what it plugs in (its `trainer`,
+`commands`, `report_sections`: "module:attr" strings, `tomacs.methods.base.Method`):
+* this module: the method (graphs only: it never reads an adversary plan), its settings, the detector's
+  input (`GraphSample`);
+* `net.py`: the detector network (torch);
+* `data.py`: the labelled conversations, generated through the executor;
+* `trainer.py`: the supervised trainer on them (a `tomacs.training.core.Trainer`);
+* `cli.py`: `tomacs gsafeguard-data`; `report.py`: its report section (TodyComm's Fig. 4, the ADAcc gap).
+The last four plug into the floors above `methods/` (tests/test_import_layers.py places them on their own
+top floor), so this module never imports them.
+
 * Graph (`graph_sample`): one node per agent; an edge s -> r carries the per-turn embedding
   sequence of its *destination* r (the public code's `edge_attr = embeddings[edge_index[1]]`), so
   the edges into r hold r's own utterances; node input x_r = the mean of r's in-edges' turn-0
@@ -12,9 +23,9 @@ every departure is in docs/deviations.md ("G-Safeguard").
   training, which feeds a node its out-neighbours' texts instead). We use r's own turn-0
   embedding in training and at run time alike, also for an agent without in-edges (the public
   mean would be a zero vector there).
-* Model (`tomacs.methods.nets.GSafeguardNet`): turns mean-pooled, 2 GAT layers that also update the
-  edge features, a linear head -> one logit per agent; trained with BCE-with-logits on the labels
-  of generated conversations (`tomacs.training.detector_data`, `tomacs.training.supervised`). The labels
+* Model (`tomacs.methods.gsafeguard.net.GSafeguardNet`): turns mean-pooled, 2 GAT layers that also update
+  the edge features, a linear head -> one logit per agent; trained with BCE-with-logits on the labels
+  of generated conversations (`tomacs.methods.gsafeguard.data`, `.trainer`). The labels
   are the adversary plans of those conversations: the one thing TodyComm never gets.
 * Defence at run time (`act`, `decide`): after every round the detector re-reads all utterances so
   far; an agent scoring >= `threshold` is flagged for the rest of the episode and its outgoing
@@ -42,7 +53,7 @@ import numpy as np
 from tomacs.graphs import Edge
 from tomacs.methods.base import History, MethodContext
 from tomacs.methods.learned import LearnedMethod, torch_module
-from tomacs.methods.settings import LearnedSettings, bounded, choice, listed
+from tomacs.methods.settings import LearnedSettings, bookkeeping, bounded, choice, listed
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGraph
 
@@ -77,8 +88,8 @@ class GSafeguardSettings(LearnedSettings):
     base: str = choice("complete", BASES)  # communication topology the defence prunes
     # detector graph: mask (every allowed ordered pair) | comm (the base topology's pairs, public code)
     detect_graph: str = choice("mask", DETECT_GRAPHS)
-    # training (tomacs.training.supervised; the public train.py / README); train.epochs, batch_size, lr,
-    # patience do not apply
+    # training (tomacs.methods.gsafeguard.trainer; the public train.py / README); train.epochs,
+    # batch_size, lr, patience do not apply
     epochs: int = bounded(50, 1.0)  # README: python train.py --epochs 50
     batch_size: int = bounded(32, 1.0)  # conversations per step (public code: 32)
     lr: float | None = 1e-3  # Adam learning rate (public code: 0.001); null = top-level train.lr
@@ -88,10 +99,10 @@ class GSafeguardSettings(LearnedSettings):
     eta_min: float = bounded(1e-5, 0.0)
     # held-out conversations that pick the best epoch (public code: the last 20 %)
     val_fraction: float = bounded(0.2, 0.0, 1.0)
-    # the labelled conversations (tomacs.training.detector_data; the public gen_graph.py scripts), made on the
-    # run's backbone. data: a conversation file to read or (re)generate; null = gsafeguard_data.jsonl
+    # the labelled conversations (tomacs.methods.gsafeguard.data; the public gen_graph.py scripts), made on
+    # the run's backbone. data: a conversation file to read or (re)generate; null = gsafeguard_data.jsonl
     # in the run dir
-    data: str | None = None
+    data: str | None = bookkeeping(None)
     # static: attackers from turn 1 (public code) | dynamic: from the run's attack.onset_rounds
     regime: str = choice("static", REGIMES)
     data_agents: int = bounded(8, 2.0)  # agents per generated conversation (public code: 8)
@@ -174,7 +185,14 @@ class GSafeguard(LearnedMethod):
     """G-Safeguard. Config keys: `GSafeguardSettings`."""
 
     needs_embeddings = True  # the detector reads every utterance's embedding
-    trainer = "supervised"  # tomacs.training.supervised, on labelled conversations (not REINFORCE)
+    # supervised, on labelled conversations (not REINFORCE); its data command; its report section
+    trainer = "tomacs.methods.gsafeguard.trainer:SUPERVISED"
+    commands = ("tomacs.methods.gsafeguard.cli:register",)
+    report_sections = ("tomacs.methods.gsafeguard.report:SECTION",)
+    # replayed on recorded debates: the detector reads every pair of agents (detect_graph=mask), so the
+    # recorded graph changes nothing it sees; an agent scoring >= threshold is flagged for good
+    replays = True
+    replay_reads = False
     Settings = GSafeguardSettings
     settings: GSafeguardSettings
 
@@ -190,7 +208,7 @@ class GSafeguard(LearnedMethod):
             "layers": s.layers,
         }
         self.base = STATIC_METHODS[self.base_name](ctx)
-        from tomacs.methods.nets import GSafeguardNet
+        from tomacs.methods.gsafeguard.net import GSafeguardNet
 
         net = self.seeded(GSafeguardNet, self.emb_dim, s.hidden_size, s.heads, s.layers, s.dropout)
         self.net = net.to(self.device)
@@ -288,7 +306,26 @@ class GSafeguard(LearnedMethod):
 
     def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> Any:
         raise RuntimeError(
-            "gsafeguard learns from labelled conversations (tomacs.training.supervised), "
+            "gsafeguard learns from labelled conversations (tomacs.methods.gsafeguard.trainer), "
             "not from task rewards; "
             "train it with `tomacs train method=gsafeguard`"
         )
+
+    # -- replay on recorded debates (tomacs.analysis.replay) ----------------------------------------
+    @classmethod
+    def replay_refusal(cls, params: dict[str, Any]) -> str | None:
+        if params.get("detect_graph") == "comm":
+            return (
+                "method.detect_graph=comm: its detector reads the base topology's pairs, not the "
+                "recorded graph; replay a detect_graph=mask run"
+            )
+        return None
+
+    @classmethod
+    def trained_shape(cls, params: dict[str, Any], agents: int, rounds: int) -> str:
+        """The detector learns from generated conversations of its own shape."""
+        shape = f"{params['data_agents']}x{params['data_rounds']}"
+        return f"trained on {shape} conversations, run {agents}x{rounds}"
+
+    def replay_excluded(self, state: dict[str, Any], graphs: list[RoundGraph]) -> list[set[int]]:
+        return [set(f) for f in state["flagged"]]  # flagged after detecting on rounds 1..t-1

@@ -1,6 +1,7 @@
-"""The G-Safeguard comparison of TodyComm App. E.4 in a report: its Fig. 4 (the supervised detector's
-ADAcc per epoch on its training conversations and on the evaluation questions) and the ADAcc gap
-TodyComm - G-Safeguard beside the paper's (§5.1: 7.17 / 19.63 / 3.74 points on MMLU).
+"""The G-Safeguard comparison of TodyComm App. E.4 in a report (`SECTION`, which `GSafeguard.report_sections`
+names and `tomacs report` adds): its Fig. 4 (the supervised detector's ADAcc per epoch on its training
+conversations and on the evaluation questions) and the ADAcc gap TodyComm - G-Safeguard beside the
+paper's (§5.1: 7.17 / 19.63 / 3.74 points on MMLU).
 
 Read from train_log.jsonl and results.json only, like every other figure and table of a report.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 
+from tomacs.report.build import Section
 from tomacs.report.collect import Cell, CellKey, Job
 from tomacs.report.paper import lookup
 from tomacs.report.plots import (
@@ -36,7 +38,7 @@ from tomacs.report.tables import (
     natural_key,
 )
 
-__all__ = ["CURVES", "curve_series", "detector_curves", "gap_markdown"]
+__all__ = ["CURVES", "SECTION", "curve_series", "detector_curves", "gap_markdown"]
 
 # (log key, legend) of Fig. 4: "Training" is scored on the training data, hence its overfitting
 CURVES = (
@@ -165,3 +167,7 @@ def gap_markdown(all_cells: dict[CellKey, Cell]) -> str:
             "",
         ]
     )
+
+
+# the gap table after the main tables (when both rows were run), Fig. 4 after the training curves
+SECTION = Section(markdown=gap_markdown, figures=detector_curves)
