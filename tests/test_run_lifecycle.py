@@ -244,6 +244,9 @@ def test_progress_in_a_log_is_one_flushed_line_per_iteration_and_batch(tmp_path:
     ev = [ln for ln in p.stderr.splitlines() if ln.startswith("evaluate | ")]
     assert [ln.split(" | ")[2] for ln in ev] == ["batch 1/2", "batch 2/2"]
     assert all(len(ln) > 80 for ln in ev)  # not wrapped at a console width
+    # the summary's baselines (tomacs.launch.baselines) say whose evaluation they are
+    for which in ("complete", "untrained"):
+        assert any(ln.startswith(f"baseline {which}: evaluate | ") for ln in p.stderr.splitlines()), which
 
 
 @pytest.mark.parametrize(

@@ -146,6 +146,8 @@ class Progress:
         self.job_bound = False  # the total is a bound (early stopping may end training sooner)
         self.job_t0 = time.perf_counter()
         self.on_step: list[Any] = []  # called after every step of every task (the job's clock ticks)
+        # before every task's name: work a job does for another purpose ("baseline complete: ")
+        self.prefix = ""
 
     def start_job(self, total_questions: int, bound: bool = False) -> None:
         """The whole job's work in questions, so every progress line also gives the job's ETA."""
@@ -189,7 +191,7 @@ class Progress:
 
     @contextmanager
     def task(self, description: str, total: int, unit: str = "calls", label: str = "") -> Iterator[Task]:
-        t = Task(self, description, total, unit, label)
+        t = Task(self, self.prefix + description, total, unit, label)
         if not self.enabled or total <= 0:
             t.quiet = True
             yield t

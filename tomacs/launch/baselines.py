@@ -149,8 +149,15 @@ def run_baselines(
             continue
         cfg = OmegaConf.create(baseline_config(resolved, which))
         settle_embedder(cfg)
-        with tempfile.TemporaryDirectory(prefix=f"tomacs-{which}-") as tmp:
-            res = run(cfg, "evaluate", Path(tmp) / which, progress)
+        before = progress.prefix if progress is not None else ""
+        if progress is not None:
+            progress.prefix = f"baseline {which}: "  # its lines are not the job's own evaluation
+        try:
+            with tempfile.TemporaryDirectory(prefix=f"tomacs-{which}-") as tmp:
+                res = run(cfg, "evaluate", Path(tmp) / which, progress)
+        finally:
+            if progress is not None:
+                progress.prefix = before
         out[which] = {**_kept(res["metrics"]), "source": "ran"}
     return out
 
