@@ -16,14 +16,14 @@ from test_todycomm import _one_thread  # noqa: F401 (autouse fixture: one torch 
 
 from tomacs.config import ConfigError, compose, to_container
 from tomacs.embedding.embedders import HashingEmbedder
+from tomacs.extras.gsafeguard.data import DataSpec, draws, ensure, random_digraph, read
+from tomacs.extras.gsafeguard.trainer import featurize, split, train
 from tomacs.graphs import complete_dag
 from tomacs.job.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.job.components import build
 from tomacs.methods.base import MethodContext
 from tomacs.methods.gsafeguard import GSafeguard, collate, cut_flagged, detector_pairs, graph_sample
-from tomacs.methods.gsafeguard.data import DataSpec, draws, ensure, random_digraph, read
 from tomacs.methods.gsafeguard.net import EdgeGATLayer
-from tomacs.methods.gsafeguard.trainer import featurize, split, train
 from tomacs.types import AgentOutput, Question
 
 # tiny conversations: 2 densities x 2 counts x 2 samples = 8, of 4 agents x 3 turns
@@ -462,7 +462,7 @@ def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_pat
 def test_gap_section_and_fig4_series_from_logs(tmp_path: Path) -> None:
     """The report's App. E.4 pieces from hand-made job files: the gap row is ours (TodyComm - G-Safeguard)
     beside the paper's 88.89 - 69.26 = +19.63, and Fig. 4's series are the logged values in % per epoch."""
-    from tomacs.methods.gsafeguard.report import curve_series, gap_markdown
+    from tomacs.extras.gsafeguard.report import curve_series, gap_markdown
     from tomacs.report.collect import cells, find_jobs
 
     def job(name: str, method: str, seed: int, adacc: float, log: list[dict[str, Any]] | None = None) -> None:

@@ -101,23 +101,15 @@ FLOORS: list[set[str]] = [
     {"view"},  # reads runs as the report does; a job's W&B tracker (launch) logs its episodes
     {"analysis", "launch"},
     {"cli"},
-    {"extras"},  # a method's extras, below
+    # methods' extras (tomacs/extras/<method>/: trainer, data, report section, CLI command): they plug a
+    # method into the floors above methods/ and only the "module:attr" strings the method names reach them
+    {"extras"},
 ]
-
-# A method's extras (issue 41, item 5): the modules of a method's own package, tomacs/methods/<name>/, that
-# plug it into the floors above methods/ (its data made through the executor, its trainer, its report
-# section, its CLI command), named for what they plug into. They form one unit on the top floor: each imports
-# what it plugs into, and none is imported by another unit but by the "module:attr" strings its method names
-# (tomacs.registry), so the method itself (floor 2) never reads them.
-EXTRAS = ("cli", "data", "report", "trainer")
 
 
 def unit(module: str) -> str:
-    """tomacs.job.files -> job; tomacs.config -> config; tomacs.methods.gsafeguard.trainer -> extras."""
-    parts = module.split(".")
-    if len(parts) == 4 and parts[1] == "methods" and parts[3] in EXTRAS:
-        return "extras"
-    return parts[1]
+    """tomacs.job.files -> job; tomacs.config -> config."""
+    return module.split(".")[1]
 
 
 def upward_imports(graph: dict[str, set[str]], floors: list[set[str]]) -> list[str]:
@@ -136,16 +128,14 @@ def test_the_floor_check_finds_an_import_that_runs_up() -> None:
 
 
 def test_a_method_may_not_import_its_own_extras() -> None:
-    assert unit("tomacs.methods.gsafeguard.trainer") == "extras"
-    assert unit("tomacs.methods.gsafeguard.net") == unit("tomacs.methods.gsafeguard") == "methods"
     graph = {
-        "tomacs.methods.x": {"tomacs.methods.x.trainer"},  # the method reads its trainer: runs up
-        "tomacs.methods.x.trainer": {"tomacs.training.core", "tomacs.methods.x", "tomacs.methods.x.data"},
-        "tomacs.cli.run": {"tomacs.methods.x.cli"},  # the CLI imports a method's command: runs up
+        "tomacs.methods.x": {"tomacs.extras.x.trainer"},  # the method reads its trainer: runs up
+        "tomacs.extras.x.trainer": {"tomacs.training.core", "tomacs.methods.x", "tomacs.extras.x.data"},
+        "tomacs.cli.run": {"tomacs.extras.x.cli"},  # the CLI imports a method's command: runs up
     }
     assert upward_imports(graph, FLOORS) == [
-        "tomacs.cli.run -> tomacs.methods.x.cli",
-        "tomacs.methods.x -> tomacs.methods.x.trainer",
+        "tomacs.cli.run -> tomacs.extras.x.cli",
+        "tomacs.methods.x -> tomacs.extras.x.trainer",
     ]
 
 

@@ -1,4 +1,5 @@
-"""A method owns its extras (issue 41, item 5): no module outside tomacs/methods/ checks which method it has.
+"""A method owns its extras (issue 41, item 5): no module outside tomacs/methods/ (and a method's own extras,
+tomacs/extras/<method>/) checks which method it has.
 
 What a method needs beyond its graphs it names itself (`tomacs.methods.base.Method`: its `trainer`, its CLI
 `commands`, its `report_sections`, the `replay_*` and `credit_policy_refusal` hooks), so a generic module
@@ -170,12 +171,13 @@ def test_no_module_outside_methods_checks_which_method_it_has() -> None:
     found = [
         v
         for p in sorted(PKG.rglob("*.py"))
-        if "methods" not in p.relative_to(PKG).parts[:1]
+        if p.relative_to(PKG).parts[0] not in ("methods", "extras")  # a method's own files
         for v in violations(p.read_text(), str(p.relative_to(PKG.parent)))
     ]
     assert found == [], (
-        "method checks outside tomacs/methods/; let the method say it (a hook or attribute with a "
-        "generic default in tomacs/methods/base.py, or an extra it names):\n" + "\n".join(found)
+        "method checks outside tomacs/methods/ and a method's extras (tomacs/extras/); let the method say "
+        "it (a hook or attribute with a generic default in tomacs/methods/base.py, or an extra it names):\n"
+        + "\n".join(found)
     )
 
 

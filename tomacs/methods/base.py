@@ -90,7 +90,7 @@ class Method:
     # `trainer`: its `tomacs.training.core.Trainer` (LearnedMethod: REINFORCE; None: nothing to train);
     # `commands`: functions `register(app)` that add its commands to the `tomacs` CLI (tomacs.cli collects
     # every method's); `report_sections`: its `tomacs.report.build.Section`s (tomacs report adds them).
-    # A package of its own holds them (tomacs/methods/gsafeguard/: trainer.py, data.py, cli.py, report.py).
+    # They live in tomacs/extras/<name>/ (G-Safeguard: trainer.py, data.py, cli.py, report.py).
     trainer: str | None = None
     commands: tuple[str, ...] = ()
     report_sections: tuple[str, ...] = ()

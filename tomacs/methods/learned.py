@@ -139,7 +139,7 @@ class LearnedMethod(Method):
 
     trainable = True
     # REINFORCE on task rewards (tomacs.training.reinforce); a method that learns otherwise names its own
-    # trainer (G-Safeguard: its supervised one on labelled conversations, tomacs.methods.gsafeguard.trainer)
+    # trainer (G-Safeguard: its supervised one on labelled conversations, tomacs.extras.gsafeguard.trainer)
     trainer = "tomacs.training.reinforce:REINFORCE"
     needs_embeddings = False  # the GNN methods embed role profiles and queries themselves
     Settings: type[LearnedSettings] = LearnedSettings

@@ -1,6 +1,6 @@
 """What every trainer shares: the `Trainer` record a learned method names (its `trainer`), and the epoch
 bookkeeping. REINFORCE (`tomacs.training.reinforce`) and a method's own trainer (G-Safeguard's supervised
-detector, `tomacs.methods.gsafeguard.trainer`) step their models differently, but count epochs, keep the best
+detector, `tomacs.extras.gsafeguard.trainer`) step their models differently, but count epochs, keep the best
 one, stop early, write checkpoint.pt / best.pt / train_log.jsonl and resume a killed run the same way, here.
 
 Kept apart from both so that a rule (what "best" means when there is no validation score, what a

@@ -25,7 +25,7 @@ top floor), so this module never imports them.
   mean would be a zero vector there).
 * Model (`tomacs.methods.gsafeguard.net.GSafeguardNet`): turns mean-pooled, 2 GAT layers that also update
   the edge features, a linear head -> one logit per agent; trained with BCE-with-logits on the labels
-  of generated conversations (`tomacs.methods.gsafeguard.data`, `.trainer`). The labels
+  of generated conversations (`tomacs.extras.gsafeguard.data`, `.trainer`). The labels
   are the adversary plans of those conversations: the one thing TodyComm never gets.
 * Defence at run time (`act`, `decide`): after every round the detector re-reads all utterances so
   far; an agent scoring >= `threshold` is flagged for the rest of the episode and its outgoing
@@ -88,7 +88,7 @@ class GSafeguardSettings(LearnedSettings):
     base: str = choice("complete", BASES)  # communication topology the defence prunes
     # detector graph: mask (every allowed ordered pair) | comm (the base topology's pairs, public code)
     detect_graph: str = choice("mask", DETECT_GRAPHS)
-    # training (tomacs.methods.gsafeguard.trainer; the public train.py / README); train.epochs,
+    # training (tomacs.extras.gsafeguard.trainer; the public train.py / README); train.epochs,
     # batch_size, lr, patience do not apply
     epochs: int = bounded(50, 1.0)  # README: python train.py --epochs 50
     batch_size: int = bounded(32, 1.0)  # conversations per step (public code: 32)
@@ -99,7 +99,7 @@ class GSafeguardSettings(LearnedSettings):
     eta_min: float = bounded(1e-5, 0.0)
     # held-out conversations that pick the best epoch (public code: the last 20 %)
     val_fraction: float = bounded(0.2, 0.0, 1.0)
-    # the labelled conversations (tomacs.methods.gsafeguard.data; the public gen_graph.py scripts), made on
+    # the labelled conversations (tomacs.extras.gsafeguard.data; the public gen_graph.py scripts), made on
     # the run's backbone. data: a conversation file to read or (re)generate; null = gsafeguard_data.jsonl
     # in the run dir
     data: str | None = bookkeeping(None)
@@ -186,9 +186,9 @@ class GSafeguard(LearnedMethod):
 
     needs_embeddings = True  # the detector reads every utterance's embedding
     # supervised, on labelled conversations (not REINFORCE); its data command; its report section
-    trainer = "tomacs.methods.gsafeguard.trainer:SUPERVISED"
-    commands = ("tomacs.methods.gsafeguard.cli:register",)
-    report_sections = ("tomacs.methods.gsafeguard.report:SECTION",)
+    trainer = "tomacs.extras.gsafeguard.trainer:SUPERVISED"
+    commands = ("tomacs.extras.gsafeguard.cli:register",)
+    report_sections = ("tomacs.extras.gsafeguard.report:SECTION",)
     # replayed on recorded debates: the detector reads every pair of agents (detect_graph=mask), so the
     # recorded graph changes nothing it sees; an agent scoring >= threshold is flagged for good
     replays = True
@@ -306,7 +306,7 @@ class GSafeguard(LearnedMethod):
 
     def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> Any:
         raise RuntimeError(
-            "gsafeguard learns from labelled conversations (tomacs.methods.gsafeguard.trainer), "
+            "gsafeguard learns from labelled conversations (tomacs.extras.gsafeguard.trainer), "
             "not from task rewards; "
             "train it with `tomacs train method=gsafeguard`"
         )

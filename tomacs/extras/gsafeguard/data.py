@@ -15,7 +15,7 @@ the data is a command, not a download:
   run's onset rounds (`regime=dynamic`, tomacs' adversaries that turn at round 3 or 4);
 * labels = `AdversaryPlan.labels` (adversarial iff its onset <= T), written with every record.
 
-Labels flow only from here into `tomacs.methods.gsafeguard.trainer`'s loss: the method itself never reads an
+Labels flow only from here into `tomacs.extras.gsafeguard.trainer`'s loss: the method itself never reads an
 adversary plan (it does not declare `needs_oracle`), and at evaluation it gets none.
 
 The file is JSON Lines: a header `{"meta": ...}` (the generation settings, checked on reuse) and

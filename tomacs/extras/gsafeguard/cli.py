@@ -27,9 +27,9 @@ def gsafeguard_data(ctx: typer.Context) -> None:
 
     from tomacs.cli.common import check_out_file, console, fail
     from tomacs.config import ConfigError, compose
+    from tomacs.extras.gsafeguard.data import DataSpec, default_path, ensure
     from tomacs.job.components import backbone_label, build
     from tomacs.job.progress import Progress
-    from tomacs.methods.gsafeguard.data import DataSpec, default_path, ensure
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):

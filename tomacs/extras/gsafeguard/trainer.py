@@ -4,7 +4,7 @@ REINFORCE trainer (`tomacs.training.reinforce`) is for task rewards.
 Both keep epochs, best.pt, checkpoint.pt, resume and train_log.jsonl through `tomacs.training.core`.
 
 Order of a job (the public train.py's recipe, on tomacs' files): the conversations
-(`tomacs.methods.gsafeguard.data`, generated through the executor or read from `method.data`) are embedded
+(`tomacs.extras.gsafeguard.data`, generated through the executor or read from `method.data`) are embedded
 with the run's embedder and split (seeded) into training and held-out conversations; each epoch
 takes Adam (weight decay) steps over shuffled batches, steps a cosine learning-rate schedule, and
 scores the detector on the training conversations and the held-out ones (node accuracy = ADAcc of
@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from tomacs.extras.gsafeguard.data import DataSpec, ensure
 from tomacs.job.components import Components
 from tomacs.job.progress import Progress, pct
 from tomacs.methods.gsafeguard import GraphSample, graph_sample
-from tomacs.methods.gsafeguard.data import DataSpec, ensure
 from tomacs.methods.registry import method_settings
 from tomacs.metrics import summarize
 from tomacs.seeding import stable_seed
@@ -115,7 +115,7 @@ class Prepared:
     path: Path
     spec: DataSpec
     records: list[dict[str, Any]]
-    stats: dict[str, Any]  # generated, calls, wall_s (tomacs.methods.gsafeguard.data.ensure)
+    stats: dict[str, Any]  # generated, calls, wall_s (tomacs.extras.gsafeguard.data.ensure)
     samples: list[GraphSample]
     train_idx: list[int]
     val_idx: list[int]
