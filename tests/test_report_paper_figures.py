@@ -12,7 +12,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pytest
 
-from tomacs.methods.gsafeguard import report as detector
+from tomacs.extras.gsafeguard import report as detector
 from tomacs.report import plots
 from tomacs.report.build import build_report
 from tomacs.report.collect import cells, find_jobs
