@@ -175,7 +175,7 @@ def group_options(root: Path | None = None) -> dict[str, list[str]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _option_file(path: str) -> dict[str, Any]:
+def _option_file(path: str) -> dict[str, object]:
     """A shipped option file, read once per process (validate runs for every job of a sweep)."""
     import yaml
 
@@ -221,7 +221,8 @@ def friendly_error(exc: Exception, default_cfg: DictConfig | None = None) -> str
 
     ``default_cfg`` is the config composed with the user's group choices (method=todycomm...), so
     a typo in a sub-key lists the keys of the chosen option, not of the default one."""
-    chain, seen = [], exc
+    chain: list[str] = []
+    seen: BaseException | None = exc
     while seen is not None and len(chain) < 5:  # Hydra wraps the OmegaConf error that names the key
         chain.append(str(seen))
         seen = seen.__cause__ or seen.__context__
@@ -332,7 +333,7 @@ def _strict_bool_overrides(overrides: list[str], cfg: DictConfig) -> None:
             raise ConfigError(f"bad value '{raw}' for '{key}': expected true or false, e.g. {key}={eg}")
 
 
-def _bool_keys(cfg: DictConfig, parent: str) -> dict[str, Any]:
+def _bool_keys(cfg: DictConfig, parent: str) -> dict[str, object]:
     """The true/false keys of the schema of node `parent` (`attack`, `backbone.cache`) and their
     defaults (none for a node without a schema)."""
     import dataclasses
@@ -387,7 +388,7 @@ def _leaf_keys(cfg: DictConfig, prefix: str = "") -> list[str]:
     for k, v in cfg.items():
         if k == "hydra":
             continue
-        key = f"{prefix}{k}"
+        key = prefix + str(k)
         out.extend(_leaf_keys(v, key + ".") if isinstance(v, DictConfig) else [key])
     return out
 
@@ -615,7 +616,7 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _schema_defaults(node: DictConfig) -> dict[str, Any]:
+def _schema_defaults(node: DictConfig) -> dict[str, object]:
     """The plain defaults of the schema a group option extends (none for an option without one): an
     `Any` field's default says what it holds, as a value in the option file would."""
     import dataclasses
@@ -657,7 +658,7 @@ def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:
             raise ConfigError(f"bad value '{value}' for '{dotted}': expected {want}, e.g. {dotted}={eg}")
 
 
-def flat(d: Any, prefix: str = "") -> dict[str, Any]:
+def flat(d: object, prefix: str = "") -> dict[str, object]:
     """Dotted keys -> leaf values of a nested dict; lists and other non-dict leaves are kept whole
     (how a resume and a report compare two resolved configs key by key)."""
     if isinstance(d, dict):

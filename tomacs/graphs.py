@@ -12,7 +12,7 @@ the priority in which edges were chosen, which `apply_budget` relies on.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from math import isfinite
 
@@ -79,7 +79,7 @@ def find_cycle(nodes: Sequence[int], edges: Sequence[Edge]) -> list[int] | None:
         if colour[root] != white:
             continue
         colour[root] = grey
-        stack: list[tuple[int, Iterable[int]]] = [(root, iter(succ[root]))]
+        stack: list[tuple[int, Iterator[int]]] = [(root, iter(succ[root]))]
         while stack:
             v, it = stack[-1]
             nxt = next(it, None)

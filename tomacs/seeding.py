@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 
-def stable_seed(*parts: Any) -> int:
+def stable_seed(*parts: object) -> int:
     """A 63-bit seed from any parts, independent of Python's hash randomisation and call order.
 
     Keying draws by what they are about (seed, purpose, question id, ...) instead of consuming one

@@ -80,7 +80,7 @@ class SqliteStore:
                 delay = min(delay * 2, 1.0)
         raise AssertionError("unreachable")
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         """This instance's counters (other processes keep their own)."""
         with self._lock:
             return {"path": str(self.path), "hits": self.hits, "misses": self.misses, "writes": self.writes}

@@ -33,7 +33,10 @@ import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = [
     "TokenizerUnavailable",
@@ -117,7 +120,7 @@ def _load(name: str, directory: Path) -> Any:
             os.environ["TIKTOKEN_CACHE_DIR"] = old
 
 
-def get_encoding() -> Any:
+def get_encoding() -> tiktoken.Encoding:
     """The cached tiktoken `Encoding` (o200k_base, else cl100k_base), loaded from local files only."""
     global _encoding
     if _encoding is not None:
@@ -215,7 +218,7 @@ def count_tokens(text: str) -> int:
     return _count(text)
 
 
-def count_chat_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
+def count_chat_tokens(messages: Iterable[Mapping[str, object]]) -> int:
     """Prompt tokens of a chat request, with OpenAI's per-message and reply-priming overhead.
 
     Matches the `prompt_tokens` that OpenAI reports for gpt-4o/4.1-family chat requests of plain

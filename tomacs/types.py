@@ -8,11 +8,20 @@ made it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 QuestionKind = Literal["mc", "numeric"]
 Behaviour = Literal["honest", "adversarial"]
 LETTERS = "ABCDEFGHIJ"
+
+
+class AgentCondition(TypedDict):
+    """One agent's runtime condition (CARD; a run's `conditions=`): its capability (a competence
+    multiplier the simulator honours), its cost per call (relative) and its backbone's label."""
+
+    capability: float
+    cost: float
+    backbone: str | None
 
 
 @dataclass(frozen=True)
@@ -36,7 +45,7 @@ class Question:
         """Option labels in order (letters); empty for numeric questions."""
         return tuple(LETTERS[i] for i in range(len(self.options or ())))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d = asdict(self)
         d["options"] = list(self.options) if self.options is not None else None
         return d
@@ -81,7 +90,7 @@ class AgentOutput:
     cached: bool = False
     embedding: list[float] | None = None
 
-    def to_dict(self, with_embedding: bool = False) -> dict[str, Any]:
+    def to_dict(self, with_embedding: bool = False) -> dict[str, object]:
         d = asdict(self)
         if not with_embedding:
             d.pop("embedding")
@@ -110,7 +119,7 @@ class RoundGraph:
     temporal_edges: list[tuple[int, int]] = field(default_factory=list)
     participants: list[int] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d: dict[str, Any] = {
             "nodes": list(self.nodes),
             "edges": [list(e) for e in self.edges],
@@ -142,7 +151,7 @@ class DecisionGraph:
     credibility: list[float] | None = None
     credits: list[float] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         d: dict[str, Any] = {
             "voters": list(self.voters),
             "weights": None if self.weights is None else [round(float(w), 6) for w in self.weights],
@@ -175,7 +184,7 @@ class AdversaryPlan:
         """Ground-truth reliability labels for ADAcc: 1 = adversarial."""
         return [1 if self.onsets.get(i, rounds + 1) <= rounds else 0 for i in range(n_agents)]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "adversaries": list(self.adversaries),
             "onsets": {str(k): v for k, v in self.onsets.items()},
@@ -212,7 +221,7 @@ class Episode:
         calls = sum(1 for r in self.rounds for o in r if o.participated)
         return calls + (1 if self.decision_output is not None else 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "question": self.question.to_dict(),
             "plan": self.plan.to_dict(),

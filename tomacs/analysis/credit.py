@@ -25,14 +25,29 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
 from tomacs.job.progress import pct
 from tomacs.types import Episode
+
+if TYPE_CHECKING:
+    from tomacs.methods.nets import CreditNet
+
+
+class CreditPolicy(Protocol):
+    """What a method that `credit_policy_refusal` does not refuse holds (tomacs.methods.base.Method):
+    its credit network `net`, `make_net()` for a fresh one, and `trace`, to which it appends (t, the
+    policy's inputs) for every round it steps while `trace` is a list."""
+
+    net: CreditNet
+    trace: list[tuple[int, np.ndarray]] | None
+
+    def make_net(self) -> CreditNet: ...
+
 
 __all__ = [
     "auc",
@@ -64,7 +79,7 @@ def _labels(ep: Episode, n: int, rounds: int) -> list[int]:
     return ep.plan.labels(n, rounds)
 
 
-def credit_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[str, Any]]:
+def credit_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[str, float]]:
     """Per round t = 2..T (communication credits) and T+1 (decision credits): mean and std of the
     credits of honest and adversarial agents (ground truth: onset <= T), their gap and AUC.
 
@@ -99,12 +114,13 @@ def credit_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[
     return rows
 
 
-def participation_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[str, Any]]:
+def participation_stats(episodes: Sequence[Episode], n: int, rounds: int) -> list[dict[str, float]]:
     """Per round t = 2..T: share of honest and of adversarial agents that took part in the round's
     communication (`RoundGraph.participants`, the method's a_i^t), and at T+1 the share that voted."""
     rows = []
     for t in range(2, rounds + 2):
-        hon, adv = [], []
+        hon: list[float] = []
+        adv: list[float] = []
         for ep in episodes:
             labels = _labels(ep, n, rounds)
             if t <= rounds:
@@ -191,14 +207,14 @@ def probe_accuracy(
 def supervised_curve(
     feats: np.ndarray,
     labels: np.ndarray,
-    make_net: Any,
+    make_net: Callable[[], CreditNet],
     lr: float,
     steps: int = 96,
     batch: int = 32,
     every: int = 8,
     seed: int = 0,
     held_out: float = 0.25,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Held-out ADAcc of a fresh policy network trained *supervised* on recorded features.
 
     `feats` (Q, N, R, F) are the inputs of rounds t = 2..T+1 as the policy read them, `labels`
@@ -228,6 +244,7 @@ def supervised_curve(
         logit = None
         for t in range(r):
             logit, h = net(x[idx, :, t].reshape(-1, f), h, update_stats=train)
+        assert logit is not None  # r >= 1 rounds of inputs
         return logit.view(len(idx), n)
 
     def score() -> float:
@@ -258,7 +275,7 @@ def supervised_curve(
     }
 
 
-def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[dict[str, Any]]:
+def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[dict[str, object]]:
     """Per parameter tensor: norm at init, norm now, and the norm of the change (relative too)."""
     rows = []
     for k, v in trained.items():
@@ -282,7 +299,7 @@ def parameter_drift(trained: dict[str, Any], initial: dict[str, Any]) -> list[di
 
 
 # -- running it on a checkpoint ----------------------------------------------------------------------
-def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = None) -> dict[str, Any]:
+def diagnose(run_dir: Path, size: int | None = None, checkpoint: Path | None = None) -> dict[str, object]:
     """Re-run a trained run's checkpoint on its test questions and compute every statistic above."""
     with _one_thread():
         return _diagnose(run_dir, size, checkpoint)
@@ -306,8 +323,8 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[str, Any]:
-    from omegaconf import OmegaConf
+def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[str, object]:
+    from omegaconf import DictConfig, OmegaConf
 
     from tomacs.execution.batches import Batch, walk
     from tomacs.job.checkpoint import load_checkpoint
@@ -317,7 +334,10 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     cfg_path = run_dir / "config.yaml"
     if not cfg_path.is_file():
         raise FileNotFoundError(f"{run_dir} has no config.yaml: pass the directory of a finished tomacs job")
-    cfg = OmegaConf.create(OmegaConf.load(cfg_path))
+    loaded = OmegaConf.load(cfg_path)
+    if not isinstance(loaded, DictConfig):
+        raise ValueError(f"{cfg_path} holds no config mapping: pass the directory of a finished tomacs job")
+    cfg = OmegaConf.create(loaded)
     if size is not None:
         cfg.eval.size = int(size)
     ck = checkpoint or next(
@@ -328,7 +348,8 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     why = method.credit_policy_refusal()  # the method says whether it has a policy to diagnose
     if why:
         raise ValueError(why)
-    initial = {k: v.detach().clone() for k, v in method.net.state_dict().items()}
+    policy = cast(CreditPolicy, method)  # what a method that does not refuse promises
+    initial = {k: v.detach().clone() for k, v in policy.net.state_dict().items()}
     if ck is None:
         raise FileNotFoundError(f"{run_dir} has no best.pt or checkpoint.pt: train the method first")
     load_checkpoint(method, Path(ck))
@@ -337,10 +358,11 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     feats: list[np.ndarray] = []  # per batch: (Q, N, rounds, F) features of t = 2..T+1
 
     def collect(_: Batch) -> None:
-        feats.append(np.stack([f for _, f in sorted(method.trace, key=lambda p: p[0])], axis=2))
-        method.trace = []
+        assert policy.trace is not None  # a list while the walk runs
+        feats.append(np.stack([f for _, f in sorted(policy.trace, key=lambda p: p[0])], axis=2))
+        policy.trace = []
 
-    method.trace = []  # the method appends (t, features) of every round it steps (credit_policy_refusal)
+    policy.trace = []  # the method appends (t, features) of every round it steps (credit_policy_refusal)
     try:
         episodes = walk(
             comps.executor,
@@ -352,7 +374,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
             on_batch=collect,
         )
     finally:
-        method.trace = None
+        policy.trace = None
     f_all = np.concatenate(feats, axis=0)  # (Q, N, T, F)
     q_n = f_all.shape[0]
     labels = np.array([_labels(ep, n, rounds) for ep in episodes])  # (Q, N)
@@ -362,7 +384,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     from tomacs.metrics import summarize
 
     m = summarize(episodes, n, rounds)
-    fresh = method.make_net
+    fresh = policy.make_net
     train_steps = _train_steps(run_dir / "train_log.jsonl")
     steps = max(96, int(train_steps or 0))
     curve = supervised_curve(
@@ -379,7 +401,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
         "visibility": visibility_stats(episodes, n, rounds),
         "probe_last_round": probe_accuracy(last, labels.reshape(-1), groups),
         "probe_all_rounds": probe_accuracy(hist, labels.reshape(-1), groups),
-        "drift": parameter_drift(method.net.state_dict(), initial),
+        "drift": parameter_drift(policy.net.state_dict(), initial),
         "supervised_curve": curve,
     }
 

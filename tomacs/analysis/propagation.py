@@ -177,7 +177,7 @@ def _agent_row(
     degs: list[tuple[list[float], list[float]]],
     cf: dict[str, list[list[bool]]],
     calls: dict[str, list[int]],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Agent i's CAPE (Eq. 5) per mode, over all questions and the paper's set, plain and divided
     by the square root of its degree (its term of Eq. 6), with the flips behind them."""
     row: dict[str, Any] = {
@@ -211,7 +211,7 @@ def _tcte(
     degs: list[tuple[list[float], list[float]]],
     cf: list[list[bool]],
     n: int,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """TCTE (Eq. 6) of one mode, by in+out degree and by out-degree, over all questions and the
     paper's set; `cf[i][k]` is question k's correctness with agent i forced."""
     everyone = list(range(len(y_orig)))
@@ -235,7 +235,7 @@ def measure_propagation(
     from_round: int = 1,
     batch_size: int = 32,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """CAPE (Eq. 5) per agent and mode, its degree-normalised terms and TCTE (Eq. 6); see module doc."""
     n, rounds = executor.cfg.n_agents, executor.cfg.rounds
     if not 1 <= from_round <= rounds:

@@ -50,14 +50,30 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tomacs.analysis.credit import auc
 from tomacs.metrics import AdaccCounts, adacc_counts, predicted_adversarial
 from tomacs.transcripts.schema import Debate
-from tomacs.types import LETTERS, AdversaryPlan, AgentOutput, DecisionGraph, Episode, Question, RoundGraph
+from tomacs.types import (
+    LETTERS,
+    AdversaryPlan,
+    AgentOutput,
+    Behaviour,
+    DecisionGraph,
+    Episode,
+    Question,
+    RoundGraph,
+)
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from tomacs.embedding.embedders import Embedder
+    from tomacs.job.progress import Progress
+    from tomacs.methods.base import Method
 
 __all__ = [
     "Policy",
@@ -107,16 +123,16 @@ class Policy:
     embedder_name: str
     agents: int  # the run's shape (N, T)
     rounds: int
-    _methods: dict[tuple[int, int], Any] = field(default_factory=dict)
-    _embedder: Any = None
+    _methods: dict[tuple[int, int], Method] = field(default_factory=dict)
+    _embedder: Embedder | None = None
 
-    def method(self, n: int, rounds: int) -> Any:
+    def method(self, n: int, rounds: int) -> Method:
         key = (n, rounds)
         if key not in self._methods:
             self._methods[key] = self._build(n, rounds)
         return self._methods[key]
 
-    def _build(self, n: int, rounds: int) -> Any:
+    def _build(self, n: int, rounds: int) -> Method:
         # what tomacs.job.components.build does for the method, with the transcript's N and T
         from tomacs.embedding.embedders import embedder_dim
         from tomacs.job.checkpoint import load_checkpoint
@@ -151,7 +167,7 @@ class Policy:
         )
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             from tomacs.embedding.embedders import get_embedder
 
@@ -162,7 +178,7 @@ class Policy:
 def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
     """The run's method and checkpoint (best.pt, the weights its evaluation used, else checkpoint.pt);
     one-line errors for a directory that is not a trained run of a supported method."""
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     from tomacs.embedding.embedders import DEFAULT_EMBEDDER
     from tomacs.embedding.embedders import configure as configure_embeddings
@@ -175,7 +191,10 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
     cfg_path = run_dir / "config.yaml"
     if not cfg_path.is_file():
         raise ReplayError(f"{run_dir} has no config.yaml: pass the directory of a `tomacs train` run")
-    cfg = OmegaConf.create(OmegaConf.load(cfg_path))
+    loaded = OmegaConf.load(cfg_path)
+    if not isinstance(loaded, DictConfig):
+        raise ReplayError(f"{cfg_path} holds no config mapping: pass the directory of a `tomacs train` run")
+    cfg = OmegaConf.create(loaded)
     name = str(cfg.method.get("name"))
     supported = scoring_methods()
     if name not in supported:
@@ -280,7 +299,7 @@ def debate_outputs(d: Debate, embed: Callable[[str], list[float]]) -> list[list[
         row = []
         for i in range(d.n_agents):
             t = d.turn(i, r)
-            behaviour = "adversarial" if d.is_adversarial(i, r) else "honest"
+            behaviour: Behaviour = "adversarial" if d.is_adversarial(i, r) else "honest"
             if t is None:
                 p = rounds[-1][i]
                 row.append(AgentOutput(i, r, p.text, p.answer, False, p.behaviour, embedding=p.embedding))
@@ -292,7 +311,7 @@ def debate_outputs(d: Debate, embed: Callable[[str], list[float]]) -> list[list[
     return rounds
 
 
-def _embeddings(policy: Policy, debates: Sequence[Debate], progress: Any) -> dict[str, list[float]]:
+def _embeddings(policy: Policy, debates: Sequence[Debate], progress: Progress) -> dict[str, list[float]]:
     """Every distinct reply text embedded once by the run's embedder, in chunks (a progress bar)."""
     texts = sorted({t.text for d in debates for t in d.turns if t.text is not None})
     out: dict[str, list[float]] = {}
@@ -344,7 +363,9 @@ def _replay_batch(
     ]
 
 
-def replay(policy: Policy, debates: Sequence[Debate], progress: Any = None) -> list[tuple[Debate, Episode]]:
+def replay(
+    policy: Policy, debates: Sequence[Debate], progress: Progress | None = None
+) -> list[tuple[Debate, Episode]]:
     """Every debate replayed through the policy, in the order given: (debate, episode) pairs whose
     graphs hold the recorded edges with the method's credits and participants, and whose decision
     is the method's. Debates are grouped by shape (N, T) and stepped in batches."""
@@ -410,7 +431,7 @@ def _step_rows(d: Debate, ep: Episode) -> list[Step]:
     return out
 
 
-def _row_stats(items: list[Step]) -> dict[str, Any]:
+def _row_stats(items: list[Step]) -> dict[str, object]:
     hon: list[float] = []
     adv: list[float] = []
     per_debate: list[float] = []
@@ -444,7 +465,7 @@ def _row_stats(items: list[Step]) -> dict[str, Any]:
     }
 
 
-def round_stats(pairs: Sequence[tuple[Debate, Episode]]) -> dict[str, Any]:
+def round_stats(pairs: Sequence[tuple[Debate, Episode]]) -> dict[str, object]:
     """Per row (round 2..T, decision, all) the statistics of the module docstring, and the paper's
     ADAcc (`tomacs.metrics.adacc_counts`, per debate shape, pooled) beside the all-reliable detector's."""
     by_row: dict[str, list[Any]] = defaultdict(list)
@@ -480,7 +501,7 @@ def round_stats(pairs: Sequence[tuple[Debate, Episode]]) -> dict[str, Any]:
     }
 
 
-def per_debate(pairs: Sequence[tuple[Debate, Episode]]) -> list[dict[str, Any]]:
+def per_debate(pairs: Sequence[tuple[Debate, Episode]]) -> list[dict[str, object]]:
     """What the JSON keeps of each debate: credits and participation per round, the voters, the truth."""
     out = []
     for d, ep in pairs:
@@ -506,7 +527,7 @@ def replay_run(
     transcripts: Sequence[str | Path] = (),
     limit: int | None = None,
     checkpoint: Path | None = None,
-    progress: Any = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """`tomacs replay`: load the policy, replay the first `limit` debates (all when None; loaded by
     `tomacs.transcripts.load_debates` from `transcripts`, recorded in the result) and gather the
@@ -529,7 +550,7 @@ def replay_run(
     }
 
 
-def replay_table(res: dict[str, Any]):  # -> rich.table.Table (rich imported lazily)
+def replay_table(res: dict[str, Any]) -> Table:  # rich imported lazily
     from rich import box
     from rich.table import Table
 

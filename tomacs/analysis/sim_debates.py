@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tomacs.sim.diagnose import (
     RecordingBackbone,
@@ -22,6 +22,9 @@ from tomacs.sim.diagnose import (
 )
 from tomacs.types import Episode, Question
 
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
 
 def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: int) -> list[Episode]:
     from tomacs.analysis.propagation import run_episodes
@@ -29,7 +32,7 @@ def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: 
     return run_episodes(executor, method, questions, batch_size)
 
 
-def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
+def diagnose(cfg: DictConfig, ablate: bool = True) -> dict[str, object]:
     """Build the components of a composed config (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
     from tomacs.config import ConfigError
@@ -43,6 +46,8 @@ def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     t0 = time.perf_counter()
     comps = build(cfg, need_train=False)
     inner = comps.backbone
+    if not isinstance(inner, SimBackbone):
+        raise TypeError("the diagnosis needs the sim backbone (backbone=sim)")
     batch = int(cfg.eval.batch_size)
     rec = RecordingBackbone(inner)
     # every pass is the job rebuilt on its own backbone (a fresh method, executor and credibility
@@ -57,7 +62,8 @@ def diagnose(cfg: Any, ablate: bool = True) -> dict[str, Any]:
     if ablate:
         base_final = stats["decision"]["acc"]
         for name, what, changes in ablations(inner.profile):
-            prof = replace(inner.profile, **changes)
+            changed: dict[str, Any] = dict(changes)  # float fields of the profile
+            prof = replace(inner.profile, **changed)
             sim = SimBackbone(inner.profile_name, inner.seed, profiles={inner.profile_name: prof})
             ablated = rebuild(comps, backbone=sim)
             st = round_stats(_run(ablated.executor, ablated.method, ablated.test_qs, batch))

@@ -21,7 +21,7 @@ DEFAULT_CACHE = "outputs/cache/embeddings.sqlite"
 def run_embedder(sim_paths: Sequence[str]) -> str | None:
     """The embedder of the first sim run found under `sim_paths` (its config.yaml), so the texts are
     compared in the space the runs' policies read them in; None when no run says."""
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     from tomacs.embedding.embedders import DEFAULT_EMBEDDER
 
@@ -30,7 +30,8 @@ def run_embedder(sim_paths: Sequence[str]) -> str | None:
         top = path / "config.yaml"
         found = top if top.is_file() else min(path.rglob("config.yaml"), default=None)
         if found is not None:
-            return str(OmegaConf.load(found).get("embedder") or DEFAULT_EMBEDDER)
+            cfg = OmegaConf.load(found)
+            return str((cfg.get("embedder") if isinstance(cfg, DictConfig) else None) or DEFAULT_EMBEDDER)
     return None
 
 
@@ -135,7 +136,8 @@ def run_texts(
         real_all = select_debates(load_side(real_paths), model)
     except TranscriptError as exc:
         raise ValueError(str(exc)) from None
-    real, real_fit = real_all, []
+    real_fit: list[Debate] = []
+    real = real_all
     if held_out:
         real_fit, real = split_questions(real_all, split, seed)
     name = embedder or run_embedder(sim_paths) or "minilm"

@@ -132,7 +132,7 @@ def _cohen_d(a: np.ndarray, b: np.ndarray) -> float | None:
     return float((a.mean() - b.mean()) / sd) if sd > 0 else 0.0
 
 
-def style_table(sim: Sequence[Reply], real: Sequence[Reply]) -> list[dict[str, Any]]:
+def style_table(sim: Sequence[Reply], real: Sequence[Reply]) -> list[dict[str, object]]:
     """Per statistic: means of honest and adversarial replies on each side (acting rounds), each
     side's effect size, and their gap; rows sorted by the gap, the statistic that differs most first."""
     styles = {
@@ -243,7 +243,7 @@ def compare(
     seed: int = 0,
     max_replies: int | None = None,
     real_train: Sequence[Debate] = (),
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The whole comparison as a dict (printed by `tomacs transcripts texts`, kept as JSON).
 
     `max_replies` caps each side by a seeded sample of whole questions, for a quick first look.
@@ -316,7 +316,7 @@ def by_round(
     rg: Sequence[str],
     folds: int,
     seed: int,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, float | None]]:
     """Per round: the transfer of a probe trained on that round's simulated replies, beside the real
     replies' own cross-validated AUC of that round (where the simulator's texts part from real ones)."""
     s_rounds = [r.round for r in sim if r.acting]

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from tomacs.registry import Registry
 from tomacs.types import Behaviour, Message, Question
 
-RequestKind = Literal["agent", "decision"]
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+RequestKind = Literal["agent", "decision", "judge"]  # judge: the credibility judge (tomacs.credibility)
 
 
 @dataclass
@@ -48,6 +51,17 @@ class GenerationReply:
     retries: int = 0
 
 
+class JobBenchmark(Protocol):
+    """What a backbone may read of its job's benchmark (a `tomacs.benchmarks.base.BenchmarkAdapter`,
+    on the same floor as backbones/ and so not imported here): its name and simulator profile."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def profile(self) -> str: ...
+
+
 class Backbone(Protocol):
     """Anything that turns requests into replies. `name` is written into every result."""
 
@@ -55,7 +69,7 @@ class Backbone(Protocol):
 
     async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]: ...
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         """Counters for results.json: calls, cache hits/misses, retries, cost."""
         ...
 
@@ -75,10 +89,22 @@ class BaseBackbone:
     name: str
 
     @classmethod
-    def from_job(cls, cfg: Any, bench: Any) -> BaseBackbone:
+    def from_job(cls, cfg: DictConfig, bench: JobBenchmark) -> BaseBackbone:
         """The backbone of one job from its composed config (`cfg.backbone` is this kind's
         conf/backbone/*.yaml) and its benchmark adapter."""
         raise NotImplementedError(f"{cls.__name__}.from_job")
+
+    async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
+        """The `Backbone` protocol's: one reply per request, in order (every kind implements it)."""
+        raise NotImplementedError(f"{type(self).__name__}.generate")
+
+    def stats(self) -> dict[str, object]:
+        """The `Backbone` protocol's counters for results.json (every kind implements it)."""
+        raise NotImplementedError(f"{type(self).__name__}.stats")
+
+    async def aclose(self) -> None:
+        """The `Backbone` protocol's: release connections (every kind implements it)."""
+        raise NotImplementedError(f"{type(self).__name__}.aclose")
 
     def result_label(self) -> str:
         """The backbone as results.json names it (`backbone`). A label is the kind's registry name,
@@ -86,7 +112,7 @@ class BaseBackbone:
         return self.name
 
     @classmethod
-    def run_model(cls, cfg: Mapping[str, Any]) -> str | None:
+    def run_model(cls, cfg: DictConfig) -> str | None:
         """The model a finished run's agents ran on, from its config.yaml (a transcript's `model`):
         `backbone.model`; None when the config names none."""
         model = (cfg.get("backbone") or {}).get("model")
@@ -105,12 +131,12 @@ BACKBONES: Registry[type[BaseBackbone]] = Registry(
 )
 
 
-def backbone_kind(backbone_cfg: Mapping[str, Any]) -> str:
+def backbone_kind(backbone_cfg: Mapping[str, object]) -> str:
     """The registry name of a `cfg.backbone` mapping: its `kind`, else its `name`."""
     return str(backbone_cfg.get("kind") or backbone_cfg.get("name"))
 
 
-def backbone_class(backbone_cfg: Mapping[str, Any]) -> type[BaseBackbone]:
+def backbone_class(backbone_cfg: Mapping[str, object]) -> type[BaseBackbone]:
     """The class of a `cfg.backbone` mapping's kind (one line listing the kinds if it has none)."""
     return BACKBONES.get(backbone_kind(backbone_cfg))
 

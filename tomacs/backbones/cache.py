@@ -44,12 +44,12 @@ class CacheError(RuntimeError):
     """The cache could not be read or written even after retrying."""
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: object) -> str:
     """Deterministic JSON: sorted keys, no whitespace, UTF-8 kept as is, None-valued keys dropped."""
     return json.dumps(_drop_none(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _drop_none(obj: Any) -> Any:
+def _drop_none(obj: object) -> Any:
     if isinstance(obj, Mapping):
         return {str(k): _drop_none(v) for k, v in obj.items() if v is not None}
     if isinstance(obj, (list, tuple)):
@@ -59,8 +59,8 @@ def _drop_none(obj: Any) -> Any:
 
 def make_key(
     model: str,
-    messages: Sequence[Mapping[str, Any]],
-    params: Mapping[str, Any] | None = None,
+    messages: Sequence[Mapping[str, object]],
+    params: Mapping[str, object] | None = None,
     sample_index: int = 0,
     slot: int = 0,
 ) -> str:
@@ -85,7 +85,7 @@ def make_key(
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
-def _check_meta(meta: Mapping[str, Any]) -> None:
+def _check_meta(meta: Mapping[str, object]) -> None:
     for k in meta:
         low = str(k).lower()
         if any(h in low for h in _SECRET_HINTS):
@@ -129,7 +129,7 @@ class ResponseCache(SqliteStore):
                 self.hits += 1
         return row
 
-    def _get(self, key: str) -> dict[str, Any] | None:
+    def _get(self, key: str) -> dict[str, object] | None:
         cur = self._connection().execute(
             "SELECT model, text, prompt_tokens, completion_tokens, cost_usd, tokens_estimated, meta, created "
             "FROM responses WHERE key = ?",

@@ -33,15 +33,19 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 from omegaconf import MISSING
 
-from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest
+from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest, JobBenchmark
 from tomacs.backbones.cache import ResponseCache, make_key
 from tomacs.backbones.ratelimit import SharedBucket, default_state_path, retry_after_of
 from tomacs.backbones.spend import SpendCapReached, SpendCaps, SpendGuard, SpendLedger, current_scope
 from tomacs.tokens import count_chat_tokens, count_tokens
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 __all__ = [
     "FAST_CALL_SETTINGS",
@@ -94,7 +98,7 @@ FAST_CALL_SETTINGS: dict[str, Any] = {
 }
 
 
-def import_litellm() -> Any:
+def import_litellm() -> ModuleType:
     """Import and configure litellm once, offline-safe. Returns the module."""
     global _litellm_module
     if _litellm_module is not None:
@@ -171,7 +175,7 @@ def _is_retryable(exc: BaseException) -> bool:
     return "timeout" in name or isinstance(exc, OSError)
 
 
-def _opt(c: Mapping[str, Any], key: str, kind: type) -> Any:
+def _opt(c: Mapping[str, object], key: str, kind: type) -> Any:
     """An optional non-negative number from the backbone config (None = unset)."""
     v = c.get(key)
     if v is None:
@@ -256,7 +260,7 @@ class LiteLLMBackbone(BaseBackbone):
         backoff_max: float = LiteLLMSettings.backoff_max,
         cache: bool | str | Path | ResponseCache = True,
         price: Price | Mapping[str, float] | None = None,
-        params: Mapping[str, Any] | None = None,
+        params: Mapping[str, object] | None = None,
         name: str | None = None,
         caps: SpendCaps | None = None,
         spend_ledger: str | Path | None = None,
@@ -342,22 +346,23 @@ class LiteLLMBackbone(BaseBackbone):
 
     # -- construction from config -------------------------------------------------------------
     @classmethod
-    def from_job(cls, cfg: Any, bench: Any) -> LiteLLMBackbone:
+    def from_job(cls, cfg: DictConfig, bench: JobBenchmark) -> LiteLLMBackbone:
         return cls.from_config(cfg.backbone)
 
     @classmethod
-    def from_config(cls, cfg: Any) -> LiteLLMBackbone:
+    def from_config(cls, cfg: Mapping[str, object]) -> LiteLLMBackbone:
         """Build from a `conf/backbone/*.yaml` mapping (DictConfig or dict).
 
         `cache` may be a bool, a path, or {enabled, path}; a relative path is taken relative to the
         current directory, so callers under Hydra should pass an absolute one if jobs chdir.
         Unknown keys (`name`, `kind`, `_target_`, ...) are ignored.
         """
+        raw: object = cfg
         if hasattr(cfg, "_metadata"):  # omegaconf DictConfig, without importing omegaconf eagerly
             from omegaconf import OmegaConf
 
-            cfg = OmegaConf.to_container(cfg, resolve=True)
-        c = dict(cfg)
+            raw = OmegaConf.to_container(cfg, resolve=True)
+        c: dict[str, Any] = dict(cast(Mapping[str, Any], raw))  # a mapping of the preset's keys
         cache_cfg = c.get("cache", True)
         cache: bool | str
         if isinstance(cache_cfg, Mapping):
@@ -423,7 +428,7 @@ class LiteLLMBackbone(BaseBackbone):
             await asyncio.gather(*pending, return_exceptions=True)
             await asyncio.sleep(0)  # let each call's own coroutine store its reply and unregister
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         """Counters for results.json. `calls` = successful API completions (paid), `attempts`
         includes failed tries; `cost_usd` = spent by this process; `cost_usd_cached` = cost of
         responses served from the cache instead."""
@@ -455,7 +460,7 @@ class LiteLLMBackbone(BaseBackbone):
     __str__ = __repr__
 
     # -- internals ------------------------------------------------------------------------------
-    def sampling_params(self) -> dict[str, Any]:
+    def sampling_params(self) -> dict[str, object]:
         """Parameters that shape the output distribution: sent to the model and part of the cache key."""
         p: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
         p.update(self.params)

@@ -156,7 +156,7 @@ class BenchmarkAdapter(ABC):
         which ones. Callers that want one evaluation set across run seeds pass a fixed seed.
         """
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> dict[str, object]:
         """The effective configuration, for results.json."""
         return {
             "name": self.name,

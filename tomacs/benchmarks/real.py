@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -91,13 +92,13 @@ def data_dir(path: str | None) -> Path | None:
 # field helpers: each raises _FieldError naming the field
 
 
-def _get(row: dict[str, Any], key: str) -> Any:
+def _get(row: Mapping[str, object], key: str) -> Any:
     if key not in row:
         raise _FieldError(key, "missing")
     return row[key]
 
 
-def _text(row: dict[str, Any], key: str) -> str:
+def _text(row: Mapping[str, object], key: str) -> str:
     v = _get(row, key)
     if not isinstance(v, str) or not v.strip():
         raise _FieldError(key, f"expected a non-empty string, got {type(v).__name__} {str(v)[:40]!r}")
@@ -112,7 +113,7 @@ def _str_list(v: Any, field: str, lo: int, hi: int) -> list[str]:
     return [x.strip() for x in v]
 
 
-def _labelled_choices(row: dict[str, Any], key_field: str) -> tuple[tuple[str, ...], str, list[str]]:
+def _labelled_choices(row: Mapping[str, object], key_field: str) -> tuple[tuple[str, ...], str, list[str]]:
     """ARC/OBQA ``choices: {text, label}`` + answer key -> (options, letter, original labels)."""
     choices = _get(row, "choices")
     if not isinstance(choices, dict):
@@ -147,7 +148,7 @@ class _JsonlAdapter(BenchmarkAdapter):
     shared_train_size: ClassVar[int | None] = None  # rows for train when train_split == test_split
     validation_split: ClassVar[str | None] = "validation"  # None: validation is held out of train
 
-    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+    def _convert(self, row: Mapping[str, object], split: str, index: int) -> Question:
         raise NotImplementedError
 
     # -- public --------------------------------------------------------------------------------
@@ -159,7 +160,12 @@ class _JsonlAdapter(BenchmarkAdapter):
             source = _RowSource.open(self, file_split)
             positions = self._logical_positions(split, source.n_rows)
         else:  # a raw file split; 'validation' reads the dataset's own validation file
-            source = _RowSource.open(self, self.validation_split if split == "validation" else split)
+            raw = (
+                self.validation_split
+                if split == "validation" and self.validation_split is not None
+                else split
+            )
+            source = _RowSource.open(self, raw)
             positions = list(range(source.n_rows))
         if size is not None:
             if int(size) < 0:
@@ -250,8 +256,10 @@ class _RowSource:
             )
         stat = file.stat()
         key = (type(adapter), adapter.name, split, str(file.resolve()), stat.st_mtime_ns, stat.st_size)
-        questions = _VALIDATED.get(key)
-        if questions is None:
+        cached = _VALIDATED.get(key)
+        if cached is not None:
+            questions = cached
+        else:
             questions = _validated_file(adapter, split, file)
             if len(_VALIDATED) >= _VALIDATED_MAX:
                 _VALIDATED.pop(next(iter(_VALIDATED)))
@@ -312,7 +320,7 @@ def _convert_row(adapter: _JsonlAdapter, split: str, row: Any, pos: int, where: 
         raise BenchmarkDataError(f"{where}: field '{e.field}': {e.problem}") from None
 
 
-def _hub_rows(adapter: _JsonlAdapter, split: str) -> list[dict[str, Any]]:
+def _hub_rows(adapter: _JsonlAdapter, split: str) -> list[dict[str, object]]:
     """Rows from the Hugging Face hub; only on explicit opt-in (source=hub, TOMACS_ONLINE=1, HF_HUB_OFFLINE
     unset)."""
     repo, config = adapter.hub
@@ -393,7 +401,7 @@ class MMLU(_JsonlAdapter):
     dir_name: ClassVar[str] = "mmlu"
     hub: ClassVar[tuple[str, str | None]] = ("cais/mmlu", "all")
 
-    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+    def _convert(self, row: Mapping[str, object], split: str, index: int) -> Question:
         text = _text(row, "question")
         choices = _str_list(_get(row, "choices"), "choices", 4, 4)
         ans = _get(row, "answer")
@@ -416,7 +424,7 @@ class _LabelledMC(_JsonlAdapter):
 
     stem_field: ClassVar[str] = "question"
 
-    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+    def _convert(self, row: Mapping[str, object], split: str, index: int) -> Question:
         text = _text(row, self.stem_field)
         options, answer, labels = _labelled_choices(row, "answerKey")
         rid = row.get("id")
@@ -470,7 +478,7 @@ class GSM8K(_JsonlAdapter):
     hub: ClassVar[tuple[str, str | None]] = ("openai/gsm8k", "main")
     validation_split: ClassVar[str | None] = None
 
-    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+    def _convert(self, row: Mapping[str, object], split: str, index: int) -> Question:
         text = _text(row, "question")
         solution = _text(row, "answer")
         gold = gsm8k_gold(solution)
@@ -496,7 +504,7 @@ class MedQA(_JsonlAdapter):
     hub: ClassVar[tuple[str, str | None]] = ("GBaker/MedQA-USMLE-4-options", None)
     validation_split: ClassVar[str | None] = None
 
-    def _convert(self, row: dict[str, Any], split: str, index: int) -> Question:
+    def _convert(self, row: Mapping[str, object], split: str, index: int) -> Question:
         text = _text(row, "question")
         options = _get(row, "options")
         if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):

@@ -55,6 +55,8 @@ app.command("show-config", context_settings=EXTRA)(config.show_config)
 app.command("list")(config.list_options)
 app.command(context_settings=EXTRA)(calibrate.calibrate)  # old spelling of `tomacs sim ...`
 for register in method_extras("commands"):  # every method's own commands: `register(app)` adds them
+    if not callable(register):
+        raise TypeError(f"a method's commands must name functions register(app), got {register!r}")
     register(app)
 app.add_typer(analyze.analyze_app, name="analyze")
 app.add_typer(transcripts.transcripts_app, name="transcripts")

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 
 import typer
 
-from tomacs.cli.common import EXTRA, check_out_file, console, fail, renamed
+from tomacs.cli.common import EXTRA, check_out_file, console, fail, old_spelling
 from tomacs.config import ConfigError, compose
 
 analyze_app = typer.Typer(no_args_is_help=True, help="Analyses of a composed config that reuse the executor.")
@@ -112,7 +111,4 @@ def analyze_credits(
 
 
 # the old spelling: the same options, help and code, after a one-line notice
-@functools.wraps(analyze_credits)
-def diagnose(*args: object, **kwargs: object) -> None:
-    renamed("tomacs diagnose", "tomacs analyze credits")
-    analyze_credits(*args, **kwargs)
+diagnose = old_spelling("tomacs diagnose", "tomacs analyze credits", analyze_credits)

@@ -3,6 +3,10 @@ notice an old spelling prints."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import NoReturn, ParamSpec
+
 import typer
 from rich.console import Console
 
@@ -12,7 +16,10 @@ EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}
 MULTIRUN_HELP = "Hydra multirun: sweep over comma lists."
 
 
-def fail(msg: str, code: int = 2) -> None:
+P = ParamSpec("P")
+
+
+def fail(msg: str, code: int = 2) -> NoReturn:
     err.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
@@ -36,6 +43,17 @@ def renamed(old: str, new: str) -> None:
         markup=False,
         soft_wrap=True,
     )
+
+
+def old_spelling(old: str, new: str, command: Callable[P, None]) -> Callable[P, None]:
+    """`command` under its old spelling: the same options, help and code, after the one-line notice."""
+
+    @functools.wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        renamed(old, new)
+        command(*args, **kwargs)
+
+    return run
 
 
 def wide(width: int) -> Console:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -232,7 +232,7 @@ class CrsDecider:
         req = GenerationRequest(
             messages=judge_messages(q, ep.final_answer, sub, [self.roles[v] for v in voters]),
             question=q,
-            kind="judge",  # type: ignore[arg-type]
+            kind="judge",
             agent=-2,
             role="Judge",
             round=len(ep.rounds) + 1,
@@ -246,13 +246,13 @@ class CrsDecider:
         (rep,) = await self.backbone.generate([req])
         self.counters["judge_calls"] += 1
         ep.extra["judge_tokens"] = [rep.prompt_tokens, rep.completion_tokens]
-        csc = parse_contributions(rep.text, len(voters))
-        if csc is None:
+        parsed = parse_contributions(rep.text, len(voters))
+        if parsed is None:
             self.counters["judge_fallbacks"] += 1
             return fallback_contributions(answers, ep.final_answer), "judge_fallback"
-        return csc, "judge"
+        return parsed, "judge"
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         return {**self.state.to_dict(), **self.counters, "config": self.cfg.__dict__.copy()}
 
 

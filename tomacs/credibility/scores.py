@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["CredibilityState", "update_scores"]
 
 
-def update_scores(scores: Sequence[float], csc: Sequence[float], reward: float, eta: float) -> np.ndarray:
+def update_scores(scores: ArrayLike, csc: ArrayLike, reward: float, eta: float) -> np.ndarray:
     """CrS_t = CrS_{t-1} (1 + eta * CSc * r), clipped to [0, 1] (credibility-scoring Eq. 2, §5.B)."""
     s = np.asarray(scores, dtype=float)
     c = np.asarray(csc, dtype=float)
@@ -29,7 +29,7 @@ class CredibilityState:
     n_agents: int
     eta: float = 0.5
     init: float = 0.5
-    scores: np.ndarray = field(default=None)  # type: ignore[assignment]
+    scores: np.ndarray = field(default_factory=lambda: np.empty(0))  # empty: `init` for every agent
     updates: int = 0
 
     def __post_init__(self) -> None:
@@ -37,18 +37,18 @@ class CredibilityState:
             raise ValueError(f"crs.init must lie in [0, 1], got {self.init}")
         if self.eta < 0:
             raise ValueError(f"crs.eta must be >= 0, got {self.eta}")
-        if self.scores is None:
+        if self.scores is None or np.size(self.scores) == 0:
             self.scores = np.full(self.n_agents, float(self.init))
         self.scores = np.asarray(self.scores, dtype=float)
         if self.scores.shape != (self.n_agents,):
             raise ValueError(f"{self.scores.shape} credibility scores for {self.n_agents} agents")
 
-    def update(self, csc: Sequence[float], reward: float) -> np.ndarray:
+    def update(self, csc: ArrayLike, reward: float) -> np.ndarray:
         self.scores = update_scores(self.scores, csc, reward, self.eta)
         self.updates += 1
         return self.scores
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"scores": [round(float(x), 8) for x in self.scores], "updates": self.updates}
 
     def load(self, d: dict[str, Any]) -> None:

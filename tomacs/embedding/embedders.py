@@ -352,6 +352,7 @@ class MiniLMEmbedder:
             missing = [t for t in missing if t not in found]
         if missing:
             vecs = self._encode(missing)
+            rows: list[np.ndarray] = list(vecs)
             if self.store is not None:
                 model_id = minilm_model_id()
                 if self.store.put_many(model_id, self.cache_precision, missing, vecs) < len(missing):
@@ -360,12 +361,12 @@ class MiniLMEmbedder:
                     # one (the first stored wins), so that this run and every re-run from the cache
                     # read the same bits; otherwise a warm re-run would train on other vectors.
                     won = self.store.get_many(model_id, self.cache_precision, self.dim, missing)
-                    vecs = [won.get(t, v) for t, v in zip(missing, vecs, strict=True)]
-            for t, v in zip(missing, vecs, strict=True):
+                    rows = [won.get(t, v) for t, v in zip(missing, vecs, strict=True)]
+            for t, v in zip(missing, rows, strict=True):
                 self._cache[t] = v
         return np.stack([self._cache[t] for t in texts]).astype(np.float32)
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> dict[str, object]:
         """What results.json records about this embedder."""
         out: dict[str, Any] = {"embedder": "minilm", "device": str(self.device), "precision": self.precision}
         out["backend"] = self.backend

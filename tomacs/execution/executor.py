@@ -240,7 +240,7 @@ class Executor:
             prev_text = previous.text if previous is not None else None
             messages = adversarial_debate_messages(q, str(plan.target), t, incoming, prev_text)
         elif behaviour == "adversarial":
-            messages = adversarial_messages(q, plan.target)
+            messages = adversarial_messages(q, str(plan.target))
         else:
             messages = agent_messages(q, role, t, incoming, previous.text if previous is not None else None)
         caps = self.cfg.capabilities

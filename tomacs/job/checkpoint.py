@@ -6,17 +6,25 @@ evaluating one and the analyses all read checkpoints, and none of them should im
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig
 
 from tomacs.config import ConfigError
 
+if TYPE_CHECKING:
+    import torch
+
+    from tomacs.methods.base import Method
+
 UNTRAINED = "untrained"  # checkpoint=untrained: evaluate a learned method's initial policy, on purpose
 
 
-def save_checkpoint(path: Path, method: Any, optimizer: Any, extra: dict[str, Any]) -> None:
+def save_checkpoint(
+    path: Path, method: Method, optimizer: torch.optim.Optimizer | None, extra: Mapping[str, object]
+) -> None:
     """``method_name`` and ``embedder`` travel with the weights, so loading can say which method
     and which embedder a checkpoint needs instead of failing on tensor shapes."""
     import torch
@@ -73,7 +81,9 @@ def _embedder_hint(saved: dict[str, Any], method: Any) -> str:
     return f"was trained with embedder={emb} ({theirs}-dim embeddings, this run: {mine}); add embedder={emb}"
 
 
-def load_checkpoint(method: Any, path: Path, optimizer: Any | None = None) -> dict[str, Any]:
+def load_checkpoint(
+    method: Method, path: Path, optimizer: torch.optim.Optimizer | None = None
+) -> dict[str, object]:
     ckpt = read_checkpoint(path)
     name = getattr(method, "name", "?")
     saved = ckpt["method"]
@@ -99,7 +109,7 @@ def load_checkpoint(method: Any, path: Path, optimizer: Any | None = None) -> di
     return ckpt
 
 
-def settle_embedder(cfg: Any) -> None:
+def settle_embedder(cfg: DictConfig) -> None:
     """Resolve the run's embedder once (tomacs.config.resolve_embedder), taking a checkpoint's
     recorded embedder into account, before anything is built or written."""
     from tomacs.config import resolve_embedder

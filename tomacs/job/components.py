@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.roles import assign_roles
-from tomacs.backbones.base import backbone_class
+from tomacs.backbones.base import Backbone, BaseBackbone, backbone_class
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
 from tomacs.config import ConfigError, to_container, validate
 from tomacs.execution.executor import Executor, ExecutorConfig
@@ -23,7 +23,7 @@ from tomacs.job.checkpoint import settle_embedder
 from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.methods.registry import build_method, method_settings
 from tomacs.seeding import stable_seed
-from tomacs.types import Question
+from tomacs.types import AgentCondition, Question
 
 if TYPE_CHECKING:
     from tomacs.embedding.embedders import Embedder
@@ -48,12 +48,12 @@ def resolve_device(name: str, needed: bool) -> str:
     return "cuda" if has_cuda else "cpu"
 
 
-def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> Any:
+def build_backbone(cfg: DictConfig, bench: BenchmarkAdapter) -> BaseBackbone:
     """The backbone kind `cfg.backbone` names (tomacs.backbones.base.BACKBONES), built for this job."""
     return backbone_class(cfg.backbone).from_job(cfg, bench)
 
 
-def backbone_label(cfg: DictConfig, backbone: Any) -> str:
+def backbone_label(cfg: DictConfig, backbone: Backbone) -> str:
     """The backbone as results name it (`BaseBackbone.result_label`)."""
     label = getattr(backbone, "result_label", None)
     return label() if callable(label) else str(getattr(backbone, "name", cfg.backbone.name))
@@ -66,7 +66,7 @@ class Components:
 
     cfg: DictConfig
     bench: BenchmarkAdapter
-    backbone: Any
+    backbone: Backbone
     method: Method
     executor: Executor
     ctx: MethodContext
@@ -81,27 +81,27 @@ def _split(bench: BenchmarkAdapter, split: str, size: int, seed: int) -> list[Qu
     return bench.load(split, size, seed) if size > 0 else []
 
 
-CONDITION_KEYS = {"capability": 1.0, "cost": 1.0, "backbone": None}
+CONDITION_KEYS: dict[str, Any] = {"capability": 1.0, "cost": 1.0, "backbone": None}
 
 
-def agent_conditions(cfg: DictConfig, n: int) -> list[dict[str, Any]]:
+def agent_conditions(cfg: DictConfig, n: int) -> list[AgentCondition]:
     """Per-agent conditions (CARD): capability (competence multiplier the sim honours), cost (per
     call, relative), backbone (a label). Missing -> every agent alike."""
     raw = to_container(cfg).get("conditions")
     if raw is None:
-        return [dict(CONDITION_KEYS, backbone=str(cfg.backbone.name)) for _ in range(n)]
+        return [AgentCondition(capability=1.0, cost=1.0, backbone=str(cfg.backbone.name)) for _ in range(n)]
     if not isinstance(raw, list) or len(raw) != n:
         raise ConfigError(f"conditions must list one mapping per agent (agents={n}), got {raw!r}")
-    out = []
+    out: list[AgentCondition] = []
     for i, c in enumerate(raw):
         if not isinstance(c, dict) or set(c) - set(CONDITION_KEYS):
             raise ConfigError(f"conditions[{i}] = {c!r}: valid keys are {', '.join(CONDITION_KEYS)}")
         d = dict(CONDITION_KEYS, backbone=str(cfg.backbone.name))
         d.update(c)
-        if float(d["capability"]) <= 0 or float(d["cost"]) < 0:
+        capability, cost = float(d["capability"]), float(d["cost"])
+        if capability <= 0 or cost < 0:
             raise ConfigError(f"conditions[{i}]: capability must be > 0 and cost >= 0")
-        d["capability"], d["cost"] = float(d["capability"]), float(d["cost"])
-        out.append(d)
+        out.append(AgentCondition(capability=capability, cost=cost, backbone=d["backbone"]))
     return out
 
 
@@ -121,7 +121,7 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
 
 
 def build(
-    cfg: DictConfig, need_train: bool, *, backbone: Any | None = None, embedder: Embedder | None = None
+    cfg: DictConfig, need_train: bool, *, backbone: Backbone | None = None, embedder: Embedder | None = None
 ) -> Components:
     """Validate and settle the config, then build every part of the job; `need_train` loads the
     training and validation splits too.
@@ -149,7 +149,7 @@ def build(
 
 
 def rebuild(
-    comps: Components, *, backbone: Any | None = None, embedder: Embedder | None = None
+    comps: Components, *, backbone: Backbone | None = None, embedder: Embedder | None = None
 ) -> Components:
     """The same job again with state of its own: a fresh method, executor and credibility state
     over the config, benchmark and question splits `comps` already holds, nothing re-read or
@@ -171,7 +171,7 @@ def rebuild(
 
 
 def _assemble(
-    cfg: DictConfig, bench: BenchmarkAdapter, backbone: Any | None, embedder: Embedder | None
+    cfg: DictConfig, bench: BenchmarkAdapter, backbone: Backbone | None, embedder: Embedder | None
 ) -> Components:
     """Every part of the job that holds state (method, executor, credibility), on a settled config
     and its benchmark; `backbone` / `embedder` substitute the job's own (see `build`)."""
@@ -181,7 +181,7 @@ def _assemble(
     method_params = method_settings(cfg).params()  # the method's validated settings
     method_name = method_params.pop("name")
     # once, here: the credibility topologies (method=crs) decide with credibility under `auto`
-    decision, _ = resolve_decision(str(to_container(cfg)["decision"]), method_name, n, schedule.count)
+    decision, _ = resolve_decision(str(to_container(cfg)["decision"]), method_name, n, schedule.k)
     ctx = MethodContext(
         n_agents=n,
         rounds=rounds,
@@ -190,7 +190,7 @@ def _assemble(
         in_budget=cfg.budget.get("in_degree"),
         out_budget=cfg.budget.get("out_degree"),
         decision=decision,
-        n_adversaries=schedule.count,
+        n_adversaries=schedule.k,
         device="cpu",
         embedder=embedder,
     )
@@ -229,7 +229,7 @@ def _assemble(
             crs_emb = ex_embedder if ex_embedder is not None else job_embedder()
         simulated = backbone_class(cfg.backbone).simulated
         crs = CrsDecider(crs_cfg, n, roles, seed, backbone, simulated=simulated, embedder=crs_emb)
-    caps = [c["capability"] for c in conditions]
+    caps: list[float | None] = [c["capability"] for c in conditions]
     executor = Executor(
         ExecutorConfig(
             n,

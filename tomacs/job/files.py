@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -112,7 +112,7 @@ class EpisodeLog:
             os.fsync(f.fileno())
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
+def read_log(path: Path) -> list[dict[str, object]]:
     """A train_log.jsonl's records, without a torn last line (a killed job's) or blank lines: the
     log is appended line by line while a job runs, so a reader may meet either."""
     out = []
@@ -150,7 +150,7 @@ def records_to_episodes(records: list[dict[str, Any]]) -> list[Episode]:
     return [episode_from_dict(r) for r in records]
 
 
-def write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: object) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(obj, indent=2, default=_json_default))
     tmp.replace(path)
@@ -190,7 +190,7 @@ _RESUME_FREE = (
 _SKIP_FREE = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm", "require_api_base")
 
 
-def _without_limits(config: dict[str, Any]) -> dict[str, Any]:
+def _without_limits(config: dict[str, Any]) -> dict[str, object]:
     bb = config.get("backbone")
     if not isinstance(bb, dict):
         return config
@@ -203,7 +203,10 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
     old_path = out_dir / CONFIG
     if not old_path.is_file() or not any((out_dir / f).exists() for f in (EPISODES, "checkpoint.pt")):
         return
-    old = flat(_settled(OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)))
+    old_cfg = OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)
+    if not isinstance(old_cfg, dict):
+        raise ConfigError(f"{old_path} holds no config mapping; remove the directory or choose another")
+    old = flat(_settled(cast(dict[str, Any], old_cfg)))  # a config's keys are strings
     new = flat(_settled(resolved))
     diff = sorted(
         k
@@ -227,7 +230,7 @@ def write_config(out_dir: Path, resolved: dict[str, Any]) -> None:
     (out_dir / CONFIG).write_text(OmegaConf.to_yaml(OmegaConf.create(resolved)))
 
 
-def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict[str, Any] | None:
+def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict[str, object] | None:
     """The results of this exact job if it already finished in out_dir (a re-run sweep skips it)."""
     path = out_dir / RESULTS
     if not path.is_file():
@@ -242,7 +245,7 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
     return old if same and old.get("mode") == mode else None
 
 
-def _settled(config: dict[str, Any]) -> dict[str, Any]:
+def _settled(config: dict[str, Any]) -> dict[str, object]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
     the value older runs had (`train.name`, `train.samples`, `attack.prompt`, `embed.backend`, a method's

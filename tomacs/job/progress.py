@@ -16,11 +16,14 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
+
+if TYPE_CHECKING:
+    from tomacs.types import Episode
 
 Style = Literal["auto", "bar", "lines"]
 
@@ -48,7 +51,7 @@ class Running:
         self.seen = 0
         self.counts = AdaccCounts()
 
-    def add(self, episodes: Sequence[Any]) -> dict[str, float]:
+    def add(self, episodes: Sequence[Episode]) -> dict[str, float]:
         from tomacs.metrics import adacc_counts
 
         self.correct += sum(1 for e in episodes if e.correct)
@@ -81,7 +84,7 @@ class Task:
             self.done += k
         self._refresh(line=False)
 
-    def step(self, k: int = 1, **fields: Any) -> None:
+    def step(self, k: int = 1, **fields: object) -> None:
         """Advance by k units; fields (loss, acc, adacc, ...) are shown with the step."""
         if self.unit != "calls":
             self.done += k

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from tomacs.config import ConfigError
 
@@ -83,7 +82,7 @@ def resume_command(out_dir: Path, multirun: bool = False, argv: list[str] | None
     return shlex.join([*program(argv[0] if argv else "tomacs"), *args, f"{key}={hydra_value(str(out_dir))}"])
 
 
-def _holder() -> dict[str, Any]:
+def _holder() -> dict[str, object]:
     return {
         "pid": os.getpid(),
         "host": socket.gethostname(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,7 @@ _FREE = (
 )
 
 
-def baseline_config(resolved: dict[str, Any], which: str) -> dict[str, Any]:
+def baseline_config(resolved: dict[str, Any], which: str) -> dict[str, object]:
     """The config of baseline `which` for a learned job's settled config: the same benchmark, attack,
     budget, backbone, seeds and test size, evaluated only, with no tracker."""
     from tomacs.methods.registry import method_defaults
@@ -72,7 +72,7 @@ def baseline_config(resolved: dict[str, Any], which: str) -> dict[str, Any]:
     return d
 
 
-def _key(config: dict[str, Any]) -> dict[str, Any]:
+def _key(config: dict[str, Any]) -> dict[str, object]:
     return {
         k: v
         for k, v in flat(_settled(config)).items()
@@ -80,13 +80,13 @@ def _key(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _method_keys(config: dict[str, Any]) -> dict[str, Any]:
+def _method_keys(config: dict[str, Any]) -> dict[str, object]:
     return {k: v for k, v in flat(_settled(config)).items() if k.startswith("method.")}
 
 
 def find_baseline(
     jobs: Iterable[Job], resolved: dict[str, Any], which: str, exclude: Path
-) -> dict[str, Any] | None:
+) -> dict[str, object] | None:
     """A finished run among `jobs` that is baseline `which` of this job: the same setting, and the
     baseline's own method settings (Complete's defaults; the job's method, untrained), or None."""
     want = baseline_config(resolved, which)
@@ -124,7 +124,7 @@ def candidate_jobs(out_dir: Path) -> list[Job]:
     return jobs
 
 
-def _kept(metrics: dict[str, Any]) -> dict[str, Any]:
+def _kept(metrics: Mapping[str, object]) -> dict[str, object]:
     return {k: metrics[k] for k in KEPT if k in metrics}
 
 
@@ -134,7 +134,7 @@ def run_baselines(
     simulated: bool,
     run: Callable[..., dict[str, Any]],
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """{baseline: metrics + where they come from} for a learned job. `run` is `run_job` (passed in:
     this module sits below the job runner that calls it)."""
     out: dict[str, Any] = {}
@@ -170,7 +170,7 @@ def baseline_command(resolved: dict[str, Any], which: str) -> str:
     return " ".join([f"tomacs evaluate method={resolved['method']['name']} checkpoint=untrained", *parts])
 
 
-def _overrides(resolved: dict[str, Any]) -> dict[str, Any]:
+def _overrides(resolved: dict[str, Any]) -> dict[str, object]:
     """The group choices and sizes that make the comparison (names as the run recorded them)."""
     names = {g: (resolved.get(g) or {}).get("name") for g in ("benchmark", "attack", "budget", "backbone")}
     out: dict[str, Any] = {g: n for g, n in names.items() if n}

@@ -17,13 +17,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from omegaconf import DictConfig
+
 RATE_FILE = "minilm_rate.json"
 KEEP = 20  # the latest jobs kept in the file
 POOL = 10  # the latest matching jobs the rate pools
 MIN_TEXTS = 32  # a job that encoded fewer says little about the rate (first-call overheads)
 
 
-def rate_path(cfg: Any) -> Path | None:
+def rate_path(cfg: DictConfig) -> Path | None:
     """The rate file of the job's embedding cache; None when the cache is off."""
     emb = cfg.get("embed") or {}
     cache = emb.get("cache") if hasattr(emb, "get") else None
@@ -45,7 +47,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return [j for j in jobs or [] if isinstance(j, dict)]
 
 
-def record_embed_rate(cfg: Any, embedded: list[dict[str, Any]]) -> None:
+def record_embed_rate(cfg: DictConfig, embedded: list[dict[str, Any]]) -> None:
     """Add a finished job's MiniLM encoding (results.json -> embedding) to the rate file. Never fails the
     job: a file it cannot write only leaves the plan to time a sample."""
     path = rate_path(cfg)
@@ -74,7 +76,7 @@ def record_embed_rate(cfg: Any, embedded: list[dict[str, Any]]) -> None:
 
 
 def measured_rate(
-    cfg: Any, device: str, precision: str | None = None, backend: str | None = None
+    cfg: DictConfig, device: str, precision: str | None = None, backend: str | None = None
 ) -> tuple[float, int, Path] | None:
     """(texts per second, jobs it pools, the file) for MiniLM on this host and device kind (and
     precision and backend when given), from the latest jobs that recorded it; None when none has."""

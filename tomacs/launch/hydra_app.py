@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -162,7 +163,7 @@ def hydra_entry(cfg: DictConfig) -> float:
     # a refused job removes the directory this command made for it; never a previous run's, nor one
     # that existed before the command (even empty)
     fresh = holds_only_stubs(out_dir) and made_by_this_command(out_dir)
-    num = hc.job.get("num") if multirun else None
+    num = cast(DictConfig, hc.job).get("num") if multirun else None  # typed as JobConf, read as a node
     where = f"[job {num}] " if multirun else ""
     resume_dir = Path(str(hc.sweep.dir)).resolve() if multirun else out_dir  # a sweep resumes whole
     # spend caps: the ledger lives in the sweep (single run: run) directory, one scope per job

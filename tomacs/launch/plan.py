@@ -30,9 +30,10 @@ import contextlib
 import math
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -160,7 +161,7 @@ class PlanBackbone:
         request is served by the response cache in the real run too (the first reply), so it is
         not paid twice. A repeat's record says whether its first reply was in the cache already."""
         cache = getattr(self.real, "cache", None)
-        if cache is None:
+        if cache is None or self.real is None:
             return None, False
         key = self.real.cache_key(req)
         if key in self._seen:
@@ -217,7 +218,7 @@ class PlanBackbone:
         if fut is not None and not fut.done():
             fut.set_result(None)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         return {"backbone": self.name}
 
     async def aclose(self) -> None:
@@ -239,7 +240,7 @@ class CountingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def counting_embedder(cfg: DictConfig, phase: Any) -> CountingEmbedder:
+def counting_embedder(cfg: DictConfig, phase: Callable[[], str]) -> CountingEmbedder:
     """The dry run's one embedder, at the dimension of the job's (`cfg.embedder`, once settled): handed
     to the build as its `embedder`, so the executor, the credibility centroid and a learned method
     embed through it."""
@@ -289,7 +290,10 @@ def minilm_seconds_per_text(
 
     texts = list(dict.fromkeys(samples))[:SAMPLE_MIN_TEXTS] or ["a sample text to embed"]
     try:
-        given = {"precision": precision or "auto", **({"backend": backend} if backend else {})}
+        given: dict[str, Any] = {
+            "precision": precision or "auto",
+            **({"backend": backend} if backend else {}),
+        }
         emb = MiniLMEmbedder(device="cpu", cache=None, **given)
         emb._encode(texts[:2])  # warm: load and first call
         n, t0 = 0, time.perf_counter()
@@ -497,7 +501,7 @@ def plan_job(
     where = {"phase": "test"}
     if comps is None:
         # a copy: the caller's config stays as it was
-        cfg = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+        cfg = cast(DictConfig, OmegaConf.create(OmegaConf.to_container(cfg, resolve=False)))  # a mapping
         settle_embedder(cfg)  # what build settles first (idempotent): the embedder to count as
         counting = counting_embedder(cfg, lambda: where["phase"])
         job = build(cfg, need_train=(mode == "train"), embedder=counting)
@@ -511,8 +515,9 @@ def plan_job(
     )
     if real is not None and target is None:
         target = DEFAULT_COMPLETION_TOKENS
-    if target is not None and getattr(real, "max_tokens", None):
-        target = min(target, float(real.max_tokens))  # the server stops a reply there
+    max_tokens = getattr(real, "max_tokens", None)
+    if target is not None and max_tokens:
+        target = min(target, float(max_tokens))  # the server stops a reply there
     sim = SimBackbone(profile=cfg.backbone.get("profile") or job.bench.profile, seed=int(cfg.seed))
     pb = PlanBackbone(sim, real, target, where)
     comps = rebuild(job, backbone=pb, embedder=counting)  # the dry run's own method and executor

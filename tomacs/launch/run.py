@@ -12,7 +12,7 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,13 +112,15 @@ def job_questions(comps: Components, mode: str) -> tuple[int, bool]:
     return 0, False
 
 
-def crs_summary(comps: Components) -> dict[str, Any]:
+def crs_summary(comps: Components) -> dict[str, object]:
     crs = comps.executor.crs
+    if crs is None:
+        raise ValueError("crs_summary: the job decides without credibility (decision != crs)")
     fixed = comps.executor.schedule.fixed_agents
     return {**crs.stats(), "persistent_adversaries": None if fixed is None else list(fixed)}
 
 
-def run_id(job: dict[str, str] | None, resolved: dict[str, Any]) -> str:
+def run_id(job: dict[str, str] | None, resolved: Mapping[str, object]) -> str:
     """Stable id of a job: hash of its overrides (sweeps), else of its resolved config."""
     key = (job or {}).get("overrides") or json.dumps(resolved, sort_keys=True, default=str)
     return hashlib.sha256(key.encode()).hexdigest()[:12]
@@ -151,7 +153,7 @@ def _locked_job(
     progress: Progress | None,
     job: dict[str, str] | None,
     on_start: Callable[[], None] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     t0 = time.perf_counter()
     settle_embedder(cfg)  # before config.yaml: it records the embedder the run really uses
     resolved = to_container(cfg)
@@ -197,7 +199,7 @@ def _run(
     resolved: dict[str, Any],
     clock: JobClock,
     job: dict[str, str] | None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     label = backbone_label(cfg, comps.backbone)
     train_info: dict[str, Any] = {}
     progress.start_job(*job_questions(comps, mode))

@@ -136,10 +136,10 @@ def print_summary(console: Console, sweep_dir: Path) -> None:
 class SweepSummary(Callback):
     """Registered in conf/config.yaml (hydra.callbacks); prints the table after a multirun."""
 
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+    def on_multirun_start(self, config: DictConfig, **kwargs: object) -> None:
         self._started = time.time()
 
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+    def on_multirun_end(self, config: DictConfig, **kwargs: object) -> None:
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if sweep_dir.exists():  # the sweep's result: on stdout (its jobs' progress went to stderr)
             out = Console()

@@ -14,8 +14,9 @@ import json
 import logging
 import os
 import struct
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["EPISODE_COLUMNS", "NullTracker", "WandbTracker", "make_tracker", "read_offline_run"]
 
@@ -38,13 +39,22 @@ EPISODE_COLUMNS = (
 )
 
 
+class Tracker(Protocol):
+    """What a job reports to while it runs (`Components.tracker`): training-log records, then the
+    results and the episodes file."""
+
+    def log(self, record: Mapping[str, object], step: int | None = None) -> None: ...
+
+    def finish(self, results: Mapping[str, object] | None, episodes_path: Path, failed: bool) -> None: ...
+
+
 class NullTracker:
     """logger=none: the local files (train_log.jsonl, results.json) are the record."""
 
-    def log(self, record: dict[str, Any], step: int | None = None) -> None:
+    def log(self, record: Mapping[str, object], step: int | None = None) -> None:
         return None
 
-    def finish(self, results: dict[str, Any] | None, episodes_path: Path, failed: bool) -> None:
+    def finish(self, results: Mapping[str, object] | None, episodes_path: Path, failed: bool) -> None:
         return None
 
 
@@ -73,15 +83,16 @@ class WandbTracker:
             reinit="finish_previous",
         )
 
-    def log(self, record: dict[str, Any], step: int | None = None) -> None:
+    def log(self, record: Mapping[str, object], step: int | None = None) -> None:
         """Per-iteration curves: train Acc/ADAcc, loss, tokens; validation after each epoch."""
         vals = {k: v for k, v in record.items() if isinstance(v, (int, float)) and v is not None}
         self.run.log(vals, step=step)
 
-    def finish(self, results: dict[str, Any] | None, episodes_path: Path, failed: bool) -> None:
+    def finish(self, results: Mapping[str, object] | None, episodes_path: Path, failed: bool) -> None:
         try:
             if results is not None:
-                for k, v in results.get("metrics", {}).items():
+                metrics = results.get("metrics", {})
+                for k, v in (metrics if isinstance(metrics, Mapping) else {}).items():
                     if isinstance(v, (int, float)):
                         self.run.summary[k] = v
                 self.run.summary["backbone"] = results.get("backbone")
@@ -153,7 +164,7 @@ class WandbTracker:
 
 def make_tracker(
     logger_cfg: dict[str, Any], resolved: dict[str, Any], out_dir: Path, job: dict[str, str]
-) -> Any:
+) -> Tracker:
     name = str(logger_cfg.get("name", "none"))
     if name == "none":
         return NullTracker()
@@ -162,7 +173,7 @@ def make_tracker(
     raise ValueError(f"unknown logger '{name}'; valid: none, wandb")
 
 
-def read_offline_run(run_dir: Path) -> dict[str, Any]:
+def read_offline_run(run_dir: Path) -> dict[str, object]:
     """Decode an offline W&B run (its run-*.wandb file: LevelDB-log framing of protobuf records)
     into {name, group, config, history, summary, artifacts}. Lets tests and users check what a run
     holds without syncing it. A logged table is an artifact (W&B stages its files, images included,
@@ -203,7 +214,7 @@ def read_offline_run(run_dir: Path) -> dict[str, Any]:
         "artifacts": [],
     }
     for raw in chunks:
-        rec = pb.Record()
+        rec = pb.Record()  # type: ignore[attr-defined]  # protobuf builds its message classes at import
         rec.ParseFromString(raw)
         kind = rec.WhichOneof("record_type")
         if kind == "run":
@@ -218,6 +229,6 @@ def read_offline_run(run_dir: Path) -> dict[str, Any]:
         elif kind == "summary":
             out["summary"].update({i.key: json.loads(i.value_json) for i in rec.summary.update if i.key})
         elif kind == "artifact":
-            files = {e.path: e.local_path for e in rec.artifact.manifest.contents}
-            out["artifacts"].append({"type": rec.artifact.type, "name": rec.artifact.name, "files": files})
+            staged = {e.path: e.local_path for e in rec.artifact.manifest.contents}
+            out["artifacts"].append({"type": rec.artifact.type, "name": rec.artifact.name, "files": staged})
     return out

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,7 +45,10 @@ from tomacs.methods.learned import (
     torch_module,
 )
 from tomacs.methods.settings import LearnedSettings, bounded, choice
-from tomacs.types import Question, RoundGraph
+from tomacs.types import Episode, Question, RoundGraph
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["AgentPrune", "AgentPruneSettings", "magnitude_prune"]
 
@@ -167,7 +170,7 @@ class AgentPrune(LearnedMethod):
         return self._round_graph(t, chosen, self.probs("spatial"))
 
     # -- episode ---------------------------------------------------------------------------------
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, object]:
         """One generator per question keyed by (seed, question id, training visit): batch-independent."""
         rngs = self.question_rngs(questions, bool(train))
         return {"questions": questions, "train": bool(train), "rngs": rngs, "logp": {}, "edges": {}}
@@ -211,7 +214,7 @@ class AgentPrune(LearnedMethod):
         return graphs
 
     # -- learning --------------------------------------------------------------------------------
-    def regulariser(self) -> Any:
+    def regulariser(self) -> torch.Tensor:
         """lowrank_weight * ||P (.) M||_* + l1_weight * ||P (.) M||_1 over spatial (and temporal) P."""
         torch = _torch()
         total = torch.zeros((), device=self.device)
@@ -220,7 +223,7 @@ class AgentPrune(LearnedMethod):
             total = total + self.lowrank_weight * nuclear_norm(p) + self.l1_weight * p.sum()
         return total
 
-    def loss(self, state: dict[str, Any], episodes: list[Any], utilities: list[float]) -> Any:
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> torch.Tensor:
         """-mean_q (u_q - b) sum_t log P(G_q^t) + regulariser (REINFORCE on utility)."""
         u = self.utilities(state, utilities)
         missing = [t for t in range(2, self.ctx.rounds + 1) if t not in state["logp"]]
@@ -230,7 +233,7 @@ class AgentPrune(LearnedMethod):
         # u - b is formed in float64 before the cast to the log-probs' dtype (as before issue 16)
         return reinforce_loss(total, u - self.baseline_value(u)) + self.regulariser()
 
-    def parameters(self) -> list[Any]:
+    def parameters(self) -> list[torch.nn.Parameter]:
         ps = [self.net.spatial]
         if self.temporal:
             ps.append(self.net.temporal)
@@ -258,7 +261,7 @@ class AgentPrune(LearnedMethod):
         if (iteration + 1) % self.prune_interval == 0:
             self.pruned_log.append({"iteration": int(iteration), **self.prune()})
 
-    def extra_state(self) -> dict[str, Any]:
+    def extra_state(self) -> dict[str, object]:
         return {"pruned_log": list(self.pruned_log)}
 
     def load_extra_state(self, state: dict[str, Any]) -> None:

@@ -11,12 +11,18 @@ their last output with participated=False).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGraph
+from tomacs.types import AgentOutput, DecisionGraph, DecisionMode, Episode, Question, RoundGraph
+
+if TYPE_CHECKING:
+    import torch
+
+    from tomacs.embedding.embedders import Embedder
 
 History = list[list[list[AgentOutput]]]
 
@@ -24,7 +30,9 @@ History = list[list[list[AgentOutput]]]
 DECISIONS = ("auto", "vote", "llm", "crs")
 
 
-def resolve_decision(requested: str, method: str, n_agents: int, n_adversaries: int) -> tuple[str, str]:
+def resolve_decision(
+    requested: str, method: str, n_agents: int, n_adversaries: int
+) -> tuple[str, DecisionMode]:
     """(decision, mode): the run's decision setting after the credibility rule, and the rule a
     baseline's decision graph uses. `auto` is TodyComm's comparison rule for baselines: a vote
     below 50 % adversaries, an LLM decision agent at or above; the credibility topologies
@@ -32,10 +40,10 @@ def resolve_decision(requested: str, method: str, n_agents: int, n_adversaries: 
     if requested not in DECISIONS:
         raise ValueError(f"unknown decision '{requested}'; valid: {', '.join(DECISIONS)}")
     decision = "crs" if requested == "auto" and method == "crs" else requested
-    if decision == "crs":
+    if decision in ("crs", "vote"):
         return decision, "vote"
-    if decision != "auto":
-        return decision, decision
+    if decision == "llm":
+        return decision, "llm"
     return decision, "llm" if 2 * n_adversaries >= n_agents and n_adversaries > 0 else "vote"
 
 
@@ -62,9 +70,9 @@ class MethodContext:
     extra: dict[str, Any] = field(default_factory=dict)
     # an embedder instance the job hands in (tomacs.job.components.build's `embedder`, e.g. a dry
     # run's counting one); None: a method that embeds builds the one `extra["embedder"]` names
-    embedder: Any = None
+    embedder: Embedder | None = None
     # the rule a baseline's decision graphs name, resolved from `decision` in __post_init__
-    baseline_decision_mode: str = field(init=False)
+    baseline_decision_mode: DecisionMode = field(init=False)
 
     def __post_init__(self) -> None:
         """Resolved once, when the run's context is built: TodyComm's fairness rule for baselines
@@ -129,7 +137,7 @@ class Method:
         raise NotImplementedError
 
     @property
-    def decision_mode(self) -> str:
+    def decision_mode(self) -> DecisionMode:
         """The rule this method's decision graphs name (recorded in results.json); a baseline
         follows the run's decision setting through TodyComm's comparison rule."""
         return self.ctx.baseline_decision_mode
@@ -141,11 +149,11 @@ class Method:
         return [DecisionGraph(voters=list(range(n)), weights=None, mode=mode) for _ in history]
 
     # -- learning ----------------------------------------------------------------------------
-    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> Any:
+    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> torch.Tensor | None:
         """A scalar torch loss for the batch, or None for a method with nothing to learn."""
         return None
 
-    def parameters(self) -> list[Any]:
+    def parameters(self) -> list[torch.nn.Parameter]:
         return []
 
     def on_iteration_end(self, iteration: int) -> None:
@@ -168,12 +176,12 @@ class Method:
         return f"method {self.name!r} has no credit policy to diagnose (use a todycomm run)"
 
     @classmethod
-    def replay_refusal(cls, params: dict[str, Any]) -> str | None:
+    def replay_refusal(cls, params: Mapping[str, object]) -> str | None:
         """A setting of the run's method (its params) under which there is nothing to replay, or None."""
         return None
 
     @classmethod
-    def trained_shape(cls, params: dict[str, Any], agents: int, rounds: int) -> str:
+    def trained_shape(cls, params: Mapping[str, object], agents: int, rounds: int) -> str:
         """What a replayed policy was trained on, as the replay table's title says it."""
         return f"trained {agents}x{rounds}"
 

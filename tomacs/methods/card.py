@@ -27,8 +27,9 @@ The decision is the base class's (TodyComm's fairness rule for baselines).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,7 +44,10 @@ from tomacs.methods.learned import (
     torch_module,
 )
 from tomacs.methods.settings import LearnedSettings, bounded, choice
-from tomacs.types import Episode, Question
+from tomacs.types import AgentCondition, Episode, Question
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["CARD", "CARDSettings", "condition_text", "edge_costs", "normalise_conditions"]
 
@@ -76,23 +80,21 @@ class CARDSettings(LearnedSettings):
 _torch = torch_module
 
 
-def normalise_conditions(conditions: list[dict[str, Any]] | None, n: int) -> list[dict[str, Any]]:
+def normalise_conditions(conditions: Sequence[Mapping[str, object]] | None, n: int) -> list[AgentCondition]:
     """Fill missing keys with the defaults of `tomacs.job.components.agent_conditions` and check values, so a
     condition set by hand at runtime is read exactly like one from a config."""
     if conditions is None:
         conditions = [{} for _ in range(n)]
     if len(conditions) != n:
         raise ValueError(f"need one condition per agent ({n}), got {len(conditions)}")
-    out = []
+    out: list[AgentCondition] = []
     for i, c in enumerate(conditions):
         extra = set(c) - set(CONDITION_KEYS)
         if extra:
             raise ValueError(f"conditions[{i}] has unknown keys {sorted(extra)}; valid: {CONDITION_KEYS}")
-        d = {"capability": 1.0, "cost": 1.0, "backbone": "sim", **c}
-        d["capability"], d["cost"], d["backbone"] = (
-            float(d["capability"]),
-            float(d["cost"]),
-            str(d["backbone"]),
+        given: dict[str, Any] = {"capability": 1.0, "cost": 1.0, "backbone": "sim", **c}
+        d = AgentCondition(
+            capability=float(given["capability"]), cost=float(given["cost"]), backbone=str(given["backbone"])
         )
         if d["capability"] <= 0 or d["cost"] < 0:
             raise ValueError(f"conditions[{i}]: capability must be > 0 and cost >= 0, got {d}")
@@ -100,7 +102,7 @@ def normalise_conditions(conditions: list[dict[str, Any]] | None, n: int) -> lis
     return out
 
 
-def condition_text(c: dict[str, Any]) -> str:
+def condition_text(c: AgentCondition) -> str:
     """T_c of §4: the verbalised runtime condition of one agent (cf. the model template, App. F)."""
     return (
         f"This agent runs on the {c['backbone']} model. Its relative capability is {c['capability']:.2f} "
@@ -108,7 +110,7 @@ def condition_text(c: dict[str, Any]) -> str:
     )
 
 
-def edge_costs(conditions: list[dict[str, Any]], mode: str, mask: np.ndarray | None = None) -> np.ndarray:
+def edge_costs(conditions: Sequence[AgentCondition], mode: str, mask: np.ndarray | None = None) -> np.ndarray:
     """Cost_ij of Eq. 12 for every ordered pair (0 on the diagonal and on masked pairs)."""
     cost = np.array([c["cost"] for c in conditions], dtype=np.float64)
     n = cost.size
@@ -169,20 +171,20 @@ class CARD(LearnedMethod):
         self.to(ctx.device)
 
     # -- plumbing --------------------------------------------------------------------------------
-    def moved(self, device: Any) -> None:
+    def moved(self, device: torch.device) -> None:
         self._anchor = self._anchor.to(device)
 
     @property
-    def conditions(self) -> list[dict[str, Any]]:
-        return [dict(c) for c in self.ctx.extra["conditions"]]
+    def conditions(self) -> list[AgentCondition]:
+        return [c.copy() for c in self.ctx.extra["conditions"]]
 
-    def set_conditions(self, conditions: list[dict[str, Any]]) -> None:
+    def set_conditions(self, conditions: Sequence[Mapping[str, object]]) -> None:
         """Runtime adaptation (Eq. 13): new conditions take effect at the next begin/decode, with no
         parameter update."""
         self.ctx.extra["conditions"] = normalise_conditions(conditions, self.ctx.n_agents)
 
     # -- forward (Eq. 7-9) -----------------------------------------------------------------------
-    def _condition_features(self, conditions: list[dict[str, Any]]) -> Any:
+    def _condition_features(self, conditions: Sequence[AgentCondition]) -> torch.Tensor:
         torch = _torch()
         x = torch.as_tensor(self.embedder.embed([condition_text(c) for c in conditions]), device=self.device)
         if self.numeric:
@@ -192,7 +194,9 @@ class CARD(LearnedMethod):
             x = torch.cat([x, num], dim=-1)
         return x
 
-    def forward(self, questions: list[Question], conditions: list[dict[str, Any]] | None = None) -> Any:
+    def forward(
+        self, questions: list[Question], conditions: Sequence[Mapping[str, object]] | None = None
+    ) -> torch.Tensor:
         """S of Eq. 9 for every question: (Q, N, N) link probabilities, diagonal meaningless."""
         torch = _torch()
         n, b = self.ctx.n_agents, len(questions)
@@ -224,7 +228,7 @@ class CARD(LearnedMethod):
         return torch.sigmoid(self.net.decoder(pair).squeeze(-1))
 
     def decode(
-        self, questions: list[Question], conditions: list[dict[str, Any]] | None = None
+        self, questions: list[Question], conditions: Sequence[Mapping[str, object]] | None = None
     ) -> tuple[np.ndarray, list[list[tuple[int, int]]]]:
         """Inference graphs (Eq. 10) under the given or current conditions, without gradients."""
         torch = _torch()
@@ -238,7 +242,7 @@ class CARD(LearnedMethod):
         return s, graphs
 
     # -- episode ---------------------------------------------------------------------------------
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, object]:
         """Decode each query's DAG once under the current conditions: sampled in training, thresholded
         otherwise."""
         torch = _torch()
@@ -276,7 +280,7 @@ class CARD(LearnedMethod):
         return state
 
     # -- learning --------------------------------------------------------------------------------
-    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> torch.Tensor:
         """Eq. 11: REINFORCE for -u plus beta * Eq. 12, averaged over the batch."""
         u = self.utilities(state, utilities)
         return reinforce_loss(state["logp"], u, self.baseline_value(u)) + self.beta * state["reg"].mean()

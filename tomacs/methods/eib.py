@@ -35,7 +35,7 @@ a graph, while a question seen again in a later epoch gets a fresh sample.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from tomacs.methods.learned import (
 )
 from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import Episode, Question
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["EIBLearner", "EIBSettings"]
 
@@ -137,12 +140,12 @@ class EIBLearner(LearnedMethod):
         self.to(ctx.device)
 
     # -- plumbing --------------------------------------------------------------------------------
-    def moved(self, device: Any) -> None:
+    def moved(self, device: torch.device) -> None:
         self._sparse_ei = self._sparse_ei.to(device)
         self._dense_ei = self._dense_ei.to(device)
 
     # -- forward (Eq. 7-10) ------------------------------------------------------------------------
-    def forward(self, questions: list[Question]) -> dict[str, Any]:
+    def forward(self, questions: list[Question]) -> dict[str, torch.Tensor]:
         """Edge probabilities of every question: M_final (Q, N, N) plus the views and gate weights."""
         torch = _torch()
         n, b = self.ctx.n_agents, len(questions)
@@ -168,7 +171,7 @@ class EIBLearner(LearnedMethod):
         return {"probs": m, "dense": m_d, "sparse": m_s, "alpha": alpha}
 
     # -- episode ---------------------------------------------------------------------------------
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, object]:
         """Decide each query's DAG once (Alg. 1): sampled in training, `inference` rule otherwise."""
         torch = _torch()
         ctx = self.ctx
@@ -200,7 +203,7 @@ class EIBLearner(LearnedMethod):
         }
 
     # -- learning --------------------------------------------------------------------------------
-    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> torch.Tensor:
         """Eq. 11 over the batch (one sampled graph per query, M = 1)."""
         u = self.utilities(state, utilities)
         return reinforce_loss(state["logp"], u, self.baseline_value(u))

@@ -21,8 +21,9 @@ that would close a cycle (`tomacs.graphs.dag_by_priority`), then the run's mask 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +38,10 @@ from tomacs.methods.learned import (
     torch_module,
 )
 from tomacs.methods.settings import LearnedSettings, choice
-from tomacs.types import Question
+from tomacs.types import Episode, Question
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "ANCHORS",
@@ -92,7 +96,7 @@ def anchor_adjacency(kind: str, n: int) -> np.ndarray:
     return a
 
 
-def kl_normal(mu: Any, logsigma: Any) -> Any:
+def kl_normal(mu: torch.Tensor, logsigma: torch.Tensor) -> torch.Tensor:
     """KL(N(mu, sigma^2) || N(0, I)) summed over the latent axis, averaged over the other axes.
 
     = 1/2 sum_d (mu^2 + sigma^2 - 1 - 2 log sigma), the VGAE prior term (Kipf & Welling, 2016).
@@ -100,7 +104,7 @@ def kl_normal(mu: Any, logsigma: Any) -> Any:
     return 0.5 * (mu.pow(2) + (2.0 * logsigma).exp() - 1.0 - 2.0 * logsigma).sum(-1).mean()
 
 
-def anchor_loss(p: Any, anchor: Any, mask: Any) -> Any:
+def anchor_loss(p: torch.Tensor, anchor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """1/2 ||A_anchor - P||_F^2 over candidate pairs (Eq. 14's anchor term with S~ = P)."""
     return 0.5 * ((anchor - p).pow(2) * mask).sum(dim=(-2, -1))
 
@@ -180,7 +184,7 @@ class GDesigner(LearnedMethod):
         ei = torch.cat([base + k * n1 for k in range(q)], dim=1)
         return ei.to(self.device)
 
-    def forward(self, questions: list[Question], noise: Any | None) -> dict[str, Any]:
+    def forward(self, questions: list[Question], noise: torch.Tensor | None) -> dict[str, torch.Tensor]:
         """Encode every query's network in one disjoint batch; returns logits (Q, N, N), mu, logsigma.
 
         `noise` (Q, N+1, L) is the reparameterisation eps; None decodes from mu (inference).
@@ -202,7 +206,7 @@ class GDesigner(LearnedMethod):
         return constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
 
     # -- episode ---------------------------------------------------------------------------------
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, object]:
         """Design every query's graph now: one draw per query from its own (seed, id, visit) generator."""
         torch = _torch()
         n = self.ctx.n_agents
@@ -237,7 +241,7 @@ class GDesigner(LearnedMethod):
         return state
 
     # -- learning --------------------------------------------------------------------------------
-    def regularisers(self, out: dict[str, Any]) -> dict[str, Any]:
+    def regularisers(self, out: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Per-batch means of the anchor, sparsity (nuclear norm) and KL terms, unweighted."""
         torch = _torch()
         mask = torch.as_tensor(self.candidates, device=self.device)
@@ -249,7 +253,7 @@ class GDesigner(LearnedMethod):
             "kl": kl_normal(out["mu"], out["logsigma"]),
         }
 
-    def loss(self, state: dict[str, Any], episodes: list[Any], utilities: list[float]) -> Any:
+    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> torch.Tensor:
         """L = L_utility (Eq. 17) + anchor_weight * anchor + sparse_weight * ||P||_* + kl_weight * KL."""
         u = self.utilities(state, utilities)
         reg = self.regularisers(state["out"])

@@ -16,7 +16,9 @@ torch is imported lazily (inside functions), so importing this module stays chea
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -25,6 +27,9 @@ from tomacs.methods.base import History, Method, MethodContext
 from tomacs.methods.settings import LearnedSettings
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "BASELINES",
@@ -40,16 +45,17 @@ __all__ = [
 
 BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 _EPS = 1e-6
+_Net = TypeVar("_Net")
 
 
-def torch_module() -> Any:
+def torch_module() -> ModuleType:
     import torch
 
     return torch
 
 
 # -- log-probabilities and the policy-gradient loss (unit-tested against hand computations) --------
-def _bernoulli_terms(logits: Any, actions: Any) -> Any:
+def _bernoulli_terms(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
     """a*logsigmoid(z) + (1-a)*logsigmoid(-z) elementwise: a*log c + (1-a)*log(1-c) with
     c = sigmoid(z), finite even when c rounds to 0 or 1 in float32."""
     torch = torch_module()
@@ -58,12 +64,14 @@ def _bernoulli_terms(logits: Any, actions: Any) -> Any:
     return a * ls(logits) + (1.0 - a) * ls(-logits)
 
 
-def bernoulli_log_prob(logits: Any, actions: Any) -> Any:
+def bernoulli_log_prob(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
     """sum_i log pi(a_i) with pi = Bernoulli(sigmoid(logit)), summed over the last axis."""
     return _bernoulli_terms(logits, actions).sum(-1)
 
 
-def bernoulli_matrix_log_prob(logits: Any, sample: Any, mask: Any) -> Any:
+def bernoulli_matrix_log_prob(
+    logits: torch.Tensor, sample: torch.Tensor | np.ndarray, mask: torch.Tensor | np.ndarray
+) -> torch.Tensor:
     """sum over candidate edges of log Bernoulli(sample | sigmoid(logit)); the last two axes are N x N.
 
     A masked sum over the full matrix, so the result stays attached to every logit (a fully pruned
@@ -74,7 +82,7 @@ def bernoulli_matrix_log_prob(logits: Any, sample: Any, mask: Any) -> Any:
     return (m * _bernoulli_terms(logits, sample)).sum(dim=(-2, -1))
 
 
-def decisions_log_prob(probs: Any, decisions: list[tuple[int, int, int]]) -> Any:
+def decisions_log_prob(probs: torch.Tensor, decisions: list[tuple[int, int, int]]) -> torch.Tensor:
     """log P(G) = sum over decided pairs of kept*log p_ij + (1-kept)*log(1-p_ij), as a torch scalar
     (`decisions` from `tomacs.graphs.sequential_dag`).
 
@@ -89,7 +97,11 @@ def decisions_log_prob(probs: Any, decisions: list[tuple[int, int, int]]) -> Any
     return (kept * torch.log(p) + (1.0 - kept) * torch.log1p(-p)).sum()
 
 
-def reinforce_loss(log_probs: Any, utilities: Any, baseline: Any = 0.0) -> Any:
+def reinforce_loss(
+    log_probs: torch.Tensor,
+    utilities: np.ndarray | Sequence[float],
+    baseline: float | np.ndarray = 0.0,
+) -> torch.Tensor:
     """REINFORCE as a loss to minimise: -mean_q [ log P_q * (u_q - b) ] (TodyComm Eq. 7, EIB Eq. 11,
     G-Designer Eq. 17, AgentPrune, CARD's -u term)."""
     torch = torch_module()
@@ -117,7 +129,7 @@ def per_question_baseline(u: np.ndarray, keys: list[str], fallback: float) -> np
     )
 
 
-def nuclear_norm(p: Any) -> Any:
+def nuclear_norm(p: torch.Tensor) -> torch.Tensor:
     """Sum of singular values of the last two axes: the convex surrogate of rank (low-rank prior of
     AgentPrune and G-Designer)."""
     torch = torch_module()
@@ -162,14 +174,14 @@ class LearnedMethod(Method):
         self.device = self._checked_device(ctx.device)
 
     # -- network, device ---------------------------------------------------------------------------
-    def seeded(self, build: Any, *args: Any) -> Any:
+    def seeded(self, build: Callable[..., _Net], *args: object) -> _Net:
         """Build the network with initial weights seeded by ctx.seed, without touching global RNG."""
         torch = torch_module()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(self.ctx.seed))
             return build(*args)
 
-    def _checked_device(self, device: str) -> Any:
+    def _checked_device(self, device: str) -> torch.device:
         torch = torch_module()
         dev = torch.device(device)
         if dev.type == "cuda" and not torch.cuda.is_available():
@@ -183,7 +195,7 @@ class LearnedMethod(Method):
         self.moved(self.device)
         return self
 
-    def moved(self, device: Any) -> None:
+    def moved(self, device: torch.device) -> None:
         """Hook: move tensors the method keeps outside its network (edge indices)."""
 
     @property
@@ -260,25 +272,25 @@ class LearnedMethod(Method):
         self._ma = batch if self._ma is None else m * self._ma + (1.0 - m) * batch
         return b
 
-    def parameters(self) -> list[Any]:
+    def parameters(self) -> list[torch.nn.Parameter]:
         return list(self.net.parameters())
 
     def train_mode(self, train: bool) -> None:
         self.net.train(train)
 
     # -- checkpoints -------------------------------------------------------------------------------
-    def extra_state(self) -> dict[str, Any]:
+    def extra_state(self) -> dict[str, object]:
         """Hook: what a subclass saves besides the network, visits, baseline and meta."""
         return {}
 
     def load_extra_state(self, state: dict[str, Any]) -> None:
         """Hook: read back `extra_state`."""
 
-    def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+    def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, object]:
         """Hook: fill in what an older checkpoint's meta lacks (its value before the option existed)."""
         return meta
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {
             "net": {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
             "visits": dict(self.visits),

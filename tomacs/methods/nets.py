@@ -14,8 +14,9 @@ contract (changing it changes every trained number).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -45,7 +46,7 @@ class SAGEEncoder(nn.Module):
         dims = [in_dim] + [hidden] * (layers - 1) + [out_dim]
         self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:], strict=False))
 
-    def forward(self, x: Any, edge_index: Any) -> Any:
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
         for k, conv in enumerate(self.convs):
             x = conv(x, edge_index)
             if k < len(self.convs) - 1:
@@ -69,6 +70,10 @@ class RunningNorm(nn.Module):
     test time cannot saturate the GRU. The buffers live in the state_dict (saved with checkpoints).
     """
 
+    count: torch.Tensor  # buffers (register_buffer): typed here, as nn.Module's attributes are not
+    mean: torch.Tensor
+    m2: torch.Tensor
+
     def __init__(self, dim: int, clip: float, min_std: float = 1e-6) -> None:
         super().__init__()
         self.dim = int(dim)
@@ -78,7 +83,7 @@ class RunningNorm(nn.Module):
         self.register_buffer("mean", torch.zeros(dim, dtype=torch.float64))
         self.register_buffer("m2", torch.zeros(dim, dtype=torch.float64))
 
-    def update(self, x: Any) -> None:
+    def update(self, x: torch.Tensor) -> None:
         x = x.detach().to(torch.float64).reshape(-1, self.dim)
         nb = float(x.shape[0])
         if nb == 0:
@@ -92,7 +97,7 @@ class RunningNorm(nn.Module):
         self.m2 += m2b + delta**2 * (na * nb / tot)
         self.count += nb
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         if float(self.count) < 2:
             return x
         std = (self.m2 / self.count).sqrt()
@@ -125,7 +130,7 @@ class CreditNet(nn.Module):
         mlp_hidden: int,
         normalize: str = "none",
         clip: float = 5.0,
-        emb_cols: Any = (),
+        emb_cols: Sequence[Sequence[int]] = (),
         emb_proj: int = 0,
     ):
         super().__init__()
@@ -150,7 +155,9 @@ class CreditNet(nn.Module):
         if self.emb_proj > 0:
             self.proj = nn.Linear(int(idx.shape[1]), self.emb_proj, bias=False)
 
-    def forward(self, f: Any, h: Any, update_stats: bool = False) -> tuple[Any, Any]:
+    def forward(
+        self, f: torch.Tensor, h: torch.Tensor, update_stats: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if update_stats and isinstance(self.norm, RunningNorm):
             self.norm.update(f)
         z = self.norm(f)
@@ -186,7 +193,9 @@ class CARDNet(nn.Module):
         # Zero output bias: S starts near 0.5, so at tau = 0.5 an untrained model decodes about half
         # the pairs (the median of its own Bernoulli(S) training samples) instead of a graph that
         # the random sign of one bias makes empty or complete.
-        nn.init.zeros_(self.decoder[-1].bias)
+        last = self.decoder[-1]
+        assert isinstance(last, nn.Linear)
+        nn.init.zeros_(last.bias)
 
 
 # -- G-Designer (Eq. 10-13) ------------------------------------------------------------------------------
@@ -203,11 +212,11 @@ class VGAEDesigner(nn.Module):
         self.gcn_logsigma = GCNConv(hidden, latent)
         self.decoder = nn.Sequential(nn.Linear(3 * latent, dec_hidden), nn.ReLU(), nn.Linear(dec_hidden, 1))
 
-    def encode(self, x: Any, edge_index: Any) -> tuple[Any, Any]:
+    def encode(self, x: torch.Tensor, edge_index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = torch.relu(self.gcn1(x, edge_index))
         return self.gcn_mu(h, edge_index), self.gcn_logsigma(h, edge_index)
 
-    def decode(self, h: Any, n: int) -> Any:
+    def decode(self, h: torch.Tensor, n: int) -> torch.Tensor:
         """h: (Q, N+1, L), task node last -> logits varpi (Q, N, N)."""
         ha = h[:, :n]
         ht = h[:, n:].expand(-1, n, -1)
@@ -223,7 +232,7 @@ class EdgeLogits(nn.Module):
     """AgentPrune: one learnable logit per candidate spatial and temporal edge (N x N each), all
     initialised at `logit0`, with the pruning masks as buffers (saved in checkpoints)."""
 
-    def __init__(self, n: int, logit0: float, candidates: Any) -> None:
+    def __init__(self, n: int, logit0: float, candidates: np.ndarray | torch.Tensor) -> None:
         super().__init__()
         self.spatial = nn.Parameter(torch.full((n, n), logit0))
         self.temporal = nn.Parameter(torch.full((n, n), logit0))

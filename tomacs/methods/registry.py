@@ -10,7 +10,9 @@ so tomacs.methods.settings imports no method and no import circle forms."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+
+from omegaconf import DictConfig
 
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.settings import MethodSettings, OpenSettings, bookkeeping_fields, bool_fields
@@ -43,11 +45,11 @@ def method_class(name: str) -> type[Method]:
     return METHODS.get(name)
 
 
-def build_method(name: str, ctx: MethodContext, params: dict[str, Any]) -> Method:
+def build_method(name: str, ctx: MethodContext, params: Mapping[str, object]) -> Method:
     return method_class(name)(ctx, **params)
 
 
-def method_extras(kind: str) -> list[Any]:
+def method_extras(kind: str) -> list[object]:
     """Every registered method's extras of one kind ("commands", "report_sections": a tuple of
     "module:attr" strings on its class), loaded, in the order of the method names then as listed.
     Imports every method module (no torch: tests/test_light_imports.py) and the extras named."""
@@ -67,7 +69,7 @@ def settings_class(name: str) -> type[MethodSettings]:
     return getattr(method_class(name), "Settings", None) or OpenSettings
 
 
-def method_settings(cfg: Any) -> MethodSettings:
+def method_settings(cfg: DictConfig) -> MethodSettings:
     """The validated settings of a config's method (a composed config, or an old run directory's
     config.yaml loaded as is): what everything outside the method reads instead of `cfg.method.*`."""
     from omegaconf import DictConfig, OmegaConf
@@ -77,13 +79,13 @@ def method_settings(cfg: Any) -> MethodSettings:
     return settings_class(str(params.get("name"))).from_params(params)  # type: ignore[union-attr,arg-type]
 
 
-def bool_keys(name: str) -> dict[str, Any]:
+def bool_keys(name: str) -> dict[str, object]:
     """The true/false keys of method `name`'s schema and their defaults (tomacs.config holds
     overrides of these keys to true/false)."""
     return bool_fields(settings_class(name))
 
 
-def method_defaults(name: str) -> dict[str, Any] | None:
+def method_defaults(name: str) -> dict[str, object] | None:
     """A method's shipped defaults (its schema's), or None for a method that declares no schema."""
     cls = settings_class(name)
     return None if cls is OpenSettings else cls().params()

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "LearnedSettings",
@@ -49,29 +51,33 @@ class SettingsError(ValueError):
         super().__init__(f"{owner}: {self.detail}")
 
 
-def choice(default: str, options: tuple[str, ...]) -> Any:
+_T = TypeVar("_T")
+_Num = TypeVar("_Num", int, float, None)  # None: a field unset by default
+
+
+def choice(default: str, options: tuple[str, ...]) -> str:
     """A string field that must be one of `options`."""
     return field(default=default, metadata={"choices": tuple(options)})
 
 
 def bounded(
-    default: Any,
+    default: _Num,
     low: float | None = None,
     high: float | None = None,
     open_low: bool = False,
     open_high: bool = True,
-) -> Any:
+) -> _Num:
     """A number field in [low, high) by default; `open_low`/`open_high` say which ends are excluded."""
     return field(default=default, metadata={"range": (low, high, open_low, open_high)})
 
 
-def bookkeeping(default: Any = None) -> Any:
+def bookkeeping(default: _T | None = None) -> _T | None:
     """A field that says where something is kept, not what runs (a file whose content the other settings
     fix): a report never tells runs apart by it (`tomacs.report.settings`)."""
     return field(default=default, metadata={"bookkeeping": True})
 
 
-def listed(*values: Any) -> Any:
+def listed(*values: _T) -> list[_T]:
     """A list field with a default (dataclasses need a factory for mutable defaults)."""
     return field(default_factory=lambda: list(values))
 
@@ -162,7 +168,7 @@ class MethodSettings:
         return value
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> MethodSettings:
+    def from_params(cls, params: Mapping[str, Any]) -> Self:
         """Settings from keyword parameters (a constructor call, a config's method node); an unknown
         key is one line listing the valid ones."""
         valid = [f.name for f in fields(cls)]
@@ -195,7 +201,7 @@ class OpenSettings(MethodSettings):
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> MethodSettings:
+    def from_params(cls, params: Mapping[str, object]) -> Self:
         rest = {k: v for k, v in params.items() if k != "name"}
         return cls(name=str(params.get("name") or ""), extra=rest)
 
@@ -203,9 +209,15 @@ class OpenSettings(MethodSettings):
         return {"name": self.name, **self.extra}
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, object]:
+    """The resolved annotations of a schema, read once per class (a plain dict: mypy takes a
+    non-frozen dataclass's class for unhashable, so functools.cache could not be checked)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _field_default(cls: type, key: str) -> Any:
@@ -213,7 +225,7 @@ def _field_default(cls: type, key: str) -> Any:
     return None if f is None else f.default
 
 
-def bool_fields(cls: type[MethodSettings]) -> dict[str, Any]:
+def bool_fields(cls: type[DataclassInstance]) -> dict[str, object]:
     """The true/false keys of schema `cls` and their defaults: OmegaConf turns `yes`, `on` or any
     integer into a boolean, so `tomacs.config` holds overrides of these keys to true/false."""
     return {f.name: f.default for f in fields(cls) if _unwrap(_hints(cls)[f.name])[0] is bool}

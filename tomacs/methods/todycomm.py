@@ -52,8 +52,9 @@ Ablations (Table 5), config `ablation`:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,7 +64,12 @@ from tomacs.methods.base import History, MethodContext
 from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, feature_names
 from tomacs.methods.learned import LearnedMethod, bernoulli_log_prob, reinforce_loss, torch_module
 from tomacs.methods.settings import LearnedSettings, bounded, choice
-from tomacs.types import AdversaryPlan, DecisionGraph, Episode, Question, RoundGraph
+from tomacs.types import AdversaryPlan, DecisionGraph, DecisionMode, Episode, Question, RoundGraph
+
+if TYPE_CHECKING:
+    import torch
+
+    from tomacs.methods.nets import CreditNet
 
 __all__ = [
     "ABLATIONS",
@@ -175,7 +181,9 @@ def decision_weights(credits: np.ndarray, voters: list[int], tau: float = 1.0) -
     return [float(x) for x in e / e.sum()]
 
 
-def discounted_log_prob(logp_comm: list[Any], logp_dec: Any, gamma: float, rounds: int) -> Any:
+def discounted_log_prob(
+    logp_comm: list[torch.Tensor], logp_dec: torch.Tensor, gamma: float, rounds: int
+) -> torch.Tensor:
     """The bracket of Eq. 7: sum_{t=2}^{T} gamma^{T+1-t} log P_comm^t + log P_dec^{T+1}.
 
     logp_comm[k] is round t = k + 2 (a (Q,) tensor each), so len(logp_comm) == rounds - 1.
@@ -253,7 +261,7 @@ class TodyComm(LearnedMethod):
         self.net = self.seeded(self.make_net).to(self.device)
         self.trace: list[tuple[int, np.ndarray]] | None = None  # (t, features) when analysed
 
-    def make_net(self) -> Any:
+    def make_net(self) -> CreditNet:
         """A fresh credit network of this configuration (Alg. 1), unseeded: `tomacs diagnose` builds
         copies of it for its supervised learning curve."""
         from tomacs.methods.nets import CreditNet
@@ -272,7 +280,7 @@ class TodyComm(LearnedMethod):
 
     # -- replay on recorded debates (tomacs.analysis.replay) ----------------------------------------
     @classmethod
-    def replay_refusal(cls, params: dict[str, Any]) -> str | None:
+    def replay_refusal(cls, params: Mapping[str, object]) -> str | None:
         if params.get("ablation") == "no_credits":
             return "ablation=no_credits: its credits are oracle labels, there is no policy"
         return None
@@ -287,7 +295,7 @@ class TodyComm(LearnedMethod):
         train: bool,
         rng: np.random.Generator,
         plans: list[AdversaryPlan] | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """Per-batch state: hidden states h^1 = 0 for every (question, agent), and per-round records."""
         torch = _torch()
         q, n = len(questions), self.ctx.n_agents
@@ -304,7 +312,7 @@ class TodyComm(LearnedMethod):
             "last_t": 1,
         }
 
-    def _sampling(self, state: dict[str, Any]) -> bool:
+    def _sampling(self, state: Mapping[str, object]) -> bool:
         return bool(state["train"]) and self.ablation != "no_credits"
 
     def _step(self, state: dict[str, Any], t: int, history: History) -> tuple[np.ndarray, np.ndarray]:
@@ -429,7 +437,7 @@ class TodyComm(LearnedMethod):
         return graphs
 
     @property
-    def decision_mode(self) -> str:
+    def decision_mode(self) -> DecisionMode:
         """§4.2.2: TodyComm decides by its own credit-weighted vote (`decision=llm` asks an LLM
         decision agent to read its voters instead); the baselines' comparison rule is not its."""
         return "llm" if self.ctx.decision == "llm" else "vote"
@@ -456,7 +464,9 @@ class TodyComm(LearnedMethod):
         return out
 
     # -- learning --------------------------------------------------------------------------------
-    def loss(self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]) -> Any:
+    def loss(
+        self, state: dict[str, Any], episodes: list[Episode], utilities: list[float]
+    ) -> torch.Tensor | None:
         """Eq. 7 over the batch (see `reinforce_loss`); None for the no_credits ablation."""
         if self.ablation == "no_credits":
             return None
@@ -473,7 +483,7 @@ class TodyComm(LearnedMethod):
             total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
         return reinforce_loss(total, u, self.baseline_value(u, [q.id for q in state["questions"]]))
 
-    def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+    def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, object]:
         if meta and "normalize" not in meta:
             meta["normalize"] = "none"  # checkpoints from before the option had raw inputs
         if meta and "emb_proj" not in meta:

@@ -110,7 +110,7 @@ class Cell:
     def backbones(self) -> set[str]:
         return {str(j.results["backbone"]) for j in self.jobs if "backbone" in j.results}
 
-    def setting(self, key: str) -> Any:
+    def setting(self, key: str) -> object:
         """A setting's value (decoded) shared by the cell's jobs; None if unset."""
         v = self.jobs[0].settings.get(key) if self.jobs else None
         return None if v is None else json.loads(v)
@@ -157,7 +157,7 @@ def find_jobs(root: Path) -> list[Job]:
 _DEFAULTS: dict[str, dict[str, Any]] = {}
 
 
-def _method_defaults(name: str) -> dict[str, Any]:
+def _method_defaults(name: str) -> dict[str, object]:
     """The shipped settings of a method: its schema's defaults, then what its yaml changes."""
     if name not in _DEFAULTS:
         from tomacs.methods.registry import method_defaults

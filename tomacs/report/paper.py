@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ PAPER_SETTINGS: dict[str, dict[str, int]] = {
 }
 
 
-def comparable(record: dict[str, Any], settings: dict[str, Any]) -> bool:
+def comparable(record: Mapping[str, object], settings: Mapping[str, object]) -> bool:
     """Whether our experiment with these settings (decoded values) is the paper record's setting."""
     want = PAPER_SETTINGS.get(str(record.get("table")), {})
     return all(settings.get(k) is None or settings.get(k) == v for k, v in want.items())

@@ -26,6 +26,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
@@ -493,7 +494,7 @@ def acc_vs_tokens_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     for j in range(len(benches), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
     labels = labels_for(cell_series(all_cells), names)
-    handles = [
+    handles: list[Artist] = [
         Line2D([], [], ls="none", marker=marker[n], color="grey", mec="black", label=labels.get(n, n))
         for n in names
     ]
@@ -602,7 +603,9 @@ def adacc_bars_figure(all_cells: dict[CellKey, Cell]) -> plt.Figure | None:
     for j in range(len(benches), nrow * ncol):
         axes[j // ncol][j % ncol].set_visible(False)
     labels = labels_for(cell_series(all_cells), names)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[n], label=labels.get(n, n)) for n in names]
+    handles: list[Artist] = [
+        plt.Rectangle((0, 0), 1, 1, color=colour[n], label=labels.get(n, n)) for n in names
+    ]
     handles.append(
         Line2D([], [], color="black", ls="--", label="all-reliable detector (= fraction of honest agents)")
     )

@@ -68,7 +68,7 @@ def _registries() -> dict[str, Any]:
 
 
 # -- values and types as a reader writes them -------------------------------------------------------
-def value_text(value: Any) -> str:
+def value_text(value: object) -> str:
     """A value as it is written in a yaml file or an override."""
     if value is None:
         return "null"
@@ -182,7 +182,7 @@ def _default_text(in_file: bool, value: Any, has_default: bool, default: Any) ->
 # -- rows -------------------------------------------------------------------------------------------
 def option_keys(
     cls: type | None,
-    values: Mapping[str, Any],
+    values: Mapping[str, object],
     notes: Mapping[str, str],
     fallback: Mapping[str, str],
     prefix: str,
@@ -197,7 +197,8 @@ def option_keys(
         key = f"{prefix}{f.name}"
         has_default, default = _field_default(f)
         if dataclasses.is_dataclass(hints[f.name]):
-            sub = values.get(f.name) if isinstance(values.get(f.name), Mapping) else {}
+            got = values.get(f.name)
+            sub = got if isinstance(got, Mapping) else {}
             inner = f"{f.name}."
             sub_notes = {k.removeprefix(inner): v for k, v in notes.items() if k.startswith(inner)}
             sub_fallback = {k.removeprefix(inner): v for k, v in fallback.items() if k.startswith(inner)}
@@ -230,7 +231,7 @@ def top_level_keys(root: Path) -> list[KeyDoc]:
 
     def walk(cls: type, values: Mapping[str, Any], prefix: str) -> None:
         sub_hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        for f in dataclasses.fields(cls):
             key = f"{prefix}{f.name}"
             if not prefix and f.name in groups:
                 continue
@@ -318,7 +319,7 @@ def _groups(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
 
 
-def _read(path: Path) -> tuple[dict[str, Any], str, dict[str, str]]:
+def _read(path: Path) -> tuple[dict[str, Any], list[str], dict[str, str]]:
     text = path.read_text(encoding="utf-8")
     header, comments = yaml_comments(text)
     return yaml.safe_load(text) or {}, header, comments
@@ -374,7 +375,7 @@ def _table_section(root: Path) -> list[str]:
     return out
 
 
-def _flat(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flat(d: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     out: dict[str, Any] = {}
     for k, v in d.items():
         out.update(_flat(v, f"{prefix}{k}.") if isinstance(v, Mapping) else {f"{prefix}{k}": v})

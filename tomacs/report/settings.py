@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,7 @@ def legend_part(key: str, value: str | None) -> str | None:
     return f"{name}={shown}" if len(name) <= 2 else f"{name}: {shown}"
 
 
-def load_config(job_dir: Path, results: dict[str, Any]) -> dict[str, Any] | None:
+def load_config(job_dir: Path, results: Mapping[str, object]) -> dict[str, object] | None:
     """The job's resolved config: the copy inside results.json (written with those very numbers),
     else the job directory's config.yaml or .hydra/config.yaml; None when none exists."""
     cfg = results.get("config")
@@ -141,7 +142,7 @@ _RESULT_SETTINGS = (
 )
 
 
-def settings_of(config: dict[str, Any] | None, results: dict[str, Any]) -> dict[str, str]:
+def settings_of(config: Mapping[str, object] | None, results: Mapping[str, object]) -> dict[str, str]:
     """Every experiment setting of a job as dotted key -> canonical string (JSON), seed excluded."""
     if config is None:
         return {k: json.dumps(results.get(k), sort_keys=True, default=str) for k in _RESULT_SETTINGS}

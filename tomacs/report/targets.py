@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from tomacs.report.collect import CellKey, cells, find_jobs
+from tomacs.report.collect import Cell, CellKey, cells, find_jobs
 from tomacs.report.paper import PAPER_METHOD, lookup
 from tomacs.report.settings import ran_on
 
@@ -38,6 +38,14 @@ def _fmt(ms: tuple[float, float] | None, n: int = 0) -> str:
     if ms is None:
         return "—"
     return f"{ms[0]:.1f} ± {ms[1]:.1f}" + (f" (n={n})" if n else "")
+
+
+def _stat(c: Cell, metric: str, scale: float = 1.0) -> tuple[float, float]:
+    """(mean, std) of a cell that has values of `metric` (every cell a finished job made)."""
+    ms = c.mean_std(metric, scale)
+    if ms is None:
+        raise ValueError(f"no {metric} values in the jobs {c.jobs}")
+    return ms
 
 
 def _paper(method: str, bench: str, attack: str, metric: str) -> str:
@@ -88,7 +96,7 @@ def check_targets(root: Path) -> None:
                 )
     tody = {(b, a): cs.get(CellKey(PAPER_METHOD, b, a, "none")) for b in benches for a in ATTACKS}
     print("\ntargets (ours):")
-    adaccs = [v for c in tody.values() if c is not None for v in [c.mean_std("adacc", 100.0)[0]]]
+    adaccs = [v for c in tody.values() if c is not None for v in [_stat(c, "adacc", 100.0)[0]]]
     ok_ad = bool(adaccs) and statistics.fmean(adaccs) >= 80.0
     mean_ad = f"{statistics.fmean(adaccs):.1f}" if adaccs else "—"
     print(f"  [{'x' if ok_ad else ' '}] ADAcc mean over {len(adaccs)} cells >= 80 %: {mean_ad} %")
@@ -103,8 +111,8 @@ def check_targets(root: Path) -> None:
             if t is None or not others:
                 beat = False
                 continue
-            ta = t.mean_std("acc", 100.0)[0]
-            best = max(o.mean_std("acc", 100.0)[0] for o in others)
+            ta = _stat(t, "acc", 100.0)[0]
+            best = max(_stat(o, "acc", 100.0)[0] for o in others)
             beat = beat and ta > best
         wins += int(beat)
     need = min(4, len(benches))
@@ -112,7 +120,7 @@ def check_targets(root: Path) -> None:
         f"  [{'x' if wins >= need else ' '}] Acc above every baseline at eq50 and gt50: "
         f"{wins} of {len(benches)} benchmarks (need {need})"
     )
-    stds = [(b, a, c.mean_std("acc", 100.0)[1], len(c.jobs)) for (b, a), c in tody.items() if c is not None]
+    stds = [(b, a, _stat(c, "acc", 100.0)[1], len(c.jobs)) for (b, a), c in tody.items() if c is not None]
     worst = max(stds, key=lambda x: x[2]) if stds else None
     seeded = all(n > 1 for *_, n in stds)
     ok_std = bool(stds) and seeded and worst is not None and worst[2] <= 2.0
@@ -128,7 +136,7 @@ def check_targets(root: Path) -> None:
             if t is None or ap is None:
                 continue
             tok_n += 1
-            tok_ok += int(t.mean_std("token")[0] <= ap.mean_std("token")[0])
+            tok_ok += int(_stat(t, "token")[0] <= _stat(ap, "token")[0])
     print(
         f"  [{'x' if tok_n and tok_ok == tok_n else ' '}] Token <= AgentPrune at eq50/gt50: "
         f"{tok_ok} of {tok_n} cells"

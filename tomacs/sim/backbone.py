@@ -10,14 +10,13 @@ methods asked the same thing get the same draw (common random numbers).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig
 
-from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest
+from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest, JobBenchmark
 from tomacs.benchmarks.base import candidate_answers
 from tomacs.seeding import stable_seed
 from tomacs.sim import model
@@ -84,7 +83,7 @@ class SimBackbone(BaseBackbone):
         self.completion_tokens = 0
 
     @classmethod
-    def from_job(cls, cfg: Any, bench: Any) -> SimBackbone:
+    def from_job(cls, cfg: DictConfig, bench: JobBenchmark) -> SimBackbone:
         """Profiled for the benchmark unless backbone.profile names a paper profile, a stored one or a
         profile file (`tomacs.sim.profiles`)."""
         attack = cfg.get("attack") or {}
@@ -100,7 +99,7 @@ class SimBackbone(BaseBackbone):
         return self.name if self.user_profile else "sim"
 
     @classmethod
-    def run_model(cls, cfg: Mapping[str, Any]) -> str | None:
+    def run_model(cls, cfg: DictConfig) -> str | None:
         """`sim:<profile>`: the profile named, else the benchmark's."""
         profile = (cfg.get("backbone") or {}).get("profile") or (cfg.get("benchmark") or {}).get("profile")
         return f"sim:{profile or 'mmlu'}"
@@ -217,7 +216,7 @@ class SimBackbone(BaseBackbone):
     async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
         return [self.generate_one(r) for r in requests]
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         return {
             "backbone": "sim",
             **self.profile_info(),
@@ -228,7 +227,7 @@ class SimBackbone(BaseBackbone):
             "cost_usd": 0.0,
         }
 
-    def profile_info(self) -> dict[str, Any]:
+    def profile_info(self) -> dict[str, object]:
         """The profile this run used, as results.json and W&B record it (`profiles.describe`)."""
         info = describe(self.profile, self.provenance, self.profile_source)
         tm = self.text_model

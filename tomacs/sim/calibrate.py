@@ -370,6 +370,7 @@ def fit_profile(
         got = ev.cells(x)
         vals = [got[c] for c in keys78]
         if keys2:
+            assert draws is not None  # table2: drawn above
             prof = replace(_profile_from(name, x), n_cand=n_cand, accuracy=acc)
             t2 = table2_cells(prof, draws)
             vals += [t2[a] for a in ATTACKS]
@@ -448,7 +449,7 @@ GROUP_TOLERANCE: dict[str, float] = {
 
 def _rows(
     profile: SimProfile, trials: int, seed: int, episodes: int = CHECK_EPISODES, table2: bool = True
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Check rows of one profile: Tables 7-8 (sampled single updates), and Table 2's Complete
     (fitted) and Random (held-out) rows from `episodes` vectorised debates per cell. The debates
     use draws of seed ``seed + 1``, not the fit's own draws (seed ``seed``)."""
@@ -495,7 +496,7 @@ def calibrate(
     write: bool = False,
     path: str | Path | None = None,
     jobs: int = 2,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Fit the named profiles (default all five), verify by sampled simulation, optionally write them.
 
     `jobs` > 1 fits profiles in that many processes (one profile each).
@@ -624,7 +625,7 @@ def stored_rows(
     path: str | Path | None = None,
     episodes: int = CHECK_EPISODES,
     table2: bool = True,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Verification rows for the STORED profiles (no fitting): what tests and `--check` use."""
     profs = load_profiles(path)
     rows: list[dict[str, Any]] = []

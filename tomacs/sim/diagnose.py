@@ -45,15 +45,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from rich.table import Table
 
 from tomacs.benchmarks.parsing import is_correct, numbers_equal, parse_answer
 from tomacs.sim import model
-from tomacs.sim.model import QuestionLatent, SimProfile
+from tomacs.sim.model import QuestionLatent, SeenMessage, SimProfile
 from tomacs.types import Episode, Question
+
+if TYPE_CHECKING:
+    from tomacs.backbones.base import GenerationReply, GenerationRequest
+    from tomacs.sim.backbone import SimBackbone
 
 TERMS: tuple[str, ...] = (
     "competence",
@@ -114,7 +118,7 @@ def decompose_logits(
     profile: SimProfile,
     latent: QuestionLatent,
     prev_idx: int | None,
-    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]],
+    messages: Sequence[SeenMessage],
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
@@ -175,7 +179,7 @@ class UpdateRecord:
 class RecordingBackbone:
     """Wraps a `SimBackbone`: passes every request through unchanged and records each honest update."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: SimBackbone) -> None:
         if not hasattr(inner, "_question_state") or not hasattr(inner, "profile"):
             raise TypeError("the diagnosis needs the sim backbone (backbone=sim)")
         self.inner = inner
@@ -185,13 +189,13 @@ class RecordingBackbone:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def generate(self, requests: list[Any]) -> list[Any]:
+    async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
         replies = await self.inner.generate(requests)
         for req, rep in zip(requests, replies, strict=True):
             self._record(req, rep)
         return replies
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> dict[str, object]:
         return self.inner.stats()
 
     async def aclose(self) -> None:
@@ -208,6 +212,8 @@ class RecordingBackbone:
             if m.answer in cands
         ]
         # the same branches as SimBackbone.decide_answer
+        prev: int | None
+        first: int | None
         if req.kind == "decision":
             prev = first = self.inner.decision_own_answer(req)
         elif req.round == 1 or req.previous_answer is None and not msgs:
@@ -374,12 +380,14 @@ def _softmax(u: np.ndarray) -> np.ndarray:
 def truth_without(r: UpdateRecord) -> dict[str, float]:
     """For each term: P(truth) with that term removed from this one update minus the actual P(truth)
     (positive: the term pulled this update away from the truth). Local: later rounds are not re-run."""
-    u = sum(r.terms.values())
+    u = cast(np.ndarray, sum(r.terms.values()))  # a non-empty sum of arrays: never the start value 0
     p = float(_softmax(u)[r.truth])
     return {k: float(_softmax(u - v)[r.truth]) - p for k, v in r.terms.items()}
 
 
-def term_stats(records: Sequence[UpdateRecord], episodes: Sequence[Episode]) -> list[dict[str, Any]]:
+def term_stats(
+    records: Sequence[UpdateRecord], episodes: Sequence[Episode]
+) -> list[dict[str, str | int | float | None]]:
     """Mean term margins per round (and for the decision), in four slices (module docstring).
 
     Only updates of always-honest agents and of the decision agent count, so the population is
@@ -430,7 +438,7 @@ def term_stats(records: Sequence[UpdateRecord], episodes: Sequence[Episode]) -> 
     return rows
 
 
-def conformity_by_lure(episodes: Sequence[Episode], sim: Any) -> dict[str, Any]:
+def conformity_by_lure(episodes: Sequence[Episode], sim: SimBackbone) -> dict[str, object]:
     """Per-round conformity (and the decision's) split by whether the adversaries' target is the
     question's attractive distractor in the simulator's latent (`lure`) or another wrong answer."""
     split: dict[str, list[Episode]] = {"lure": [], "other": []}
@@ -454,7 +462,7 @@ def conformity_by_lure(episodes: Sequence[Episode], sim: Any) -> dict[str, Any]:
 
 def ablation_row(
     name: str, what: str, changes: dict[str, float], st: dict[str, Any], base_final: float | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     final = st["decision"]["acc"]
     return {
         "name": name,

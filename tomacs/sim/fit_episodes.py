@@ -463,7 +463,8 @@ class FitResult:
 
 
 def _profile_at(base: SimProfile, names: Sequence[str], x: np.ndarray) -> SimProfile:
-    return replace(base, **{k: float(v) for k, v in zip(names, x, strict=True)})
+    values: dict[str, Any] = {k: float(v) for k, v in zip(names, x, strict=True)}  # float fields only
+    return replace(base, **values)
 
 
 def persuasive_messages(blocks: Sequence[Observations]) -> dict[str, int]:
@@ -528,7 +529,8 @@ def fit(
         compliance=1.0 if comp is None else float(comp),
     )
     if fixed:
-        base = replace(base, **fixed)
+        pinned: dict[str, Any] = dict(fixed)  # float fields only
+        base = replace(base, **pinned)
     q_by_bench: dict[str, int] = {}
     for b in blocks:
         q_by_bench[b.benchmark] = q_by_bench.get(b.benchmark, 0) + b.n_groups

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ def read_debates(paths: Sequence[str], model: str | None) -> list[Debate]:
     return select_debates(debates, model)
 
 
-def _summary(ev: dict[str, Any]) -> dict[str, Any]:
+def _summary(ev: dict[str, Any]) -> dict[str, object]:
     ll = ev["loglik_per_answer"]
     return {
         "debates": ev["debates"],
@@ -95,7 +95,7 @@ def paper_profile() -> SimProfile:
 def write_profile(
     name: str,
     profile: SimProfile,
-    provenance: dict[str, Any],
+    provenance: Mapping[str, object],
     out_dir: str | Path | None = None,
     text: TextModel | None = None,
 ) -> Path:
@@ -107,7 +107,7 @@ def write_profile(
     return Path(save_profile(replace(profile, name=name), provenance, dest, text=text))
 
 
-def text_summary(tm: TextModel | None) -> dict[str, Any] | None:
+def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     """What the provenance says of a fitted text model: per role and phase, replies, median words,
     generic share and bank sizes (the banks themselves are in the file's `text` section)."""
     if tm is None:
@@ -146,6 +146,7 @@ def run(
 
     _check_name(name, "--name")  # before the fit, not after it
     debates = read_debates(paths, model)
+    held: list[Debate]
     if split >= 1.0:
         fit_d, held = list(debates), []
     else:
@@ -181,7 +182,7 @@ def run(
         },
     }
 
-    def evaluate(debates: list[Any]) -> dict[str, Any]:
+    def evaluate(debates: list[Any]) -> dict[str, object]:
         """The held-out table of `debates` under this fit (the same replay for both uses)."""
         return ho.evaluate(
             res.profile,

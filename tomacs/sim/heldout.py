@@ -29,13 +29,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim.model import SimProfile
 from tomacs.transcripts.schema import Debate
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 STATS: tuple[str, ...] = (
     "accuracy",
@@ -333,7 +336,7 @@ def evaluate(
     lure: float | None = None,
     acc_by: dict[str, float] | None = None,
     pers_by: dict[str, float] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Held-out statistics (predicted vs observed with intervals) and log-likelihood per answer.
     `acc_by` / `pers_by`: the fit's accuracy per benchmark and persuasion per sender model."""
     if not debates:
@@ -347,7 +350,7 @@ def evaluate(
     sim = simulate(profile, debates, model, draws, seed, lure, acc_by, pers_by)
     _, pred_q = _question_counts(debates, sim, model, r_max)
     pred = _ratio(pred_q[:, :, 0].sum(0), pred_q[:, :, 1].sum(0))
-    cells = []
+    cells: list[dict[str, Any]] = []
     for si, st in enumerate(STATS):
         for r in range(r_max):
             if not np.isfinite(value[si, r]) or not np.isfinite(pred[si, r]):
@@ -369,7 +372,7 @@ def evaluate(
     blocks = fe.observations(debates, model)
     n_ans = fe.n_answers(blocks)
     fitted_ll = fe.loglik(profile, blocks, lure=lure, acc_by=acc_by, pers_by=pers_by)
-    ll = {"fitted": fitted_ll / n_ans if n_ans else float("nan")}
+    ll: dict[str, object] = {"fitted": fitted_ll / n_ans if n_ans else float("nan")}
     if fit_debates is not None:
         acc, eps = keep_previous_baseline(fe.observations(fit_debates, model))
         ll["keep_previous"] = keep_previous_loglik(blocks, acc, eps) / n_ans
@@ -377,7 +380,7 @@ def evaluate(
     if paper is not None:
         ll["paper"] = fe.loglik(replace(paper, n_cand=profile.n_cand), blocks) / n_ans
         ll["paper_profile"] = paper.name
-    inside = sum(c["inside"] for c in cells)
+    n_inside = sum(c["inside"] for c in cells)
     return {
         "intervals": "bootstrap 95% (questions resampled); Clopper-Pearson where the observed rate is 0 or 1",
         "debates": len(debates),
@@ -385,14 +388,14 @@ def evaluate(
         "answers": n_ans,
         "draws": draws,
         "cells": cells,
-        "cells_inside": inside,
+        "cells_inside": n_inside,
         "cells_total": len(cells),
-        "inside_share": inside / len(cells) if cells else float("nan"),
+        "inside_share": n_inside / len(cells) if cells else float("nan"),
         "loglik_per_answer": ll,
     }
 
 
-def tables(result: dict[str, Any], title: str = "held-out") -> list[Any]:
+def tables(result: dict[str, Any], title: str = "held-out") -> list[Table]:
     """Rich tables: statistics per round (predicted | observed [95 % CI]) and log-likelihood."""
     from rich.table import Table
 

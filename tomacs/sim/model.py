@@ -74,7 +74,7 @@ class SimProfile:
     decision_weight: float = 1.0  # lambda_D: weight of what the LLM decision agent reads (1 = a receiver's)
     compliance: float = 1.0  # pi: probability that an adversary's reply argues for its target
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
     @classmethod
@@ -147,7 +147,7 @@ def _check(n_cand: int, truth_idx: int) -> None:
         raise ValueError(f"truth index {truth_idx} outside 0..{n_cand - 1}")
 
 
-def effective_competence(competence: float | np.ndarray, capability: float = 1.0) -> Any:
+def effective_competence(competence: float | np.ndarray, capability: float = 1.0) -> np.ndarray:
     """Competence after a per-agent capability multiplier on its odds (capability 1 = unchanged)."""
     if capability <= 0:
         raise ValueError(f"capability must be > 0, got {capability}")
@@ -198,10 +198,12 @@ def initial_probs(
 
 
 UPDATE_TERMS: tuple[str, ...] = ("prior", "self", "anchor", "messages")
+# One message an agent read: (candidate index, persuasive) or, with a told credibility, (.., weight).
+SeenMessage = tuple[int, bool] | tuple[int, bool, float]
 
 
 def message_support(
-    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]], n_cand: int, persuasion: float
+    messages: Sequence[SeenMessage], n_cand: int, persuasion: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(S, honest, adversarial): the persuasion-weighted support S_j of what an agent read, and the
     told-weight sums of honest and of persuasive senders per candidate (S = honest + rho * adversarial).
@@ -213,7 +215,7 @@ def message_support(
         idx, persuasive = msg[0], msg[1]
         # optional 3rd entry: the credibility a coordinator was told for this sender. Not fitted
         # (Tables 7-8 have no scores): a told score scales the sender's support (docs/deviations.md).
-        weight = float(msg[2]) if len(msg) > 2 else 1.0  # type: ignore[misc]
+        weight = float(msg[2]) if len(msg) > 2 else 1.0
         if not 0 <= idx < n_cand:
             raise ValueError(f"message answer {idx} outside 0..{n_cand - 1}")
         support[idx] += weight * (persuasion if persuasive else 1.0)
@@ -225,7 +227,7 @@ def logit_terms(
     profile: SimProfile,
     latent: QuestionLatent,
     prev_idx: int | None,
-    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]],
+    messages: Sequence[SeenMessage],
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
@@ -261,7 +263,7 @@ def update_logits(
     profile: SimProfile,
     latent: QuestionLatent,
     prev_idx: int | None,
-    messages: Sequence[tuple[int, bool]] | Sequence[tuple[int, bool, float]],
+    messages: Sequence[SeenMessage],
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,
@@ -285,7 +287,7 @@ def update_probs(
     profile: SimProfile,
     latent: QuestionLatent,
     prev_idx: int | None,
-    messages: Sequence[tuple[int, bool]],
+    messages: Sequence[SeenMessage],
     n_cand: int,
     truth_idx: int,
     capability: float = 1.0,

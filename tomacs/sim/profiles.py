@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,9 @@ def _plain(value: Any, where: str) -> Any:
     raise TypeError(f"{where}: provenance value {value!r} ({type(value).__name__}) cannot be written to YAML")
 
 
-def profile_file_text(profile: SimProfile, provenance: dict[str, Any], text: TextModel | None = None) -> str:
+def profile_file_text(
+    profile: SimProfile, provenance: Mapping[str, object], text: TextModel | None = None
+) -> str:
     """The YAML text of one stored profile (format: module docstring)."""
     import yaml
 
@@ -136,7 +139,7 @@ def load_text_model(path: str | Path) -> TextModel | None:
 
 def save_profile(
     profile: SimProfile,
-    provenance: dict[str, Any],
+    provenance: Mapping[str, object],
     dest: str | Path | None = None,
     text: TextModel | None = None,
 ) -> Path:
@@ -222,7 +225,7 @@ def resolve_profile(name_or_path: str | Path) -> tuple[SimProfile, dict[str, Any
     )
 
 
-def describe(profile: SimProfile, provenance: dict[str, Any] | None, source: str) -> dict[str, Any]:
+def describe(profile: SimProfile, provenance: Mapping[str, object] | None, source: str) -> dict[str, object]:
     """What results.json (`backbone_stats`) and the W&B config record about the profile a run used:
     its name, where it came from (`paper`, `store` or `file`), that file, and the fit date."""
     if source == PAPER:

@@ -734,11 +734,11 @@ def _analysis(
         hi = max(hi, 2 * target) if max_words is None else hi
     text = _assemble(rng, head, core, fillers, tail, answer_line, lo, hi, target)
     if max_words is not None:
-        body = text[: -len(answer_line)].rstrip()
-        if _words(body) > max_words:  # pathological option texts: hard cap, paragraphs kept
-            words = re.findall(r"\S+\s*", body)[:max_words]
-            body = "".join(words).rstrip()
-            text = f"{body}\n\n{answer_line}"
+        kept = text[: -len(answer_line)].rstrip()
+        if _words(kept) > max_words:  # pathological option texts: hard cap, paragraphs kept
+            words = re.findall(r"\S+\s*", kept)[:max_words]
+            kept = "".join(words).rstrip()
+            text = f"{kept}\n\n{answer_line}"
     return text
 
 

@@ -105,7 +105,7 @@ class TextModel:
                     return by[p]
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "source": self.source,
             "models": list(self.models),
@@ -139,7 +139,9 @@ class TextModel:
                     or not {"replies", "log_words_mean"} <= set(body)
                 ):
                     raise ValueError(f"{where}.phases.{r}.{p}: expected the keys {', '.join(sorted(names))}")
-                kw = {k: (tuple(str(s) for s in v) if k in KINDS else v) for k, v in body.items()}
+                kw: dict[str, Any] = {
+                    k: (tuple(str(s) for s in v) if k in KINDS else v) for k, v in body.items()
+                }
                 phases.setdefault(r, {})[p] = PhaseText(**kw)
         return cls(
             phases=phases,

@@ -156,7 +156,8 @@ class FakeOpenAIServer:
         )
         await site.start()
         server = site._server  # noqa: SLF001 - the only way to read the bound port of port=0
-        assert server is not None
+        # a TCPSite's server is an asyncio.Server (aiohttp types it as the abstract base)
+        assert isinstance(server, asyncio.Server)
         self.port = server.sockets[0].getsockname()[1]
 
     async def _shutdown(self) -> None:
@@ -212,7 +213,7 @@ class FakeOpenAIServer:
             after = (
                 email.utils.formatdate(time.time() + when, usegmt=True) if kind == "429-date" else secs or "0"
             )
-            err = {
+            err: dict[str, dict[str, object]] = {
                 "error": {"message": "rate limit (fake)", "type": "requests", "code": "rate_limit_exceeded"}
             }
             return web.json_response(err, status=429, headers={"Retry-After": after})
@@ -247,7 +248,7 @@ class FakeOpenAIServer:
                 return f"Sample {self._drawn}: I considered: {last[:60]}\nFinal answer: (A)"
         return f"I considered: {last[:60]}\nFinal answer: (A)"
 
-    def _completion(self, body: dict[str, Any], text: str, usage: bool) -> dict[str, Any]:
+    def _completion(self, body: dict[str, Any], text: str, usage: bool) -> dict[str, object]:
         out: dict[str, Any] = {
             "id": f"chatcmpl-fake-{self.requests}",
             "object": "chat.completion",

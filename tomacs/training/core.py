@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from tomacs.registry import load_target
 
 if TYPE_CHECKING:
     from tomacs.job.components import Components
+    from tomacs.methods.base import Method
     from tomacs.types import Episode
 
 CHECKPOINT, BEST, TRAIN_LOG = "checkpoint.pt", "best.pt", "train_log.jsonl"
@@ -53,7 +54,7 @@ class Trainer:
     plan_note: str = ""
 
 
-def trainer_of(method: Any) -> Trainer:
+def trainer_of(method: Method) -> Trainer:
     """The trainer a learned method names (its `trainer`, imported now)."""
     target = getattr(method, "trainer", None)
     if not target:
@@ -64,7 +65,7 @@ def trainer_of(method: Any) -> Trainer:
     return found
 
 
-def append_line(path: Path, rec: dict[str, Any]) -> None:
+def append_line(path: Path, rec: Mapping[str, object]) -> None:
     """One JSON line, appended: the log is read line by line, and a kill tears at most the last one."""
     with path.open("a") as f:
         f.write(json.dumps(rec) + "\n")
@@ -110,7 +111,7 @@ class Standing:
             ckpt.get("best_epoch"),
         )
 
-    def judge(self, epoch: int, score: float | None, **best: Any) -> bool:
+    def judge(self, epoch: int, score: float | None, **best: float | None) -> bool:
         """Count a finished epoch; True when its model is the best so far, i.e. its score beats
         every earlier one (strictly: a tie keeps the earlier epoch). No score (nothing to validate
         on): every epoch is the best, so the last one is kept, and no best score is recorded.
@@ -124,7 +125,7 @@ class Standing:
         self.epoch = epoch + 1
         return is_best
 
-    def checkpoint_fields(self, keys: tuple[str, ...]) -> dict[str, Any]:
+    def checkpoint_fields(self, keys: tuple[str, ...]) -> dict[str, object]:
         """The named fields as a checkpoint stores them ("epoch" is the last finished one)."""
         return {k: self.epoch - 1 if k == "epoch" else getattr(self, k) for k in keys}
 
@@ -163,7 +164,7 @@ class EpochLoop:
         self.start = 0  # the first epoch this process runs
         self.stopped_early = False
 
-    def resume(self, given: str | None) -> dict[str, Any] | None:
+    def resume(self, given: str | None) -> dict[str, object] | None:
         """Load `given` (cfg.checkpoint) or else out_dir's checkpoint.pt when there is one, weights
         and optimiser, and drop the log lines of the epochs that will run again; the checkpoint's
         dict (for what else the trainer keeps in it), None for a fresh start. A run that had
@@ -199,19 +200,19 @@ class EpochLoop:
     def wall_s(self) -> float:
         return round(time.perf_counter() - self.t0, 3)
 
-    def log(self, rec: dict[str, Any], step: int) -> None:
+    def log(self, rec: Mapping[str, object], step: int) -> None:
         """A line of train_log.jsonl, and the same record to the experiment tracker when there is one."""
         append_line(self.log_path, rec)
         if self.tracker is not None:
             self.tracker.log(rec, step=step)
 
-    def judge(self, epoch: int, score: float | None, **best: Any) -> bool:
+    def judge(self, epoch: int, score: float | None, **best: float | None) -> bool:
         """Standing.judge, then whether patience has run out (`stopped_early`)."""
         is_best = self.at.judge(epoch, score, **best)
         self.stopped_early = self.out_of_patience()
         return is_best
 
-    def save(self, is_best: bool, extra: dict[str, Any]) -> None:
+    def save(self, is_best: bool, extra: Mapping[str, object]) -> None:
         """checkpoint.pt after every epoch (what a resume reads), best.pt too when the epoch is the best."""
         fields = {**self.at.checkpoint_fields(self.keys), **extra}
         save_checkpoint(self.ckpt_path, self.method, self.optimizer, fields)
@@ -224,7 +225,7 @@ class EpochLoop:
             load_checkpoint(self.method, self.best_path)
         self.method.train_mode(False)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """results.json -> train: the fields both trainers report, first in its order."""
         return {
             "epochs": self.total,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,12 +18,17 @@ from tomacs.embedding.embedders import encode_totals
 from tomacs.execution.batches import Batch, walk
 from tomacs.job.components import Components
 from tomacs.job.progress import Progress, Running, pct
+from tomacs.methods.learned import LearnedMethod
 from tomacs.metrics import summarize
 from tomacs.seeding import stable_seed
 from tomacs.training.core import TRAIN_LOG, EpochLoop, Trainer, append_line, greedy_val_episodes
+from tomacs.types import Episode
+
+if TYPE_CHECKING:
+    import torch
 
 
-def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
+def make_optimizer(name: str, params: list[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
     import torch
 
     if name == "adam":
@@ -35,12 +40,12 @@ def make_optimizer(name: str, params: list[Any], lr: float) -> Any:
     raise ValueError(f"unknown optimizer '{name}'; valid: adam, adamw, sgd")
 
 
-def utility(episode: Any) -> float:
+def utility(episode: Episode) -> float:
     """u_q(τ): 1 for a correct final answer, 0 otherwise (TodyComm §4.1, task utility)."""
     return 1.0 if episode.correct else 0.0
 
 
-def credit_gap(episodes: list[Any], n: int, rounds: int) -> float | None:
+def credit_gap(episodes: list[Episode], n: int, rounds: int) -> float | None:
     """Mean decision credit of honest minus adversarial agents (ground truth), None without credits.
 
     Logged per iteration because it moves long before Acc does: a policy that is learning to
@@ -81,11 +86,13 @@ def epoch_questions(comps: Components) -> int:
     return len(comps.train_qs) * int(comps.cfg.train.get("samples", 1)) + len(comps.val_qs)
 
 
-def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, object]:
     """Train the method epoch by epoch (checkpoint.pt after each, best.pt by validation), resuming
     from out_dir's checkpoint (or cfg.checkpoint); the method ends holding best.pt's weights."""
     cfg = comps.cfg
     method = comps.method
+    if not isinstance(method, LearnedMethod):
+        raise TypeError(f"REINFORCE trains a learned method (LearnedMethod), not {method.name!r}")
     lr = float(method.settings.lr or cfg.train.lr)
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
     patience = cfg.train.get("patience")
@@ -213,7 +220,7 @@ def validate(comps: Components, loop: EpochLoop, epoch: int, title: str) -> tupl
     return vm["acc"], vm["adacc"]
 
 
-def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, object]:
     """`train` for a method with nothing to learn but decision=crs: stream the training questions
     once so credibility is learned before the test stream (which keeps learning). Deterministic,
     so a rerun repeats it exactly (and makes no new API calls: the response cache has it all)."""

@@ -50,9 +50,11 @@ def run_model(run_dir: Path) -> str | None:
     cfg_file = run_dir / "config.yaml"
     if not cfg_file.is_file():
         return None
-    from omegaconf import OmegaConf  # lazy: only episodes need it
+    from omegaconf import DictConfig, OmegaConf  # lazy: only episodes need it
 
     cfg = OmegaConf.load(cfg_file)
+    if not isinstance(cfg, DictConfig):
+        return None
     kind = backbone_kind(cfg.get("backbone") or {})
     return (BACKBONES.get(kind) if kind in BACKBONES else BaseBackbone).run_model(cfg)
 
@@ -62,9 +64,10 @@ def adversaries_read(run_dir: Path) -> bool:
     cfg_file = run_dir / "config.yaml"
     if not cfg_file.is_file():
         return False
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
-    attack = OmegaConf.load(cfg_file).get("attack") or {}
+    cfg = OmegaConf.load(cfg_file)
+    attack = (cfg.get("attack") if isinstance(cfg, DictConfig) else None) or {}
     return str(attack.get("prompt") or "appd") == "debate"
 
 

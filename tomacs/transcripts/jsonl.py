@@ -35,7 +35,7 @@ _AGENT_KEYS = {"agent", "role", "onset", "target", "model"}
 _TURN_KEYS = {"round", "agent", "answer", "read", "text"}
 
 
-def debate_to_dict(d: Debate) -> dict[str, Any]:
+def debate_to_dict(d: Debate) -> dict[str, object]:
     """The JSON object of one line; optional fields that are None are left out to keep lines short."""
     out: dict[str, Any] = {"schema": SCHEMA, "id": d.id}
     if d.source:
@@ -83,7 +83,7 @@ class _Fields:
     def bad(self, name: str, problem: str) -> TranscriptError:
         return fail(self.where, self.debate, name, problem)
 
-    def obj(self, v: Any, name: str, known: set[str]) -> dict[str, Any]:
+    def obj(self, v: Any, name: str, known: set[str]) -> dict[str, object]:
         if not isinstance(v, dict):
             raise self.bad(name or "<line>", f"expected a JSON object, got {_kind(v)}")
         extra = sorted(set(v) - known)
@@ -112,12 +112,11 @@ class _Fields:
         return v
 
 
-def _kind(v: Any) -> str:
-    return (
-        "null"
-        if v is None
-        else {dict: "an object", list: "a list", str: "a string"}.get(type(v), type(v).__name__)
-    )
+_KIND_NAMES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _kind(v: object) -> str:
+    return "null" if v is None else _KIND_NAMES.get(type(v), type(v).__name__)
 
 
 def debate_from_dict(d: Any, where: str) -> Debate:

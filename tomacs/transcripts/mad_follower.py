@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +134,7 @@ class _Run:
 _SPLIT_SUFFIX = re.compile(r"[_\-.](validation|valid|val|test|train|dev)$", re.IGNORECASE)
 
 
-def benchmark_of(dataset_path: Any) -> str | None:
+def benchmark_of(dataset_path: object) -> str | None:
     """The benchmark a run asked, from its config's `dataset.path` (a Windows or POSIX path):
     the file's stem without a split suffix, `data\\ethics_test.jsonl` -> `ethics`,
     `data\\commonsense_qa_validation.jsonl` -> `commonsense_qa`. None when the config has no path."""
@@ -145,7 +145,7 @@ def benchmark_of(dataset_path: Any) -> str | None:
     return _SPLIT_SUFFIX.sub("", stem) or None
 
 
-def _letters_and_options(q: dict[str, Any], bad: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
+def _letters_and_options(q: Mapping[str, object], bad: Any) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """Options come as [{label, text}, ...], or in the earliest runs as two entries holding the
     string forms of the label and text lists ({label: "label", text: "['A', ...]"})."""
     choices = q.get("choices")

@@ -144,7 +144,7 @@ def _adversary_target(chat: list[dict[str, str]], letters: tuple[str, ...]) -> t
     return True, target if target in letters else None
 
 
-def read_line(obj: Any, where: str, info: _FileInfo) -> Debate:
+def read_line(obj: object, where: str, info: _FileInfo) -> Debate:
     """One line as a checked debate (reads, roles and answers as the module docstring says)."""
     if not isinstance(obj, dict):
         raise fail(where, None, "<line>", "expected a JSON object (one debate per line)")

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tomacs.transcripts.schema import Debate
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def honest_model(d: Debate) -> str | None:
@@ -71,7 +75,7 @@ def source_stats(debates: Sequence[Debate]) -> list[SourceStats]:
     return list(rows.values())
 
 
-def stats_table(debates: Sequence[Debate]):  # -> rich.table.Table (rich imported lazily)
+def stats_table(debates: Sequence[Debate]) -> Table:  # rich imported lazily
     from rich import box
     from rich.table import Table
 

@@ -55,7 +55,7 @@ def view_data(
     max_episodes: int = DEFAULT_MAX_EPISODES,
     max_total: int | None = DEFAULT_MAX_TOTAL,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The page's JSON blob for `path` (see build_view)."""
     path = Path(path)
     if not path.exists():

@@ -11,6 +11,7 @@ Every record is plain JSON (the page renders it client-side) and tested without 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +78,7 @@ def _turns_by_round(d: Debate) -> dict[int, dict[int, Turn]]:
     return out
 
 
-def round_edges(d: Debate, round: int) -> list[dict[str, Any]]:
+def round_edges(d: Debate, round: int) -> list[dict[str, object]]:
     """Who read whom in `round`: one edge sender -> reader per other agent whose output the reader
     read (its own earlier outputs are no edge), with the rounds of the outputs read. `same` is
     true for a spatial message (the sender's output of this very round)."""
@@ -103,7 +104,7 @@ def participants(d: Debate, round: int) -> set[int] | None:
     return None
 
 
-def round_records(d: Debate, extras: Extras | None = None) -> list[dict[str, Any]]:
+def round_records(d: Debate, extras: Extras | None = None) -> list[dict[str, object]]:
     """Per round: one node per agent (role, answer, mark, credit, whether it was excluded) and the
     edges as recorded. An agent is excluded in a round when it made no call or the method left it
     out of the round's communication (not among the participants)."""
@@ -156,7 +157,7 @@ def flips_to_target(d: Debate) -> list[tuple[int, int]]:
     return out
 
 
-def final_decision(d: Debate, extras: Extras | None = None) -> dict[str, Any]:
+def final_decision(d: Debate, extras: Extras | None = None) -> dict[str, object]:
     """The debate's final answer and where it comes from: the run's decision (voters, weights,
     the agents it excluded), the source's recorded final answer, or, where a source records none,
     the majority of the last round's parsed answers (a tie has no answer)."""
@@ -191,7 +192,7 @@ def final_decision(d: Debate, extras: Extras | None = None) -> dict[str, Any]:
     return out
 
 
-def flags(d: Debate, final: dict[str, Any]) -> dict[str, Any]:
+def flags(d: Debate, final: Mapping[str, object]) -> dict[str, object]:
     """The page's filters: a wrong final answer, an adversary win (final = target), and every
     flip to the target as (round, agent)."""
     tg = targets(d)
@@ -202,7 +203,7 @@ def flags(d: Debate, final: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def episode_record(d: Debate, extras: Extras | None = None) -> dict[str, Any]:
+def episode_record(d: Debate, extras: Extras | None = None) -> dict[str, object]:
     """Everything the episode page shows for one debate, as JSON-ready data."""
     final = final_decision(d, extras)
     by_round = _turns_by_round(d)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -29,7 +30,7 @@ def _asset(name: str) -> str:
     return resources.files("tomacs.view").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-def _finite(obj: Any) -> Any:
+def _finite(obj: object) -> Any:
     """NaN and infinities as null: JSON has neither, and a metric may be NaN (no decision call)."""
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else None
@@ -40,7 +41,7 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def json_blob(data: dict[str, Any]) -> str:
+def json_blob(data: Mapping[str, object]) -> str:
     """The data as JSON that is safe inside <script>: `<`, `>` and `&` are escaped as JSON
     unicode escapes, so no reply text can close the tag, and `JSON.parse` gives back the text."""
     s = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -76,7 +76,7 @@ def settings(job: Job) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in rows if v is not None and v != ""]
 
 
-def paper_number(job: Job, metric: str) -> dict[str, Any] | None:
+def paper_number(job: Job, metric: str) -> dict[str, object] | None:
     """The paper's record for this job's cell and metric, where the report would print it: the
     same method label, benchmark and attack, no budget, and the paper's N and T."""
     method, bench, attack, budget = job.key
@@ -89,10 +89,10 @@ def paper_number(job: Job, metric: str) -> dict[str, Any] | None:
     return {"value": rec["value"], "std": rec.get("std"), "source": rec.get("source"), "table": rec["table"]}
 
 
-def metric_rows(job: Job) -> list[dict[str, Any]]:
+def metric_rows(job: Job) -> list[dict[str, object]]:
     """Ours beside the paper's (backbone PAPER_BACKBONE), in the paper's units."""
     m = job.results.get("metrics") or {}
-    out = []
+    out: list[dict[str, object]] = []
     for key, label, scale, digits in METRICS:
         ours = _num(m.get(key))
         paper = paper_number(job, key)
@@ -171,7 +171,7 @@ def curves(log: list[dict[str, Any]]) -> dict[str, list[Any]]:
     return {k: v for k, v in out.items() if k == "epoch" or any(x is not None for x in v)}
 
 
-def run_record(job: Job, root: Path) -> dict[str, Any]:
+def run_record(job: Job, root: Path) -> dict[str, object]:
     """The run page's data, without its episodes."""
     r = job.results
     log = job.path / "train_log.jsonl"

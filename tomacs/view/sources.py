@@ -126,7 +126,9 @@ def sampled_raw(run: Path, n: int, seed: int) -> tuple[list[tuple[int, dict[str,
     return [(i, raw[i]) for i in sample_indices(keys, n, seed)], len(raw)
 
 
-def episode_records(run: Path, label: str, picked: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+def episode_records(
+    run: Path, label: str, picked: list[tuple[int, dict[str, Any]]]
+) -> list[dict[str, object]]:
     """Page records (tomacs.view.debates.episode_record) of raw episodes of one run, through the
     transcript importer. Ids are the importer's: `<label>/<question id>`."""
     model, reads = run_model(run), adversaries_read(run)
@@ -168,7 +170,7 @@ def run_groups(root: Path, n: int, seed: int) -> tuple[list[dict[str, Any]], lis
     return groups, sweep_warnings(finished)
 
 
-def _unfinished(job: Job, root: Path) -> dict[str, Any]:
+def _unfinished(job: Job, root: Path) -> dict[str, object]:
     rel = job.path.relative_to(root).as_posix() if job.path != root else "."
     return {
         "path": rel,

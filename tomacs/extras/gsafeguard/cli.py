@@ -28,6 +28,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     from tomacs.cli.common import check_out_file, console, fail
     from tomacs.config import ConfigError, compose
     from tomacs.extras.gsafeguard.data import DataSpec, default_path, ensure
+    from tomacs.extras.gsafeguard.trainer import detector
     from tomacs.job.components import backbone_label, build
     from tomacs.job.progress import Progress
 
@@ -43,7 +44,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
         comps = build(cfg, need_train=True)
         backbone = str(getattr(comps.backbone, "name", cfg.backbone.name))
         spec = DataSpec.of(cfg, backbone, comps.train_qs)
-        data = comps.method.settings.data
+        data = detector(comps).settings.data
         path = Path(data) if data else default_path(spec)
         check_out_file(path, "choose a writable method.data=FILE")
         records, stats = ensure(

@@ -30,20 +30,23 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from omegaconf import DictConfig
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.roles import assign_roles
+from tomacs.backbones.base import Backbone
 from tomacs.config import ConfigError
 from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.graphs import Edge
 from tomacs.job.files import EpisodeLog
+from tomacs.job.progress import Progress, Task
 from tomacs.methods.base import History, Method, MethodContext
 from tomacs.methods.registry import method_settings
 from tomacs.seeding import stable_seed
@@ -72,7 +75,7 @@ class DataSpec:
     questions: tuple[str, ...]  # the pool's question ids (the run's training split)
 
     @classmethod
-    def of(cls, cfg: Any, backbone: str, questions: list[Question]) -> DataSpec:
+    def of(cls, cfg: DictConfig, backbone: str, questions: list[Question]) -> DataSpec:
         m: Any = method_settings(cfg)  # GSafeguardSettings
         regime = m.regime
         onsets = (1,) if regime == "static" else tuple(int(r) for r in cfg.attack.onset_rounds)
@@ -99,7 +102,7 @@ class DataSpec:
             questions=tuple(q.id for q in questions),
         )
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> dict[str, object]:
         return json.loads(json.dumps(asdict(self)))
 
     @property
@@ -208,7 +211,7 @@ def _mismatch(path: Path, have: dict[str, Any], want: dict[str, Any]) -> str:
     )
 
 
-def _record(d: Draw, q: Question, ep: Any, n: int, rounds: int) -> dict[str, Any]:
+def _record(d: Draw, q: Question, ep: Any, n: int, rounds: int) -> dict[str, object]:
     return {
         "id": d.id,
         "count": d.count,
@@ -227,10 +230,10 @@ def ensure(
     spec: DataSpec,
     path: Path,
     questions: list[Question],
-    backbone: Any,
+    backbone: Backbone,
     roles_key: str,
     batch_size: int = 32,
-    progress: Any = None,
+    progress: Progress | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The spec's conversations, in draw order: read from `path`, generating (or finishing) what is
     missing. Returns (records, stats: generated, calls, wall seconds)."""
@@ -265,10 +268,10 @@ def _generate(
     todo: list[Draw],
     path: Path,
     questions: list[Question],
-    backbone: Any,
+    backbone: Backbone,
     roles_key: str,
     batch_size: int,
-    progress: Any,
+    progress: Progress | None,
     calls: list[int],
 ) -> None:
     roles = assign_roles(roles_key, spec.agents)
@@ -315,7 +318,7 @@ def _generate(
 
 
 @contextmanager
-def _task(progress: Any, title: str, total: int) -> Iterator[Callable[..., Any] | None]:
+def _task(progress: Progress | None, title: str, total: int) -> Iterator[Task | None]:
     if progress is None:
         yield None
         return

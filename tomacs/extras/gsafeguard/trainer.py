@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from omegaconf import DictConfig
 
+from tomacs.embedding.embedders import Embedder
 from tomacs.extras.gsafeguard.data import DataSpec, ensure
 from tomacs.job.components import Components
 from tomacs.job.progress import Progress, pct
-from tomacs.methods.gsafeguard import GraphSample, graph_sample
+from tomacs.methods.gsafeguard import GraphSample, GSafeguard, graph_sample
 from tomacs.methods.registry import method_settings
 from tomacs.metrics import summarize
 from tomacs.seeding import stable_seed
@@ -38,14 +40,14 @@ DATA_FILE = "gsafeguard_data.jsonl"
 _CHUNK = 256
 
 
-def data_path(cfg: Any, out_dir: Path) -> Path:
+def data_path(cfg: DictConfig, out_dir: Path) -> Path:
     """`method.data` when given (shared between jobs), else a file in the run directory."""
     given = method_settings(cfg).data  # type: ignore[attr-defined]
     return Path(str(given)) if given else out_dir / DATA_FILE
 
 
 def featurize(
-    embedder: Any, emb_dim: int, records: list[dict[str, Any]], progress: Progress
+    embedder: Embedder, emb_dim: int, records: list[dict[str, Any]], progress: Progress
 ) -> list[GraphSample]:
     """Every utterance embedded with the run's embedder: seq[i, t] = agent i's turn-t text."""
     texts = [t for r in records for turn in r["texts"] for t in turn]
@@ -74,7 +76,14 @@ def split(n: int, val_fraction: float, seed: int) -> tuple[list[int], list[int]]
     return sorted(int(i) for i in order[:cut]), sorted(int(i) for i in order[cut:])
 
 
-def node_accuracy(method: Any, samples: list[GraphSample]) -> tuple[float | None, float | None]:
+def detector(comps: Components) -> GSafeguard:
+    """The job's method, which this trainer trains: G-Safeguard's detector (it names this trainer)."""
+    if not isinstance(comps.method, GSafeguard):
+        raise TypeError(f"the gsafeguard trainer trains method=gsafeguard, not {comps.method.name!r}")
+    return comps.method
+
+
+def node_accuracy(method: GSafeguard, samples: list[GraphSample]) -> tuple[float | None, float | None]:
     """(accuracy of `score >= threshold` against the labels over every (conversation, agent), mean
     BCE) with the network in evaluation mode; (None, None) for no samples."""
     if not samples:
@@ -96,7 +105,7 @@ def node_accuracy(method: Any, samples: list[GraphSample]) -> tuple[float | None
     return right / total, bce / total
 
 
-def _optimizer(method: Any, cfg: Any) -> tuple[Any, Any]:
+def _optimizer(method: GSafeguard, cfg: DictConfig) -> tuple[Any, Any]:
     import torch
 
     m = method.settings
@@ -121,7 +130,7 @@ class Prepared:
     val_idx: list[int]
     featurize_s: float
 
-    def data_summary(self) -> dict[str, Any]:
+    def data_summary(self) -> dict[str, object]:
         """results.json -> train.data: where the conversations are, how they were made, what they hold."""
         meta = {k: v for k, v in self.spec.meta().items() if k != "questions"}
         labels = [y for r in self.records for y in r["labels"]]
@@ -138,7 +147,7 @@ class Prepared:
 def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
     """Generate (or read) the conversations on the run's backbone, embed them with the run's embedder
     (the executor's, so MiniLM is loaded once per job), split them."""
-    cfg, method = comps.cfg, comps.method
+    cfg, method = comps.cfg, detector(comps)
     path = data_path(cfg, out_dir)
     spec = DataSpec.of(cfg, str(getattr(comps.backbone, "name", cfg.backbone.name)), comps.train_qs)
     records, stats = ensure(
@@ -161,9 +170,9 @@ def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
 CHECKPOINT_KEYS = ("epoch", "iteration", "best_val", "best_epoch", "best_val_acc")
 
 
-def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
+def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, object]:
     """Generate or read the conversations, train the detector, keep the best epoch; resumable."""
-    cfg, method = comps.cfg, comps.method
+    cfg, method = comps.cfg, detector(comps)
     prog = progress or Progress(enabled=False)
     t0 = time.perf_counter()
     data = prepare(comps, out_dir, prog)
@@ -275,7 +284,7 @@ def _epoch(
     return float(np.mean(losses)), len(losses)
 
 
-def _defend(comps: Components, prog: Progress, title: str) -> dict[str, Any]:
+def _defend(comps: Components, prog: Progress, title: str) -> dict[str, float]:
     """The defence on the run's validation questions under the run's attack (Fig. 4's evaluation
     curve); {} without validation questions."""
     if not comps.val_qs:

@@ -44,9 +44,9 @@ top floor), so this module never imports them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from tomacs.methods.learned import LearnedMethod, torch_module
 from tomacs.methods.settings import LearnedSettings, bookkeeping, bounded, choice, listed
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.types import AgentOutput, DecisionGraph, Episode, Question, RoundGraph
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "GSafeguard",
@@ -147,7 +150,9 @@ def graph_sample(seq: np.ndarray, pairs: Sequence[Edge], labels: Sequence[int] |
     return GraphSample(s, e, y)
 
 
-def collate(samples: Sequence[GraphSample], device: Any) -> tuple[Any, Any, Any, Any]:
+def collate(
+    samples: Sequence[GraphSample], device: torch.device | str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """Disjoint union of a batch: (x, edge_index, edge_seq, y). x_i is agent i's own turn-0
     embedding, the edge s -> r carries r's sequence (see the module docstring); y is None unless
     every sample has labels."""
@@ -166,7 +171,7 @@ def collate(samples: Sequence[GraphSample], device: Any) -> tuple[Any, Any, Any,
     edge_seq = seq[edge_index[1]]
     y = None
     if all(s.y is not None for s in samples):
-        y = torch.as_tensor(np.concatenate([s.y for s in samples]), device=device)  # type: ignore[misc]
+        y = torch.as_tensor(np.concatenate([s.y for s in samples]), device=device)
     return x, edge_index, edge_seq, y
 
 
@@ -214,12 +219,14 @@ class GSafeguard(LearnedMethod):
         self.net = net.to(self.device)
 
     # -- the detector ----------------------------------------------------------------------------
-    def logits(self, samples: Sequence[GraphSample]) -> Any:
+    def logits(self, samples: Sequence[GraphSample]) -> torch.Tensor:
         """One logit per agent of every sample, in sample order then agent order."""
         x, edge_index, edge_seq, _ = collate(samples, self.device)
         return self.net(x, edge_index, edge_seq)
 
-    def labelled_loss(self, samples: Sequence[GraphSample]) -> tuple[Any, Any, Any]:
+    def labelled_loss(
+        self, samples: Sequence[GraphSample]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(BCE-with-logits averaged over the batch's agents, logits, labels): the public train.py's
         objective."""
         torch = torch_module()
@@ -242,7 +249,7 @@ class GSafeguard(LearnedMethod):
         return p.reshape(len(samples), -1)
 
     # -- episode ---------------------------------------------------------------------------------
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, Any]:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> dict[str, object]:
         """The base topology's graphs (one per question, as the static baseline draws them) and no
         agent flagged yet."""
         state = self.base.begin(questions, train, rng)
@@ -304,7 +311,7 @@ class GSafeguard(LearnedMethod):
             out.append(DecisionGraph(voters=voters, mode=mode, credits=[float(1.0 - x) for x in p[q]]))
         return out
 
-    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> Any:
+    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> NoReturn:
         raise RuntimeError(
             "gsafeguard learns from labelled conversations (tomacs.extras.gsafeguard.trainer), "
             "not from task rewards; "
@@ -313,7 +320,7 @@ class GSafeguard(LearnedMethod):
 
     # -- replay on recorded debates (tomacs.analysis.replay) ----------------------------------------
     @classmethod
-    def replay_refusal(cls, params: dict[str, Any]) -> str | None:
+    def replay_refusal(cls, params: Mapping[str, object]) -> str | None:
         if params.get("detect_graph") == "comm":
             return (
                 "method.detect_graph=comm: its detector reads the base topology's pairs, not the "
@@ -322,7 +329,7 @@ class GSafeguard(LearnedMethod):
         return None
 
     @classmethod
-    def trained_shape(cls, params: dict[str, Any], agents: int, rounds: int) -> str:
+    def trained_shape(cls, params: Mapping[str, object], agents: int, rounds: int) -> str:
         """The detector learns from generated conversations of its own shape."""
         shape = f"{params['data_agents']}x{params['data_rounds']}"
         return f"trained on {shape} conversations, run {agents}x{rounds}"

@@ -9,8 +9,6 @@ changes every trained number).
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
@@ -41,7 +39,9 @@ class EdgeGATLayer(nn.Module):
         )
         self.edge_lin = nn.Linear(edge_dim, heads * head_dim, bias=False)
 
-    def forward(self, x: Any, edge_index: Any, edge_attr: Any) -> tuple[Any, Any]:
+    def forward(
+        self, x: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         out, (_, alpha) = self.gat(x, edge_index, edge_attr=edge_attr, return_attention_weights=True)
         e_new = self.edge_lin(edge_attr)
         msg = alpha.unsqueeze(-1) * e_new.view(-1, self.heads, self.head_dim)
@@ -67,7 +67,7 @@ class GSafeguardNet(nn.Module):
         )
         self.head = nn.Linear(width, 1)
 
-    def forward(self, x: Any, edge_index: Any, edge_seq: Any) -> Any:
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor, edge_seq: torch.Tensor) -> torch.Tensor:
         e = edge_seq.mean(dim=1)
         for conv in self.convs:
             x, e = conv(x, edge_index, e)
