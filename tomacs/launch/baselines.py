@@ -22,7 +22,7 @@ from omegaconf import OmegaConf
 
 from tomacs.config import flat
 from tomacs.job.checkpoint import UNTRAINED, settle_embedder
-from tomacs.job.files import _settled
+from tomacs.job.files import _RESUME_FREE, _settled
 from tomacs.job.progress import Progress
 
 if TYPE_CHECKING:
@@ -30,7 +30,18 @@ if TYPE_CHECKING:
 
 BASELINES = ("complete", "untrained")
 KEPT = ("acc", "adacc", "adacc_baseline", "token", "llm_calls")
-# what two runs may differ in and still be the same comparison (how each was made, not what was measured)
+# what two runs may differ in and still be the same comparison: how each was made (what a resume may change,
+# but the test questions), the method and its training, and where the texts were embedded
+_FREE = (
+    "method",
+    "train",
+    "logger",
+    "embedder",
+    "embed",
+    "device",
+    "hydra",
+    *(k for k in _RESUME_FREE if k != "eval.size"),
+)
 _FREE = (
     "method",
     "mode",
