@@ -117,6 +117,17 @@ def test_a_paid_backbone_runs_nothing_and_names_the_commands(tmp_path: Path) -> 
     )
 
 
+def test_a_paid_baseline_made_under_other_caps_is_found() -> None:
+    """Spend caps, rate limits, the cache and retries say how a run was made, not what it measured."""
+    paid = ["backbone=gpt-4.1-nano", *SETTING]
+    job = _resolved(["method=todycomm", *paid, "backbone.max_usd=20"])
+    capped = _job("/x/capped", ["method=complete", *paid, "backbone.sweep_max_usd=5", "backbone.rpm=500"])
+    other_model = _job("/x/model", ["method=complete", *paid, "backbone.model=gpt-4o-mini"])
+    found = find_baseline([other_model, capped], job, "complete", exclude=Path("/x/me"))
+    assert found is not None and found["run_dir"] == "/x/capped"
+    assert find_baseline([other_model], job, "complete", exclude=Path("/x/me")) is None
+
+
 def test_a_sweep_job_runs_no_baselines(tmp_path: Path) -> None:
     from tomacs.launch.run import run_job
 

@@ -42,24 +42,6 @@ _FREE = (
     "hydra",
     *(k for k in _RESUME_FREE if k != "eval.size"),
 )
-_FREE = (
-    "method",
-    "mode",
-    "checkpoint",
-    "train",
-    "logger",
-    "embedder",
-    "embed",
-    "device",
-    "concurrency",
-    "hydra",
-    "eval.batch_size",
-    "backbone.timeout",
-    "backbone.max_concurrency",
-    "backbone.max_retries",
-    "backbone.backoff_base",
-    "backbone.backoff_max",
-)
 
 
 def baseline_config(resolved: dict[str, Any], which: str) -> dict[str, object]:
