@@ -385,7 +385,7 @@ class TodyComm(LearnedMethod):
         credits, actions = self._step(state, t, history)
         ctx = self.ctx
         if self.comm == "debate":
-            return self._debate_round(state, t, credits, actions)
+            return self._debate_round(state, t, credits)
         graphs, edges_t = [], []
         for q in range(len(history)):
             part = [int(x) for x in actions[q]]
@@ -413,9 +413,7 @@ class TodyComm(LearnedMethod):
         state["edges"][t] = edges_t
         return graphs
 
-    def _debate_round(
-        self, state: dict[str, Any], t: int, credits: np.ndarray, actions: np.ndarray
-    ) -> list[RoundGraph]:
+    def _debate_round(self, state: dict[str, Any], t: int, credits: np.ndarray) -> list[RoundGraph]:
         """comm=debate: every agent reads every other's round t-1 reply (temporal edges, as the
         `debate` topology, under the same mask and budgets); the features of round t+1 read these
         edges as round t's graph, as `tomacs replay` installs a transcript's recorded reads."""
@@ -432,7 +430,7 @@ class TodyComm(LearnedMethod):
             )
             for q in range(len(credits))
         ]
-        state["actions"][t] = actions
+        state["actions"][t] = np.ones((len(credits), ctx.n_agents), dtype=np.int64)  # everyone takes part
         state["edges"][t] = [list(temporal) for _ in graphs]
         return graphs
 
