@@ -1,5 +1,5 @@
-"""Real debate transcripts: the `tomacs transcripts` group (convert, stats, texts) and `tomacs replay`,
-which scores them with a trained policy."""
+"""Real debate transcripts: the `tomacs transcripts` group (convert, stats, texts, curves) and
+`tomacs replay`, which scores them with a trained policy."""
 
 from __future__ import annotations
 
@@ -81,6 +81,44 @@ def transcripts_texts(
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     console.print(text, highlight=False, soft_wrap=True)
+
+
+@transcripts_app.command("curves")
+def transcripts_curves(
+    sim: list[str] = typer.Option(
+        ..., "--sim", help="Simulated debates: sim run or sweep dirs, episodes.jsonl."
+    ),
+    real: list[str] = typer.Option(..., "--real", help="Real transcripts, in any format `stats` reads."),
+    model: str = typer.Option(
+        None, "--model", help="Only real debates whose honest agents ran on this model."
+    ),
+    held_out: bool = typer.Option(
+        False, "--held-out", help="Only the real questions held out from a fit (the split of calibrate)."
+    ),
+    split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split and of the bootstrap."),
+    reps: int = typer.Option(2000, "--reps", help="Bootstrap resamples of the questions."),
+    out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
+    plot: str = typer.Option(
+        None, "--plot", help="Also draw the curves: STEM.png, .pdf, .svg and STEM.caption.txt."
+    ),
+) -> None:
+    """Simulated against real debates per round: honest accuracy, conformity, switches, vote accuracy."""
+    from tomacs.analysis.curves import figure_stem, run_curves
+
+    if reps < 1:
+        fail("--reps must be >= 1")
+    if out:
+        check_out_file(out)
+    if plot:
+        check_out_file(f"{figure_stem(plot)}.png", fix="choose another --plot")
+    try:
+        text = run_curves(sim, real, model, held_out, split, seed, reps, out, plot)
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {exc.filename or out or plot}: {exc.strerror or exc}")
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def replay(
