@@ -122,13 +122,25 @@ def _random_debates(rng: np.random.Generator, n: int, n_cand: int = 4) -> list[D
     return out
 
 
-def test_likelihood_agrees_with_the_simulator_update_rule() -> None:
+@pytest.mark.parametrize("later_weight,target_persistence", [(1.0, 0.0), (2.5, 1.5)])
+def test_likelihood_agrees_with_the_simulator_update_rule(
+    later_weight: float, target_persistence: float
+) -> None:
     """Every honest answer's probability, summed per question, equals a brute force through
     tomacs.sim.model.initial_probs / update_probs (adversarial senders persuasive from their onset,
-    unparsed answers skipped as outcomes and dropped as messages)."""
+    unparsed answers skipped as outcomes and dropped as messages; with the mechanisms, an agent that
+    read an adversarial turn in an earlier round is `exposed_before`, parsed or not)."""
     rng = np.random.default_rng(3)
     debates = _random_debates(rng, 12)
-    prof = _profile(n_cand=4, anchor_weight=0.7, self_weight=1.3, prior_weight=0.8, persuasion=3.0)
+    prof = _profile(
+        n_cand=4,
+        anchor_weight=0.7,
+        self_weight=1.3,
+        prior_weight=0.8,
+        persuasion=3.0,
+        later_weight=later_weight,
+        target_persistence=target_persistence,
+    )
     (block,) = fe.observations(debates)
     c = np.array([0.2, 0.55, 0.9])
     got = fe.group_loglik(prof, block, c)
@@ -156,6 +168,9 @@ def test_likelihood_agrees_with_the_simulator_update_rule() -> None:
                                 if d.turn(j, rr).answer is not None
                             ]
                             prev, first = d.turn(i, r - 1).answer, d.turn(i, 1).answer
+                            before = any(
+                                d.is_adversarial(j, rr) for r0 in range(2, r) for j, rr in d.turn(i, r0).read
+                            )
                             if prev is None and not msgs:
                                 p = sm.initial_probs(prof, lat, 4, truth)
                             else:
@@ -167,6 +182,7 @@ def test_likelihood_agrees_with_the_simulator_update_rule() -> None:
                                     4,
                                     truth,
                                     first_idx=None if first is None else idx[first],
+                                    exposed_before=before,
                                 )
                         # the fitter relabels gold -> 0 and orders distractors 1..n-1
                         dd = (dist - truth) % 4 - 1

@@ -38,6 +38,7 @@ class GenerationRequest:
     first_answer: str | None = None  # the agent's own parsed round-1 answer (None in round 1)
     extra: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None  # a simulator's sampling seed for this draw (paired evaluation); None = its own
+    exposed_before: bool = False  # the agent read an adversarial message in an earlier round (sim only)
 
 
 @dataclass

@@ -74,6 +74,12 @@ def sim_fit_episodes(
         "--by-sender/--no-by-sender",
         help="Fit one persuasion per adversary model instead of one in all.",
     ),
+    mechanisms: str = typer.Option(
+        "auto",
+        "--mechanisms",
+        help="Optional mechanisms: 'auto' keeps each that beats none in cross-validation on the fitting "
+        "questions; 'none'; or a comma list of later_weight, target_persistence.",
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     out: str = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
@@ -92,6 +98,7 @@ def sim_fit_episodes(
         out,
         by_benchmark,
         by_sender,
+        mechanisms,
     )
 
 
@@ -156,6 +163,7 @@ def from_episodes(
     out: str | None,
     by_benchmark: bool = True,
     by_sender: bool = True,
+    mechanisms: str = "auto",
 ) -> None:
     """`sim fit-episodes` (WHO names it in messages): fit, store, and print the held-out tables."""
     import json
@@ -171,9 +179,24 @@ def from_episodes(
         fail("--draws must be >= 1")
     if out:
         check_out_file(out)
+    from tomacs.sim import fit_episodes as fe
     from tomacs.sim import from_episodes as fx
     from tomacs.sim import heldout as ho
 
+    mech = mechanisms.strip().lower()
+    chosen: list[str] | None = (
+        None
+        if mech == "auto"
+        else []
+        if mech == "none"
+        else [m.strip() for m in mech.split(",") if m.strip()]
+    )
+    bad = [m for m in chosen or [] if m not in fe.MECHANISMS]
+    if bad:
+        fail(
+            f"--mechanisms: unknown {', '.join(bad)}; "
+            f"use auto, none, or a comma list of {', '.join(fe.MECHANISMS)}"
+        )
     try:
         res = fx.run(
             paths,
@@ -186,6 +209,7 @@ def from_episodes(
             seed=seed,
             by_benchmark=by_benchmark,
             by_sender=by_sender,
+            mechanisms=chosen,
         )
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
@@ -213,6 +237,13 @@ def from_episodes(
         if fit.get(key):
             vals = ", ".join(f"{k}={v:.4g}" for k, v in fit[key].items())
             out_console.print(f"  {label}: {vals}", highlight=False, markup=False)
+    mch = fit.get("mechanisms") or {}
+    cv = mch.get("cv_loglik_per_answer") or {}
+    kept_txt = ", ".join(f"{k}={v:.4g}" for k, v in (mch.get("kept") or {}).items()) or "none"
+    cv_txt = (
+        f" (cross-validated log-lik/answer: {', '.join(f'{k} {v:.4f}' for k, v in cv.items())})" if cv else ""
+    )
+    out_console.print(f"  mechanisms kept: {kept_txt}{cv_txt}", highlight=False, markup=False)
     for key, title in (("held_out", "held-out questions"), ("predict", "--predict")):
         if key in res:
             for t in ho.tables(res[key], title):

@@ -150,6 +150,9 @@ class Executor:
                 state["credibility"] = self.crs.state.scores.copy()
         history: History = [[] for _ in questions]
         graphs: list[list[RoundGraph | None]] = [[None] for _ in questions]
+        # per question, the agents that have read an adversary's message (a sim profile may weigh
+        # later exposures differently from the first; a real LLM reads its own context instead)
+        exposed: list[set[int]] = [set() for _ in questions]
 
         # Round 1: every agent answers alone.
         first = RoundGraph(nodes=list(range(n)), edges=[])
@@ -184,6 +187,7 @@ class Executor:
                         on_call,
                         force=force,
                         first=history[k][0],
+                        exposed=exposed[k],
                     )
                     for k, q in enumerate(questions)
                 ]
@@ -232,6 +236,7 @@ class Executor:
         phase: str,
         sample_index: int,
         first: AgentOutput | None = None,
+        exposed_before: bool = False,
     ) -> GenerationRequest:
         role = self.cfg.roles[agent]
         behaviour = plan.behaviour(agent, t)
@@ -260,6 +265,7 @@ class Executor:
             seed=paired_seed(self.cfg.eval_seed, phase),
             capability=caps[agent] if caps else None,
             first_answer=first.answer if first is not None else None,
+            exposed_before=exposed_before,
         )
 
     async def _run_round(
@@ -274,8 +280,12 @@ class Executor:
         on_call: Callable[[int], None] | None,
         force: Mapping[int, ForceFn] | None = None,
         first: list[AgentOutput] | None = None,
+        exposed: set[int] | None = None,
     ) -> list[AgentOutput]:
+        """One round's calls, level by level of the round's DAG. `exposed` (updated at the end of the
+        round): the agents that have read an adversarial message in an earlier round."""
         n = self.cfg.n_agents
+        seen_now: set[int] = set()
         nodes = sorted(set(graph.nodes))  # checked against the run's agents by _verify
         levels = topological_levels(nodes, graph.edges)
         parents: dict[int, list[int]] = {i: [] for i in nodes}
@@ -308,8 +318,11 @@ class Executor:
                         phase,
                         sample_index,
                         first[i] if first else None,
+                        exposed_before=exposed is not None and i in exposed,
                     )
                 )
+                if any(m.persuasive for m in incoming):
+                    seen_now.add(i)
             replies = await self.backbone.generate(reqs)
             for i, req, rep in zip(level, reqs, replies, strict=True):
                 text = rep.text
@@ -328,6 +341,8 @@ class Executor:
                 )
             if on_call is not None:
                 on_call(len(level))
+        if exposed is not None:
+            exposed |= seen_now
         out: list[AgentOutput] = []
         for i in range(n):
             if i in current:

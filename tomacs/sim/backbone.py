@@ -174,7 +174,15 @@ class SimBackbone(BaseBackbone):
             prev = cands.index(req.previous_answer) if req.previous_answer in cands else None
             first = cands.index(req.first_answer) if req.first_answer in cands else None
             probs = model.update_probs(
-                self.profile, latent, prev, msgs, len(cands), truth, capability=cap, first_idx=first
+                self.profile,
+                latent,
+                prev,
+                msgs,
+                len(cands),
+                truth,
+                capability=cap,
+                first_idx=first,
+                exposed_before=req.exposed_before,
             )
         return cands[int(rng.choice(len(cands), p=probs))]
 

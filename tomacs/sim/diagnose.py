@@ -124,6 +124,7 @@ def decompose_logits(
     capability: float = 1.0,
     first_idx: int | None = None,
     message_scale: float = 1.0,
+    exposed_before: bool = False,
 ) -> dict[str, np.ndarray]:
     """The terms of `model.logit_terms` split further into the additive parts of `TERMS`.
 
@@ -133,7 +134,16 @@ def decompose_logits(
     the persuasion surplus as the rest. See the module docstring for each part's formula.
     """
     rule = model.logit_terms(
-        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+        profile,
+        latent,
+        prev_idx,
+        messages,
+        n_cand,
+        truth_idx,
+        capability,
+        first_idx,
+        message_scale,
+        exposed_before,
     )
     even = replace(profile, distractor_share=1.0 / (n_cand - 1))
     q0 = model.initial_probs(even, latent, n_cand, truth_idx, capability)
@@ -143,7 +153,8 @@ def decompose_logits(
     out["self"] = rule["self"]
     out["anchor"] = rule["anchor"]
     if messages:
-        support, hon, adv = model.message_support(messages, n_cand, profile.persuasion)
+        rho = profile.persuasion * (profile.later_weight if exposed_before else 1.0)
+        support, hon, adv = model.message_support(messages, n_cand, rho)
         total = float(support.sum())
         if total > 0:
             s, kc = message_scale * profile.share_weight, message_scale * profile.count_weight
@@ -224,8 +235,9 @@ class RecordingBackbone:
         cap = 1.0 if req.capability is None else float(req.capability)
         prof = self.inner.profile
         scale = prof.decision_weight if req.kind == "decision" else 1.0
-        terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
-        u = model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale)
+        later = req.kind != "decision" and bool(getattr(req, "exposed_before", False))
+        terms = decompose_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale, later)
+        u = model.update_logits(prof, latent, prev, msgs, len(cands), truth, cap, first, scale, later)
         ans = parse_answer(q, rep.text)
         self.records.append(
             UpdateRecord(

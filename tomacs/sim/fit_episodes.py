@@ -138,6 +138,7 @@ class Observations:
     benchmark: str = UNKNOWN_BENCHMARK  # the block's benchmark (blocks are per candidate count and benchmark)
     s_pers_by: np.ndarray | None = None  # (O, M, n) s_pers split by the sender's model
     pers_models: tuple[str, ...] = ()  # the M sender models of s_pers_by (the same for every block)
+    later: np.ndarray | None = None  # (O,) bool: the agent read an adversarial turn in an earlier round
 
     @property
     def size(self) -> int:
@@ -166,7 +167,12 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
         targets.setdefault(d.question_key, set()).add(debate_target(d))
         for i in honest_agents(d, model):
             first = ans(i, 1)
+            seen_adv = False  # read an adversarial turn in an earlier round (parsed or not)
             for r in range(1, d.n_rounds + 1):
+                later = seen_adv
+                t_r = turns.get((i, r))
+                if t_r is not None and any(j != i and d.is_adversarial(j, rr) for j, rr in t_r.read):
+                    seen_adv = True
                 t = turns.get((i, r))
                 y = ans(i, r)
                 if t is None or y < 0:
@@ -188,13 +194,14 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                 prev = ans(i, r - 1) if r > 1 else -1
                 # as the backbone: round 1, or no previous answer and nothing read -> p0
                 initial = r == 1 or (prev < 0 and sh.sum() + sp.sum() == 0)
-                rows.append((y, prev, first if r > 1 else -1, sh, sp, initial, spm))
+                rows.append((y, prev, first if r > 1 else -1, sh, sp, initial, spm, later))
     blocks = []
     for (n, bench), groups in sorted(by_n.items()):
         keys = [k for k, v in groups.items() if v]
-        g_idx, ys, pv, fs, shs, sps, ini, spms = [], [], [], [], [], [], [], []
+        g_idx, ys, pv, fs, shs, sps, ini, spms, lat = [], [], [], [], [], [], [], [], []
         for gi, k in enumerate(keys):
-            for y, prev, first, sh, sp, initial, spm in groups[k]:
+            for y, prev, first, sh, sp, initial, spm, later in groups[k]:
+                lat.append(later)
                 g_idx.append(gi)
                 ys.append(y)
                 pv.append(prev)
@@ -221,6 +228,7 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
                 benchmark=bench,
                 s_pers_by=np.array(spms),
                 pers_models=tuple(senders),
+                later=np.array(lat, dtype=bool),
             )
         )
     return blocks
@@ -243,6 +251,7 @@ def own_and_message_logits(
     prev: np.ndarray,
     first: np.ndarray,
     pers_scale: float | None = None,
+    later: np.ndarray | None = None,
 ) -> np.ndarray:
     """The latent-free part of `tomacs.sim.model.update_logits`, batched over rows (..., n): own previous
     and first answer (index, -1 = none) and the share and count terms of what was read, given
@@ -250,15 +259,23 @@ def own_and_message_logits(
     simulation both use it; tests check it against `update_logits`.
 
     `pers_scale` replaces ``profile.persuasion`` as the persuasive messages' factor (1.0 when
-    `s_pers` already holds each message at its sender model's weight)."""
-    s = s_honest + (profile.persuasion if pers_scale is None else pers_scale) * s_pers
+    `s_pers` already holds each message at its sender model's weight). `later` (rows,) marks rows whose
+    agent read an adversary in an earlier round: their persuasive messages weigh ``later_weight`` more.
+    ``target_persistence`` adds to the self term where a persuasive message backs the previous answer."""
+    rho = profile.persuasion if pers_scale is None else pers_scale
+    if later is not None and profile.later_weight != 1.0:
+        s_pers = s_pers * np.where(later, profile.later_weight, 1.0)[..., None]
+    s = s_honest + rho * s_pers
     tot = s.sum(axis=-1, keepdims=True)
     m = np.where(
         tot > 0, profile.share_weight * s / np.where(tot > 0, tot, 1.0) + profile.count_weight * s, 0.0
     )
     n = m.shape[-1]
     cand = np.arange(n)
-    m = m + profile.self_weight * ((prev[..., None] == cand) & (prev[..., None] >= 0))
+    own = (prev[..., None] == cand) & (prev[..., None] >= 0)
+    m = m + profile.self_weight * own
+    if profile.target_persistence:
+        m = m + profile.target_persistence * (own & (s_pers > 0))
     m = m + profile.anchor_weight * ((first[..., None] == cand) & (first[..., None] >= 0))
     return m
 
@@ -280,8 +297,10 @@ def message_logits(
     """`own_and_message_logits` for every row of a block (persuasion per sender model with `pers_by`)."""
     sp = weighted_pers(profile, obs, pers_by)
     if sp is None:
-        return own_and_message_logits(profile, obs.s_honest, obs.s_pers, obs.prev, obs.first)
-    return own_and_message_logits(profile, obs.s_honest, sp, obs.prev, obs.first, pers_scale=1.0)
+        return own_and_message_logits(profile, obs.s_honest, obs.s_pers, obs.prev, obs.first, later=obs.later)
+    return own_and_message_logits(
+        profile, obs.s_honest, sp, obs.prev, obs.first, pers_scale=1.0, later=obs.later
+    )
 
 
 def _p0_parts(profile: SimProfile, c: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -499,9 +518,13 @@ def fit(
     fit_lure: bool = False,
     by_benchmark: bool = False,
     by_sender: bool = False,
+    warm: FitResult | None = None,
 ) -> FitResult:
     """Maximum likelihood over FIT_PARAMS (plus `extra` profile fields, starting at their defaults),
     L-BFGS-B within bounds from `restarts` starting points; the best optimum wins.
+
+    `warm`: start once from that fit's optimum instead (the `extra` fields at their neutral starts), so
+    a model with more mechanisms begins where the nested one ended and can only gain in-sample.
 
     `by_benchmark`: one accuracy per benchmark of the fitting blocks instead of `accuracy`;
     `by_sender`: one persuasion per adversary model read instead of `persuasion` (module docstring)."""
@@ -574,12 +597,26 @@ def fit(
         v = -loglik(prof, blocks, nodes, lure=lure, acc_by=acc_by, pers_by=pers_by) / n_ans
         return v if np.isfinite(v) else 1e6
 
-    best: Any = None
+    starts: list[np.ndarray] = []
     for s in _STARTS[: max(1, restarts)]:
         x0 = np.array([s[FIT_PARAMS.index(k)] if k in FIT_PARAMS else EXTRA_START[k] for k in names])
         x0 = np.r_[x0, [s[ia]] * n_b, [s[ip]] * n_s]
         if fit_lure:
             x0 = np.r_[x0, 1.0 / max(n_cand - 1, 1)]
+        starts.append(x0)
+    if warm is not None:
+        w = warm.profile
+        x0 = np.array([EXTRA_START[k] if k in extra else float(getattr(w, k)) for k in names])
+        x0 = np.r_[
+            x0,
+            [(warm.accuracy_by_benchmark or {}).get(bn, w.accuracy) for bn in benches],
+            [(warm.persuasion_by_model or {}).get(m, w.persuasion) for m in senders],
+        ]
+        if fit_lure:
+            x0 = np.r_[x0, warm.target_lure if warm.target_lure is not None else 1.0 / max(n_cand - 1, 1)]
+        starts = [x0]
+    best: Any = None
+    for x0 in starts:
         z0 = np.clip((x0 - lo) / span, 1e-6, 1 - 1e-6)
         res = optimize.minimize(
             nll, z0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * len(z0), options={"maxiter": 300}
@@ -605,7 +642,7 @@ def fit(
         n_questions=sum(b.n_groups for b in blocks),
         seconds=time.perf_counter() - t0,
         converged=bool(best.success),
-        starts=max(1, restarts),
+        starts=len(starts),
         target_lure=lure,
         accuracy_by_benchmark=acc_by,
         questions_by_benchmark=dict(sorted(q_by_bench.items())),
@@ -614,12 +651,99 @@ def fit(
     )
 
 
-# Optional model extensions (issue 26 item 4): bounds and starting points when fitted.
+# Optional model extensions (issue 26 item 4; issue 39 item 2): bounds and starting points when fitted.
 # Tried and not kept (docs/experiments/2026-11-25-sim-profiles-from-real-debates.md): `adopted_weight`,
 # extra stickiness of an answer that differs from the first one (held-out log-likelihood fell for both
 # MAD-Follower models).
-EXTRA_BOUNDS: dict[str, tuple[float, float]] = {}
-EXTRA_START: dict[str, float] = {}
+EXTRA_BOUNDS: dict[str, tuple[float, float]] = {
+    "later_weight": (0.05, 20.0),
+    "target_persistence": (0.0, 20.0),
+}
+EXTRA_START: dict[str, float] = {"later_weight": 1.0, "target_persistence": 0.0}
+# The mechanisms a profile may carry, each kept or dropped per profile by cross-validated likelihood on
+# its own fitting questions (`select_mechanisms`): what one model's debates need costs another nothing.
+MECHANISMS: dict[str, str] = {
+    "later_weight": "persuasion at exposures after the first, relative to the first",
+    "target_persistence": "extra stickiness while an adversary read backs one's previous answer",
+}
+CV_FOLDS = 3
+MIN_CV_QUESTIONS = 4 * CV_FOLDS  # fewer fitting questions: no choice is made, no mechanism fitted
+# A mechanism is kept when it beats none by more than this (nats per answer, cross-validated): below
+# it the difference is the optimiser's tolerance, not the data (a mechanism whose fitted value is
+# neutral gains about 1e-6).
+MIN_CV_GAIN = 1e-4
+
+
+def cv_loglik(
+    debates: Sequence[Debate],
+    mechanisms: Sequence[Sequence[str]],
+    model: str | None = None,
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    nodes: int = QUAD_NODES,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+    restarts: int = 1,
+) -> dict[tuple[str, ...], float]:
+    """Log-likelihood per answer of each fold's questions under a fit to the other folds, for no
+    mechanism (key ``()``) and for each set in `mechanisms`. Each set starts from the fold's fit without
+    mechanisms (`fit(warm=...)`), so it differs from it only by what the mechanisms add: a poor local
+    optimum of one fit cannot pass for a mechanism's gain. Folds split QUESTIONS, seeded."""
+    keys = sorted({d.question_key for d in debates})
+    if len(keys) < folds:
+        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for choosing mechanisms")
+    perm = np.random.default_rng(seed).permutation(len(keys))
+    fold_of = {keys[i]: k % folds for k, i in enumerate(perm)}
+    configs = [()] + [tuple(m) for m in mechanisms]
+    total = dict.fromkeys(configs, 0.0)
+    n_ans = 0
+    for k in range(folds):
+        train = [d for d in debates if fold_of[d.question_key] != k]
+        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
+        n_ans += n_answers(blocks)
+        kw: dict[str, Any] = dict(
+            model=model, nodes=nodes, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
+        )
+        nested = fit(train, restarts=restarts, **kw)
+        for cfg in configs:
+            res = nested if not cfg else fit(train, extra=list(cfg), warm=nested, **kw)
+            total[cfg] += loglik(
+                res.profile,
+                blocks,
+                nodes,
+                lure=res.target_lure,
+                acc_by=res.accuracy_by_benchmark,
+                pers_by=res.persuasion_by_model,
+            )
+    return {cfg: (v / n_ans if n_ans else float("nan")) for cfg, v in total.items()}
+
+
+def select_mechanisms(
+    debates: Sequence[Debate],
+    model: str | None = None,
+    candidates: Sequence[str] = tuple(MECHANISMS),
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+) -> tuple[list[str], dict[str, float]]:
+    """Which mechanisms this model's debates support: each candidate alone against none, by
+    cross-validated log-likelihood per answer on the FITTING questions (the held-out questions stay
+    untouched for the scorecard). A mechanism is kept when it beats none by `MIN_CV_GAIN`; returns
+    (kept, scores by configuration: "none", each candidate, and "all" when more than one is kept)."""
+    unknown = [m for m in candidates if m not in MECHANISMS]
+    if unknown:
+        raise ValueError(f"unknown mechanism(s) {unknown}; known: {', '.join(MECHANISMS)}")
+
+    sets = [(m,) for m in candidates] + ([tuple(candidates)] if len(candidates) > 1 else [])
+    cv = cv_loglik(debates, sets, model, folds, seed, by_benchmark=by_benchmark, by_sender=by_sender)
+    scores = {"none": cv[()]} | {m: cv[(m,)] for m in candidates}
+    kept = [m for m in candidates if scores[m] > scores["none"] + MIN_CV_GAIN]
+    if len(kept) > 1:
+        scores["all"] = cv[tuple(candidates)]
+        if len(kept) < len(candidates) or scores["all"] <= max(scores[m] for m in kept) + MIN_CV_GAIN:
+            kept = [max(kept, key=lambda m: scores[m])]  # together no better: the best alone
+    return kept, scores
 
 
 def split_questions(

@@ -137,9 +137,13 @@ def run(
     out_dir: str | Path | None = None,
     by_benchmark: bool = True,
     by_sender: bool = True,
+    mechanisms: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
-    write the profile. Returns everything the CLI prints."""
+    write the profile. Returns everything the CLI prints.
+
+    `mechanisms`: None chooses among `fit_episodes.MECHANISMS` by cross-validation on the fitting
+    questions (`select_mechanisms`); a list fits exactly those (empty: none)."""
     if not name:
         raise ValueError("--name is empty: give a plain profile name, e.g. --name my-model")
     from tomacs.sim.profiles import _check_name
@@ -151,15 +155,40 @@ def run(
         fit_d, held = list(debates), []
     else:
         fit_d, held = fe.split_questions(debates, split, split_seed)
+    choice: dict[str, Any]
+    kept: list[str]
+    n_fit_q = len({d.question_key for d in fit_d})
+    if mechanisms is None and n_fit_q < fe.MIN_CV_QUESTIONS:
+        kept, choice = (
+            [],
+            {"rule": f"none: {n_fit_q} fitting questions are too few to choose by cross-validation"},
+        )
+    elif mechanisms is None:
+        kept, scores = fe.select_mechanisms(
+            fit_d, model, seed=split_seed, by_benchmark=by_benchmark, by_sender=by_sender
+        )
+        choice = {
+            "rule": f"kept when it beats none by more than {fe.MIN_CV_GAIN:g} nats per answer in "
+            f"{fe.CV_FOLDS}-fold cross-validation by question on the fitting questions",
+            "cv_loglik_per_answer": {k: round(v, 6) for k, v in scores.items()},
+        }
+    else:
+        unknown = [m for m in mechanisms if m not in fe.MECHANISMS]
+        if unknown:
+            raise ValueError(f"unknown mechanism(s) {', '.join(unknown)}; known: {', '.join(fe.MECHANISMS)}")
+        kept, choice = list(mechanisms), {"rule": "given (--mechanisms)"}
     res = fe.fit(
         fit_d,
         name=name,
         model=model,
         restarts=restarts,
+        extra=kept,
         fit_lure=True,
         by_benchmark=by_benchmark,
         by_sender=by_sender,
     )
+    choice["kept"] = {m: round(float(getattr(res.profile, m)), 6) for m in kept}
+    choice["dropped"] = [m for m in fe.MECHANISMS if m not in kept]
     lure = res.target_lure
     acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
     # the texts of the same fitting questions (never a held-out one): how the model writes
@@ -179,6 +208,7 @@ def run(
             "questions_by_benchmark": res.questions_by_benchmark,
             "persuasion_by_model": pers_by,
             "persuasive_messages_by_model": res.messages_by_model,
+            "mechanisms": choice,
         },
     }
 
@@ -218,7 +248,8 @@ def run(
         "model_variant": MODEL_VARIANT
         + ("; accuracy per benchmark" if acc_by and len(acc_by) > 1 else "")
         + ("; persuasion per sender model" if pers_by and len(pers_by) > 1 else ""),
-        "fitted": list(fe.FIT_PARAMS) + ["compliance (adversaries' target rate)"],
+        "fitted": list(fe.FIT_PARAMS) + kept + ["compliance (adversaries' target rate)"],
+        "mechanisms": choice,
         # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
         # the adversaries' target); the simulator draws targets independently of the lure
         "target_lure": None if lure is None else round(lure, 6),

@@ -18,7 +18,11 @@ and Table 2's *Complete* rows; see docs/deviations.md):
 * Update after reading messages (answer index ``a_m``, weight ``w_m = rho`` if persuasive else 1):
   ``u_j = beta * log p0[j] + alpha * [j == prev] + gamma * [j == first]
   + share * S_j / sum_m w_m + count * S_j``
-  with ``S_j = sum_m w_m [a_m == j]``; the new answer is ``softmax(u)``. The share term says how
+  with ``S_j = sum_m w_m [a_m == j]``; the new answer is ``softmax(u)``. Two mechanisms that only
+  real debates identify (neutral in every paper profile): an agent that already read an adversary in
+  an earlier round weighs persuasive messages ``lambda_L * rho`` (``later_weight``), and the self term
+  gains ``kappa`` (``target_persistence``) while a persuasive message it reads backs its own previous
+  answer. The share term says how
   much of what the agent reads backs ``j``; the count term says how many voices back it, so more
   adversaries push harder even when their share is fixed. ``prev`` is the agent's own previous
   answer, ``first`` its own round-1 answer (the anchor, weight ``gamma = anchor_weight``). In a
@@ -73,6 +77,10 @@ class SimProfile:
     anchor_weight: float = 0.0  # gamma: pull toward the agent's own round-1 answer (multi-round only)
     decision_weight: float = 1.0  # lambda_D: weight of what the LLM decision agent reads (1 = a receiver's)
     compliance: float = 1.0  # pi: probability that an adversary's reply argues for its target
+    # Mechanisms fitted from real debates (`calibrate --from-episodes`, kept per profile by held-out
+    # likelihood); their neutral values leave the update rule, and every paper profile, unchanged.
+    later_weight: float = 1.0  # lambda_L: persuasion at later exposures, relative to the first exposure
+    target_persistence: float = 0.0  # kappa: extra stickiness while an adversary read backs one's own answer
 
     def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -233,12 +241,14 @@ def logit_terms(
     capability: float = 1.0,
     first_idx: int | None = None,
     message_scale: float = 1.0,
+    exposed_before: bool = False,
 ) -> dict[str, np.ndarray]:
     """The update rule, written once: the additive terms of u_j by name (`UPDATE_TERMS`).
 
     `update_logits` sums them; `tomacs.sim.diagnose` splits them further (competence vs distractor,
     honest vs adversarial senders) without restating the rule. `first_idx` is the agent's own
-    round-1 answer (None: no anchor term, e.g. unknown)."""
+    round-1 answer (None: no anchor term, e.g. unknown). `exposed_before`: the agent read a persuasive
+    message in an earlier round (its persuasive messages then weigh ``later_weight`` times more)."""
     p0 = initial_probs(profile, latent, n_cand, truth_idx, capability)
     terms = {k: np.zeros(n_cand) for k in UPDATE_TERMS}
     terms["prior"] = profile.prior_weight * np.log(np.maximum(p0, 1e-300))
@@ -251,7 +261,10 @@ def logit_terms(
             raise ValueError(f"first answer {first_idx} outside 0..{n_cand - 1}")
         terms["anchor"][first_idx] = profile.anchor_weight
     if messages:
-        support = message_support(messages, n_cand, profile.persuasion)[0]
+        rho = profile.persuasion * (profile.later_weight if exposed_before else 1.0)
+        support, _, adversarial = message_support(messages, n_cand, rho)
+        if prev_idx is not None and profile.target_persistence and adversarial[prev_idx] > 0:
+            terms["self"][prev_idx] += profile.target_persistence
         if support.sum() > 0:  # all senders told credibility 0: nothing to be moved by
             terms["messages"] = message_scale * (
                 profile.share_weight * support / support.sum() + profile.count_weight * support
@@ -269,13 +282,23 @@ def update_logits(
     capability: float = 1.0,
     first_idx: int | None = None,
     message_scale: float = 1.0,
+    exposed_before: bool = False,
 ) -> np.ndarray:
     """The logits u_j of the update model (see module docstring): the sum of `logit_terms`.
 
     Adding a term that is zero at j leaves u_j unchanged bit for bit, so this sum equals the
     element-wise updates the rule was first written with."""
     terms = logit_terms(
-        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+        profile,
+        latent,
+        prev_idx,
+        messages,
+        n_cand,
+        truth_idx,
+        capability,
+        first_idx,
+        message_scale,
+        exposed_before,
     )
     u = terms[UPDATE_TERMS[0]]
     for k in UPDATE_TERMS[1:]:
@@ -293,6 +316,7 @@ def update_probs(
     capability: float = 1.0,
     first_idx: int | None = None,
     message_scale: float = 1.0,
+    exposed_before: bool = False,
 ) -> np.ndarray:
     """An honest agent's answer distribution after reading `messages` = [(answer index, persuasive)].
 
@@ -301,7 +325,16 @@ def update_probs(
     parse should simply be left out by the caller.
     """
     u = update_logits(
-        profile, latent, prev_idx, messages, n_cand, truth_idx, capability, first_idx, message_scale
+        profile,
+        latent,
+        prev_idx,
+        messages,
+        n_cand,
+        truth_idx,
+        capability,
+        first_idx,
+        message_scale,
+        exposed_before,
     )
     u = u - u.max()
     e = np.exp(u)
