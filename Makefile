@@ -13,7 +13,7 @@ SEEDS ?= 0,1,2
 TABLES := table2 table3 table4 table5 table6 table7 table8 table9 table10 peers crs gsafeguard smoke
 
 .PHONY: setup setup-local setup-slurm slurm-start slurm-stop serve-local test test-fast lint format calibrate quickstart bench-backbone clean \
-	tables smoke-tables docs paper-numbers parser-check $(TABLES)
+	tables smoke-tables docs paper-numbers parser-check profiles $(TABLES)
 SMOKE := eval.size=3 eval.batch_size=3 train.size=4 train.val_size=0 train.batch_size=4 train.epochs=1 \
 	embedder=hashing seed=0
 
@@ -117,6 +117,20 @@ docs: setup
 
 calibrate: setup
 	$(BIN)/tomacs sim fit
+
+# The shipped simulator profiles (conf/profiles/, `backbone.profile=NAME`): each fitted to one model's real
+# debates under $(TOMACS_DATA)/debates (70 % of the questions, split seed 0; the rest scored as held out),
+# written with its provenance, held-out scorecard and text model: 10-30 s each on 2 cores. Sources are
+# recorded relative to the checkout (../shared/data/debates/...), as beside it.
+DEBATES = $(shell $(PYTHON) -c 'import os, sys; print(os.path.relpath(sys.argv[1]))' $(TOMACS_DATA)/debates)
+MAA = $(DEBATES)/multi-agent-attack/mmlu/adv_100_3_3_1
+FIT_PROFILE = TOMACS_PROFILES=conf/profiles $(BIN)/tomacs sim fit-episodes
+profiles: setup
+	$(FIT_PROFILE) $(DEBATES)/mad-follower --model qwen3-8b --name mad-qwen3-8b
+	$(FIT_PROFILE) $(DEBATES)/mad-follower --model qwen-max --name mad-qwen-max
+	$(FIT_PROFILE) $(MAA)-gpt-3.5-turbo-gpt-3.5-turbo --model gpt-3.5-turbo --name maa-gpt35
+	$(FIT_PROFILE) $(MAA)-Qwen1.5-14B-Chat-Qwen1.5-14B-Chat --model Qwen1.5-14B-Chat --name maa-qwen14
+	$(FIT_PROFILE) $(MAA)-gpt-4o-gpt-4o --model gpt-4o --name maa-gpt4o
 
 quickstart: setup
 	$(BIN)/tomacs train method=complete attack=gt50

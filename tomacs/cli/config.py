@@ -4,9 +4,10 @@ compose API, never `hydra.main`."""
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from tomacs.cli.common import console, fail
+from tomacs.cli.common import console, fail, wide
 from tomacs.config import ConfigError, compose, group_options, reject_flags
 
 
@@ -22,7 +23,8 @@ def show_config(ctx: typer.Context) -> None:
 
 
 def list_options() -> None:
-    """List the config groups and their options."""
+    """List the config groups and their options, and the sim backbone's profiles (paper, shipped and
+    your own) with their source and held-out score."""
     table = Table(title="tomacs config groups (choose with GROUP=OPTION)")
     table.add_column("group", style="bold")
     table.add_column("options")
@@ -40,6 +42,53 @@ def list_options() -> None:
         "table", ", ".join(table_names()) + "  [dim](a sweep: tomacs train table=NAME; see tomacs tables)[/]"
     )
     console.print(table)
+    wide(170).print(profiles_table())
+
+
+def _ll(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def profiles_table() -> Table:
+    """`backbone.profile=NAME`'s choices, in resolution order: paper, shipped, user (the profile store).
+    Reads the files' heads only (tomacs.sim.profiles.list_profiles): no fit."""
+    from tomacs.sim.profiles import list_profiles, store_dir
+
+    t = Table(
+        title="sim profiles (backbone=sim backbone.profile=NAME)",
+        caption="held out: the questions a profile was not fitted to (30 %, split seed 0 unless its "
+        "provenance says otherwise); log-lik per honest answer, higher is better, of the fitted profile "
+        "(red: not above both others), of keeping the previous answer and of the paper profile mmlu. user: "
+        f"the profile store {store_dir()} (fit one: tomacs sim fit-episodes PATH --name NAME)",
+    )
+    for col, kw in (
+        ("profile", {"style": "bold"}),
+        ("kind", {}),
+        ("source", {}),
+        ("fitted on\ndebates/questions", {"justify": "right"}),
+        ("held out\ncells inside", {"justify": "right"}),
+        ("log-lik\nfitted", {"justify": "right"}),
+        ("log-lik\nkeep previous", {"justify": "right"}),
+        ("log-lik\npaper", {"justify": "right"}),
+    ):
+        t.add_column(col, **kw)  # type: ignore[arg-type]
+    for e in list_profiles():
+        fitted_on = "-" if e.debates_fit is None else f"{e.debates_fit}/{e.questions_fit}"
+        cells = "-" if e.cells_total is None else f"{e.cells_inside}/{e.cells_total}"
+        source = escape(e.source) + (f" [yellow]({escape(e.note)})[/]" if e.note else "")
+        fitted, keep, paper = (e.loglik.get(k) for k in ("fitted", "keep_previous", "paper"))
+        beaten = fitted is not None and any(b is not None and b >= fitted for b in (keep, paper))
+        t.add_row(
+            e.name,
+            e.kind,
+            source,
+            fitted_on,
+            cells,
+            f"[red]{_ll(fitted)}[/]" if beaten else _ll(fitted),
+            _ll(keep),
+            _ll(paper),
+        )
+    return t
 
 
 def tables(

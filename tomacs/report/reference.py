@@ -315,8 +315,15 @@ def _natural(name: str) -> list[Any]:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name)]
 
 
+# conf/ directories that hold no config group: profiles/ is the shipped sim profiles (backbone.profile=NAME,
+# tomacs.sim.profiles; `tomacs list` shows them), not options chosen with GROUP=OPTION.
+NOT_GROUPS = frozenset({"profiles"})
+
+
 def _groups(root: Path) -> list[str]:
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+    return sorted(
+        p.name for p in root.iterdir() if p.is_dir() and p.name not in NOT_GROUPS and any(p.glob("*.yaml"))
+    )
 
 
 def _read(path: Path) -> tuple[dict[str, Any], list[str], dict[str, str]]:
