@@ -82,6 +82,10 @@ class AttackSchema:
     # the adversary's prompt: appd (TodyComm App. D) | debate (multi-agent-attack: reads the others,
     # no word limit); tomacs.agents.adversary.ADVERSARY_PROMPTS
     prompt: str = _schedule_default("prompt")
+    # the source's target rule: P(the adversaries' target is the question's lure, its most attractive
+    # wrong answer) | profile (the sim profile's fitted value) | null = uniform over wrong answers
+    # (App. D). backbone=sim only: a real model's lure is unknown
+    target_lure: Any = None
 
 
 @dataclass
@@ -548,6 +552,14 @@ def validate(cfg: DictConfig) -> None:
         AdversarySchedule.from_config(cfg.attack, int(cfg.agents), int(cfg.rounds))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
+    if cfg.attack.get("target_lure") is not None:
+        from tomacs.backbones.base import backbone_class
+
+        if not backbone_class(cfg.backbone).knows_lures:
+            raise ConfigError(
+                f"attack.target_lure={cfg.attack.target_lure} follows a question's lure, which only "
+                f"backbone=sim knows (not backbone={cfg.backbone.name}): set attack.target_lure=null"
+            )
     if cfg.device.name not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
     _check_backbone_limits(cfg.backbone)

@@ -8,7 +8,10 @@ draw, from an RNG the executor seeds per episode:
    agent index is a safer bet than another and a method cannot learn "agent 0 is honest";
 2. each adversary's onset round, uniform over `onset_rounds` (default `DEFAULT_ONSET_ROUNDS`);
 3. ONE wrong target answer shared by all adversaries of the episode, uniform over the wrong answers
-   given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard).
+   given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard). With
+   `target_lure` (a source's target rule, fitted from its debates) the target is instead the
+   question's lure (the wrong answer the backbone's agents find most attractive) with that
+   probability, else uniform over the other wrong answers.
 
 Before its onset an adversary runs the identical honest path; from onset on it uses the Appendix D
 prompt (`tomacs.agents.prompts.adversarial_messages`) and appends the persuasive suffix (unless
@@ -34,6 +37,7 @@ from tomacs.types import AdversaryPlan, Question
 # TodyComm §5: "adversarial transitions occurring at round 3 or 4". The one place this default is
 # written: the attack schema (tomacs.config.AttackSchema) and the calibration simulator read it here.
 DEFAULT_ONSET_ROUNDS: tuple[int, ...] = (3, 4)
+LURE_FROM_PROFILE = "profile"  # attack.target_lure: the sim profile's fitted target rule
 ADVERSARY_PROMPTS: tuple[str, ...] = ("appd", "debate")
 """`attack.prompt`: App. D's (TodyComm) or the multi-agent-attack debates' (tomacs.agents.prompts)."""
 
@@ -77,6 +81,9 @@ class AdversarySchedule:
     # the adversary's prompt: "appd" (TodyComm App. D: target only, < 100 words, reads nothing) or
     # "debate" (multi-agent-attack: told its target, reads the others like an honest agent, no limit)
     prompt: str = "appd"
+    # P(the target is the question's lure); None = uniform over the wrong answers (App. D). Only a
+    # backbone that knows each question's lure (the simulator) can follow it.
+    target_lure: float | None = None
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -95,6 +102,11 @@ class AdversarySchedule:
             raise ValueError(
                 f"attack.prompt={self.prompt!r} is not a known adversary prompt; "
                 f"valid: {', '.join(ADVERSARY_PROMPTS)}"
+            )
+        if self.target_lure is not None and not 0.0 <= float(self.target_lure) <= 1.0:
+            raise ValueError(
+                f"attack.target_lure={self.target_lure} is not a probability: set it in [0, 1], "
+                "'profile' (the sim profile's fitted value) or null (uniform)"
             )
         if not isinstance(self.suffix, bool):
             raise ValueError(f"attack.suffix must be true or false (got {self.suffix!r})")
@@ -141,6 +153,15 @@ class AdversarySchedule:
         `suffix`, `prompt`, `protect_last`: the last agent is never an adversary); a key left out takes the
         field's default. `persistent` needs the run's seed: `tomacs.job.components.adversary_schedule`."""
         given = {k: cfg[k] for k in ("count", "rate", "suffix", "prompt") if cfg.get(k) is not None}
+        lure = cfg.get("target_lure")
+        if lure is not None and lure != LURE_FROM_PROFILE:  # 'profile' is settled with the backbone
+            try:
+                given["target_lure"] = float(lure)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"attack.target_lure={lure!r}: give a probability in [0, 1], "
+                    f"'{LURE_FROM_PROFILE}' (the sim profile's fitted value) or null (uniform)"
+                ) from None
         onsets = cfg.get("onset_rounds")
         if onsets is not None:
             given["onset_rounds"] = tuple(onsets)
@@ -153,14 +174,19 @@ class AdversarySchedule:
         )
 
     def plan(
-        self, question: Question, wrong_answers: Sequence[str], rng: np.random.Generator
+        self,
+        question: Question,
+        wrong_answers: Sequence[str],
+        rng: np.random.Generator,
+        lure: str | None = None,
     ) -> AdversaryPlan:
         """Draw who, from when, and toward which shared wrong answer, for one episode.
 
         `wrong_answers` are the candidate targets (the executor passes
         `tomacs.benchmarks.base.wrong_answers`: every label but the gold, or the numeric candidates
         but the gold). Any entry equal to the gold answer is dropped, so the target is always
-        wrong. The returned `adversaries` are sorted.
+        wrong. The returned `adversaries` are sorted. `lure`: the question's lure, which
+        `target_lure` needs (the executor asks the backbone).
         """
         if self.k == 0:
             return AdversaryPlan(adversaries=(), onsets={}, target=None)
@@ -177,7 +203,17 @@ class AdversarySchedule:
             agents = np.asarray(self.fixed_agents)
         onset_idx = rng.integers(len(self.onset_rounds), size=self.k)
         onsets = {int(a): int(self.onset_rounds[int(j)]) for a, j in zip(agents, onset_idx, strict=True)}
-        target = wrong[int(rng.integers(len(wrong)))]
+        if self.target_lure is None:
+            target = wrong[int(rng.integers(len(wrong)))]
+        else:
+            if lure not in wrong:
+                raise ValueError(
+                    f"attack.target_lure needs the lure of question {question.id!r} among its wrong "
+                    f"answers (got {lure!r}): only backbone=sim knows a question's lure"
+                )
+            others = [a for a in wrong if a != lure]
+            pick_lure = rng.random() < float(self.target_lure) or not others
+            target = lure if pick_lure else others[int(rng.integers(len(others)))]
         adversaries = tuple(sorted(int(a) for a in agents))
         ordered = {a: onsets[a] for a in adversaries}
         return AdversaryPlan(adversaries=adversaries, onsets=ordered, target=target)

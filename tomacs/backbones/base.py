@@ -87,6 +87,9 @@ class BaseBackbone:
     """
 
     simulated: ClassVar[bool] = False
+    # True for a kind that knows each question's lure (its most attractive wrong answer), which a
+    # source's target rule (`attack.target_lure`) needs: the simulator's latent. A real model's is unknown.
+    knows_lures: ClassVar[bool] = False
     name: str
 
     @classmethod

@@ -94,7 +94,11 @@ class Executor:
         """The episode's adversaries; evaluation plans depend only on (seed, question) so every
         method is evaluated against exactly the same adversaries, targets and onsets."""
         rng = np.random.default_rng(stable_seed(self.episode_seed(phase), "plan", phase, question.id))
-        return self.schedule.plan(question, wrong_answers(question), rng)
+        lure = None
+        lure_of = getattr(self.backbone, "question_lure", None)
+        if self.schedule.target_lure is not None and lure_of is not None:  # a source's target rule
+            lure = lure_of(question)  # the plan refuses a missing lure in one line
+        return self.schedule.plan(question, wrong_answers(question), rng, lure)
 
     def run_batch(
         self,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from omegaconf import DictConfig
 
-from tomacs.agents.adversary import AdversarySchedule
+from tomacs.agents.adversary import LURE_FROM_PROFILE, AdversarySchedule
 from tomacs.agents.roles import assign_roles
 from tomacs.backbones.base import Backbone, BaseBackbone, backbone_class
 from tomacs.benchmarks.base import BenchmarkAdapter, get_benchmark
@@ -120,6 +120,22 @@ def adversary_schedule(cfg: DictConfig) -> AdversarySchedule:
     return dataclasses.replace(schedule, fixed_agents=fixed)
 
 
+def _target_rule(cfg: DictConfig, schedule: AdversarySchedule, backbone: Backbone) -> AdversarySchedule:
+    """`attack.target_lure=profile` settled to the sim profile's fitted value; a number stays. Both
+    need the backbone to know each question's lure (config.validate refused any other kind)."""
+    if (cfg.attack.get("target_lure") != LURE_FROM_PROFILE) or schedule.k == 0:
+        return schedule
+    fitted = getattr(backbone, "fitted_target_lure", None)
+    value = fitted() if callable(fitted) else None
+    if value is None:
+        raise ConfigError(
+            f"attack.target_lure={LURE_FROM_PROFILE}: the sim profile of this run has no fitted target rule "
+            "(a paper profile, or one fitted from debates without an adversary target); give a probability "
+            "(e.g. attack.target_lure=0.25) or null (uniform)"
+        )
+    return dataclasses.replace(schedule, target_lure=float(value))
+
+
 def build(
     cfg: DictConfig, need_train: bool, *, backbone: Backbone | None = None, embedder: Embedder | None = None
 ) -> Components:
@@ -216,6 +232,7 @@ def _assemble(
     ex_embedder = job_embedder() if method.needs_embeddings else None
     if backbone is None:
         backbone = build_backbone(cfg, bench)
+    schedule = _target_rule(cfg, schedule, backbone)
     crs = None
     if decision == "crs":
         from tomacs.credibility.decider import CrsConfig, CrsDecider

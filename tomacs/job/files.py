@@ -248,8 +248,8 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
 def _settled(config: dict[str, Any]) -> dict[str, object]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
-    the value older runs had (`train.name`, `train.samples`, `attack.prompt`, `embed.backend`, a method's
-    keys added since), so
+    the value older runs had (`train.name`, `train.samples`, attack keys such as `attack.prompt`,
+    `embed.backend`, a method's keys added since), so
     that resuming and skipping still recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
@@ -260,8 +260,18 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
     if isinstance(cfg.get("train"), DictConfig) and "samples" not in cfg.train:
         cfg.train.samples = 1  # runs from before several episodes per training question
-    if isinstance(cfg.get("attack"), DictConfig) and "prompt" not in cfg.attack:
-        cfg.attack.prompt = "appd"  # runs from before attack.prompt existed had App. D's adversary
+    if isinstance(cfg.get("attack"), DictConfig):
+        # an attack key added since (attack.prompt, attack.target_lure) takes its default, which is the
+        # behaviour before it existed (App. D's adversary; uniform targets)
+        import dataclasses
+
+        from omegaconf import MISSING
+
+        from tomacs.config import AttackSchema
+
+        for f in dataclasses.fields(AttackSchema):
+            if f.name not in cfg.attack and f.default is not dataclasses.MISSING and f.default != MISSING:
+                cfg.attack[f.name] = f.default
     if isinstance(cfg.get("method"), DictConfig) and cfg.method.get("name"):
         # a method key added since (e.g. todycomm's `comm`) is absent from older runs' files; a new key's
         # default is the behaviour before it existed (the rule every new key follows), so fill it in

@@ -46,6 +46,7 @@ class SimBackbone(BaseBackbone):
     """Simulated agents for one benchmark profile (mmlu, arc_c, gsm8k, openbookqa, medqa)."""
 
     simulated = True
+    knows_lures = True
     Settings = SimSettings
 
     def __init__(
@@ -121,6 +122,16 @@ class SimBackbone(BaseBackbone):
             st = (cands, truth, model.sample_latent(self.profile, rng, len(cands), truth))
             self._latents[q.id] = st
         return st
+
+    def question_lure(self, question: Question) -> str:
+        """The question's lure: the wrong answer its latent makes attractive (`attack.target_lure`)."""
+        cands, _, latent = self._question_state(question)
+        return cands[latent.distractor]
+
+    def fitted_target_lure(self) -> float | None:
+        """The source's target rule fitted with the profile (its provenance's `target_lure`), if any."""
+        value = (self.provenance or {}).get("target_lure")
+        return None if value is None else float(value)
 
     def decision_own_answer(self, req: GenerationRequest) -> int:
         """The LLM decision agent's own answer (candidate index): a first-answer draw from p0, from a
