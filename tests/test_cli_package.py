@@ -19,6 +19,7 @@ MODE_OPTIONS = {
     "check": {"--profile", "--trials", "--seed"},
     "fit": {"--profile", "--trials", "--seed", "--write", "--jobs"},
     "fit-episodes": {
+        "--mechanisms",
         "--name",
         "--split",
         "--split-seed",

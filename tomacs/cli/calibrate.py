@@ -74,6 +74,11 @@ def calibrate(
         "--by-sender/--no-by-sender",
         help="--from-episodes: fit one persuasion per adversary model instead of one in all.",
     ),
+    mechanisms: str = typer.Option(
+        "auto",
+        "--mechanisms",
+        help="--from-episodes: optional mechanisms (auto, none or a comma list; `tomacs sim fit-episodes`).",
+    ),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
     With --diagnose: break the simulator's multi-round debates down (tomacs/analysis/sim_debates.py).
@@ -103,6 +108,7 @@ def calibrate(
             out,
             by_benchmark,
             by_sender,
+            mechanisms,
         )
         return
     if predict or name:
