@@ -199,3 +199,23 @@ def test_numeric_target_is_one_of_the_benchmarks_wrong_candidates() -> None:
         for k in range(200)
     }
     assert targets == set(wrong)  # the gold, even when offered, is dropped; every wrong one is drawn
+
+
+def test_ordered_onsets_give_one_adversary_per_listed_round() -> None:
+    """MAD-Follower's protocol: an attacker from round 1 and a follower from round 2, in every episode;
+    which agents they are stays random."""
+    s = AdversarySchedule(n_agents=5, rounds=3, count=2, onset_rounds=(1, 2), ordered_onsets=True)
+    firsts = set()
+    for i in range(200):
+        plan = s.plan(MC, wrong_answers(MC), np.random.default_rng(i))
+        assert sorted(plan.onsets.values()) == [1, 2]
+        firsts.add(next(a for a, r in plan.onsets.items() if r == 1))
+    assert firsts == set(range(5))
+    drawn = AdversarySchedule(n_agents=5, rounds=3, count=2, onset_rounds=(1, 2))
+    both = [
+        sorted(drawn.plan(MC, wrong_answers(MC), np.random.default_rng(i)).onsets.values())
+        for i in range(200)
+    ]
+    assert [1, 1] in both and [2, 2] in both  # the default draws each onset: not always one of each
+    with pytest.raises(ValueError, match="one onset per adversary"):
+        AdversarySchedule(n_agents=5, rounds=3, count=2, onset_rounds=(1,), ordered_onsets=True)

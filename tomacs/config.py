@@ -86,6 +86,9 @@ class AttackSchema:
     # wrong answer) | profile (the sim profile's fitted value) | null = uniform over wrong answers
     # (App. D). backbone=sim only: a real model's lure is unknown
     target_lure: Any = None
+    # true: the i-th adversary turns at onset_rounds[i], one per listed round (MAD-Follower: attacker from
+    # round 1, follower from round 2); false: each adversary draws its onset from onset_rounds
+    ordered_onsets: bool = False
 
 
 @dataclass

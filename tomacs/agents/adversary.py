@@ -6,7 +6,8 @@ draw, from an RNG the executor seeds per episode:
 
 1. which agents turn adversarial — uniform over positions (`rng.choice(N, k, replace=False)`), so no
    agent index is a safer bet than another and a method cannot learn "agent 0 is honest";
-2. each adversary's onset round, uniform over `onset_rounds` (default `DEFAULT_ONSET_ROUNDS`);
+2. each adversary's onset round, uniform over `onset_rounds` (default `DEFAULT_ONSET_ROUNDS`), or with
+   `ordered_onsets` the i-th adversary drawn at `onset_rounds[i]` (a source with one adversary per onset);
 3. ONE wrong target answer shared by all adversaries of the episode, uniform over the wrong answers
    given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard). With
    `target_lure` (a source's target rule, fitted from its debates) the target is instead the
@@ -84,6 +85,9 @@ class AdversarySchedule:
     # P(the target is the question's lure); None = uniform over the wrong answers (App. D). Only a
     # backbone that knows each question's lure (the simulator) can follow it.
     target_lure: float | None = None
+    # True: the i-th adversary drawn turns at onset_rounds[i] (one adversary per listed onset: MAD-Follower's
+    # attacker from round 1 and follower from round 2); False: each draws its onset from the list
+    ordered_onsets: bool = False
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -115,6 +119,13 @@ class AdversarySchedule:
             raise ValueError(
                 f"attack.onset_rounds must lie in 1..rounds={self.rounds} (got {list(self.onset_rounds)}); "
                 f"with fewer rounds set e.g. 'attack.onset_rounds=[{self.rounds}]'"
+            )
+        if not isinstance(self.ordered_onsets, bool):
+            raise ValueError(f"attack.ordered_onsets must be true or false (got {self.ordered_onsets!r})")
+        if self.ordered_onsets and k > 0 and len(self.onset_rounds) != k:
+            raise ValueError(
+                f"attack.ordered_onsets gives the i-th adversary onset_rounds[i], so it needs one onset per "
+                f"adversary: {k} adversaries but onset_rounds={list(self.onset_rounds)}; list {k} rounds"
             )
         self.count = k
         self.protected = tuple(sorted({int(a) for a in self.protected}))
@@ -152,7 +163,8 @@ class AdversarySchedule:
         """Build from an `attack` config group entry (`name`, `count`, `rate`, `onset_rounds`,
         `suffix`, `prompt`, `protect_last`: the last agent is never an adversary); a key left out takes the
         field's default. `persistent` needs the run's seed: `tomacs.job.components.adversary_schedule`."""
-        given = {k: cfg[k] for k in ("count", "rate", "suffix", "prompt") if cfg.get(k) is not None}
+        keys = ("count", "rate", "suffix", "prompt", "ordered_onsets")
+        given = {k: cfg[k] for k in keys if cfg.get(k) is not None}
         lure = cfg.get("target_lure")
         if lure is not None and lure != LURE_FROM_PROFILE:  # 'profile' is settled with the backbone
             try:
@@ -201,8 +213,11 @@ class AdversarySchedule:
         agents = np.asarray(pool)[rng.choice(len(pool), size=self.k, replace=False)]
         if self.fixed_agents is not None:
             agents = np.asarray(self.fixed_agents)
-        onset_idx = rng.integers(len(self.onset_rounds), size=self.k)
-        onsets = {int(a): int(self.onset_rounds[int(j)]) for a, j in zip(agents, onset_idx, strict=True)}
+        if self.ordered_onsets:  # the agents are drawn in random order, so who gets which onset is random
+            onsets = {int(a): int(r) for a, r in zip(agents, self.onset_rounds, strict=True)}
+        else:
+            onset_idx = rng.integers(len(self.onset_rounds), size=self.k)
+            onsets = {int(a): int(self.onset_rounds[int(j)]) for a, j in zip(agents, onset_idx, strict=True)}
         if self.target_lure is None:
             target = wrong[int(rng.integers(len(wrong)))]
         else:
