@@ -170,10 +170,9 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
             seen_adv = False  # read an adversarial turn in an earlier round (parsed or not)
             for r in range(1, d.n_rounds + 1):
                 later = seen_adv
-                t_r = turns.get((i, r))
-                if t_r is not None and any(j != i and d.is_adversarial(j, rr) for j, rr in t_r.read):
-                    seen_adv = True
                 t = turns.get((i, r))
+                if t is not None and any(j != i and d.is_adversarial(j, rr) for j, rr in t.read):
+                    seen_adv = True
                 y = ans(i, r)
                 if t is None or y < 0:
                     continue  # unparsed: not an outcome

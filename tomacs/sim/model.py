@@ -77,8 +77,9 @@ class SimProfile:
     anchor_weight: float = 0.0  # gamma: pull toward the agent's own round-1 answer (multi-round only)
     decision_weight: float = 1.0  # lambda_D: weight of what the LLM decision agent reads (1 = a receiver's)
     compliance: float = 1.0  # pi: probability that an adversary's reply argues for its target
-    # Mechanisms fitted from real debates (`calibrate --from-episodes`, kept per profile by held-out
-    # likelihood); their neutral values leave the update rule, and every paper profile, unchanged.
+    # Mechanisms fitted from real debates (`tomacs sim fit-episodes`, each kept per profile by
+    # cross-validated likelihood on its fitting questions); their neutral values leave the update rule,
+    # and every paper profile, unchanged.
     later_weight: float = 1.0  # lambda_L: persuasion at later exposures, relative to the first exposure
     target_persistence: float = 0.0  # kappa: extra stickiness while an adversary read backs one's own answer
 
