@@ -155,11 +155,20 @@ def test_the_real_side_counts_only_the_honest_agents_of_its_model() -> None:
 
 def test_protocol_names_agents_rounds_adversaries_and_onsets() -> None:
     p = protocol(REAL)
-    assert p == {"agents": [3], "rounds": [3], "adversaries": [1], "onsets": [1]}
+    assert p == {"agents": [3], "rounds": [3], "adversaries": [1], "onsets": [1], "onset_sets": [[1]]}
     assert describe(p) == "agents=3 rounds=3, 1 adversary from round 1"
     assert override_for(p) == "agents=3 rounds=3 attack=maa"
-    mad = Protocol(agents=[5], rounds=[3], adversaries=[2], onsets=[1, 2])  # MAD-Follower's
+    mad = Protocol(agents=[5], rounds=[3], adversaries=[2], onsets=[1, 2])  # onsets drawn, as attack=mad
     assert override_for(mad) == "agents=5 rounds=3 attack=mad"
+    # MAD-Follower's own: an attacker from round 1 and a follower from round 2 in every debate
+    source = Protocol(agents=[5], rounds=[3], adversaries=[2], onsets=[1, 2], onset_sets=[[1, 2]])
+    assert override_for(source) == "agents=5 rounds=3 attack=mad attack.ordered_onsets=true"
+    assert describe(source) == "agents=5 rounds=3, 2 adversaries, one from each of rounds 1/2"
+    drawn = Protocol(
+        agents=[5], rounds=[3], adversaries=[2], onsets=[1, 2], onset_sets=[[1, 1], [1, 2], [2, 2]]
+    )
+    w = protocol_warning(drawn, source)
+    assert w is not None and "attack.ordered_onsets=true" in w
     odd = Protocol(agents=[4], rounds=[3], adversaries=[2], onsets=[3])  # no shipped attack runs it
     assert override_for(odd) == "agents=4 rounds=3 attack=maa attack.count=2 attack.onset_rounds=[3]"
     none = protocol([debate("q", ["AAA", "AAA", "AAA"], adv=None)])

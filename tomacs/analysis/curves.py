@@ -20,7 +20,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -40,6 +40,9 @@ class Protocol(TypedDict):
     rounds: list[int]
     adversaries: list[int]
     onsets: list[int]  # every adversary onset round seen
+    # the distinct per-debate onset lists (sorted): [[1, 2]] when every debate has one adversary from
+    # round 1 and one from round 2 (MAD-Follower), several when each onset is drawn (attack=mad)
+    onset_sets: NotRequired[list[list[int]]]
 
 
 class Side(TypedDict):
@@ -92,7 +95,22 @@ def protocol(debates: Sequence[Debate]) -> Protocol:
         rounds=sorted({d.n_rounds for d in debates}),
         adversaries=sorted({sum(a.role == "adversary" for a in d.agents) for d in debates}),
         onsets=sorted({a.onset for d in debates for a in d.agents if a.role == "adversary" and a.onset}),
+        onset_sets=[
+            list(t)
+            for t in sorted(
+                {
+                    tuple(sorted(a.onset for a in d.agents if a.role == "adversary" and a.onset))
+                    for d in debates
+                }
+            )
+        ],
     )
+
+
+def _ordered(p: Protocol) -> bool:
+    """Every debate has one adversary per onset round, the same rounds (attack.ordered_onsets)."""
+    sets = p.get("onset_sets") or []
+    return len(sets) == 1 and len(sets[0]) > 1 and len(set(sets[0])) == len(sets[0])
 
 
 def _alts(values: list[int]) -> str:
@@ -105,6 +123,8 @@ def describe(p: Protocol) -> str:
     if p["adversaries"] == [0]:
         return head + ", no adversary"
     noun = "adversary" if p["adversaries"] == [1] else "adversaries"
+    if _ordered(p):
+        return f"{head}, {_alts(p['adversaries'])} {noun}, one from each of rounds {_alts(p['onsets'])}"
     return f"{head}, {_alts(p['adversaries'])} {noun} from round {_alts(p['onsets'])}"
 
 
@@ -132,9 +152,10 @@ def override_for(p: Protocol) -> str | None:
     """The overrides that run a side's protocol in `method=debate`; None when it mixes several."""
     if len(p["agents"]) != 1 or len(p["rounds"]) != 1 or len(p["adversaries"]) != 1:
         return None
-    return (
-        f"agents={p['agents'][0]} rounds={p['rounds'][0]} {_named_attack(p['adversaries'][0], p['onsets'])}"
-    )
+    attack = _named_attack(p["adversaries"][0], p["onsets"])
+    if _ordered(p):
+        attack += " attack.ordered_onsets=true"
+    return f"agents={p['agents'][0]} rounds={p['rounds'][0]} {attack}"
 
 
 def protocol_warning(sim: Protocol, real: Protocol) -> str | None:
