@@ -22,7 +22,8 @@ def _plans(lure_p: float | None, n: int, lure: str | None = "D") -> list[str]:
 
 
 def test_no_rule_draws_exactly_as_before() -> None:
-    """target_lure=None: the same draws, plan for plan, as a schedule without the field."""
+    """target_lure=None: a lure given to the plan changes no draw (the sim goldens hold the draws of
+    before the field), and targets stay uniform over every wrong answer."""
     plain = AdversarySchedule(n_agents=5, rounds=3, count=2, onset_rounds=(1, 2))
     for i in range(50):
         a = plain.plan(Q, WRONG, np.random.default_rng(i))

@@ -11,6 +11,14 @@ from tomacs.cli.common import check_out_file, console, fail
 
 transcripts_app = typer.Typer(no_args_is_help=True, help="Real debate transcripts (docs/transcripts.md).")
 FORMAT_HELP = "Format of every PATH (default: detected per path); see docs/transcripts.md."
+# the sides of a sim-against-real comparison (`texts`, `curves`): one definition of each option
+SIM_OPTION = typer.Option(..., "--sim", help="Simulated debates: sim run or sweep dirs, episodes.jsonl.")
+REAL_OPTION = typer.Option(..., "--real", help="Real transcripts, in any format `stats` reads.")
+MODEL_OPTION = typer.Option(None, "--model", help="Only real debates whose honest agents ran on this model.")
+HELD_OUT_OPTION = typer.Option(
+    False, "--held-out", help="Only the real questions held out from a fit (the split of calibrate)."
+)
+SPLIT_OPTION = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions.")
 
 
 def load_transcripts(paths: list[str], fmt: str | None) -> list:
@@ -55,17 +63,11 @@ def transcripts_stats(
 
 @transcripts_app.command("texts")
 def transcripts_texts(
-    sim: list[str] = typer.Option(
-        ..., "--sim", help="Simulated debates: sim run or sweep dirs, episodes.jsonl."
-    ),
-    real: list[str] = typer.Option(..., "--real", help="Real transcripts, in any format `stats` reads."),
-    model: str = typer.Option(
-        None, "--model", help="Only real debates whose honest agents ran on this model."
-    ),
-    held_out: bool = typer.Option(
-        False, "--held-out", help="Only the real questions held out from a fit (the split of calibrate)."
-    ),
-    split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
+    sim: list[str] = SIM_OPTION,
+    real: list[str] = REAL_OPTION,
+    model: str = MODEL_OPTION,
+    held_out: bool = HELD_OUT_OPTION,
+    split: float = SPLIT_OPTION,
     embedder: str = typer.Option(None, "--embedder", help="minilm or hashing (default: the sim run's own)."),
     max_replies: int = typer.Option(None, "--max-replies", help="Cap each side (whole questions, seeded)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the question folds and of the split."),
@@ -85,17 +87,11 @@ def transcripts_texts(
 
 @transcripts_app.command("curves")
 def transcripts_curves(
-    sim: list[str] = typer.Option(
-        ..., "--sim", help="Simulated debates: sim run or sweep dirs, episodes.jsonl."
-    ),
-    real: list[str] = typer.Option(..., "--real", help="Real transcripts, in any format `stats` reads."),
-    model: str = typer.Option(
-        None, "--model", help="Only real debates whose honest agents ran on this model."
-    ),
-    held_out: bool = typer.Option(
-        False, "--held-out", help="Only the real questions held out from a fit (the split of calibrate)."
-    ),
-    split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
+    sim: list[str] = SIM_OPTION,
+    real: list[str] = REAL_OPTION,
+    model: str = MODEL_OPTION,
+    held_out: bool = HELD_OUT_OPTION,
+    split: float = SPLIT_OPTION,
     seed: int = typer.Option(0, "--seed", help="Seed of the split and of the bootstrap."),
     reps: int = typer.Option(2000, "--reps", help="Bootstrap resamples of the questions."),
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),

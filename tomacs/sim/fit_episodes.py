@@ -113,6 +113,22 @@ def debate_benchmark(d: Debate) -> str:
     return b if isinstance(b, str) and b else UNKNOWN_BENCHMARK
 
 
+def exposed_rounds(d: Debate) -> np.ndarray:
+    """(A, R) bool: the agent read a turn of an agent adversarial in that turn's round (parsed or not).
+    The one definition of an exposure: the held-out statistics' switches and `later_weight`'s rows."""
+    out = np.zeros((d.n_agents, d.n_rounds), dtype=bool)
+    for t in d.turns:
+        if 1 <= t.round <= d.n_rounds and 0 <= t.agent < d.n_agents:
+            out[t.agent, t.round - 1] = any(d.is_adversarial(j, rr) for j, rr in t.read if j != t.agent)
+    return out
+
+
+def exposed_before(d: Debate) -> np.ndarray:
+    """(A, R) bool: the agent was exposed in an earlier round (the simulator's `exposed_before`)."""
+    seen = np.cumsum(exposed_rounds(d), axis=1) > 0
+    return np.concatenate([np.zeros((d.n_agents, 1), dtype=bool), seen[:, :-1]], axis=1)
+
+
 def _letter_index(d: Debate) -> dict[str, int]:
     """Letter -> relabelled index, the gold answer at 0."""
     n = len(d.letters)
@@ -165,14 +181,12 @@ def observations(debates: Sequence[Debate], model: str | None = None) -> list[Ob
 
         rows = by_n.setdefault((n, debate_benchmark(d)), {}).setdefault(d.question_key, [])
         targets.setdefault(d.question_key, set()).add(debate_target(d))
+        before = exposed_before(d)
         for i in honest_agents(d, model):
             first = ans(i, 1)
-            seen_adv = False  # read an adversarial turn in an earlier round (parsed or not)
             for r in range(1, d.n_rounds + 1):
-                later = seen_adv
+                later = bool(before[i, r - 1])
                 t = turns.get((i, r))
-                if t is not None and any(j != i and d.is_adversarial(j, rr) for j, rr in t.read):
-                    seen_adv = True
                 y = ans(i, r)
                 if t is None or y < 0:
                     continue  # unparsed: not an outcome

@@ -80,10 +80,7 @@ def _target(d: Debate, idx: dict[str, int]) -> int:
 
 def layout(d: Debate, model: str | None = None) -> Layout:
     idx = fe._letter_index(d)
-    exposed = np.zeros((d.n_agents, d.n_rounds), dtype=bool)
-    for t in d.turns:
-        if 1 <= t.round <= d.n_rounds and 0 <= t.agent < d.n_agents:
-            exposed[t.agent, t.round - 1] = any(d.is_adversarial(j, rr) for j, rr in t.read if j != t.agent)
+    exposed = fe.exposed_rounds(d)
     return Layout(
         honest=tuple(fe.honest_agents(d, model)),
         target=_target(d, idx),
@@ -213,9 +210,8 @@ def simulate(
         modelled = set(fe.honest_agents(d, model))
         turns = {(t.agent, t.round): t for t in d.turns}
         rows = np.arange(draws)
-        seen_adv: set[int] = set()  # agents that read an adversarial turn in an earlier round
+        before = fe.exposed_before(d)
         for r in range(1, d.n_rounds + 1):
-            later = np.array([i in seen_adv for i in range(d.n_agents)])
             # in agent order: a same-round (spatial) read of an earlier agent sees its simulated answer
             for i in sorted(modelled):
                 t = turns.get((i, r))
@@ -239,7 +235,7 @@ def simulate(
                     probs = p0
                 else:
                     u = profile.prior_weight * lp0 + fe.own_and_message_logits(
-                        profile, sh, sp, prev, first, pers_scale=1.0, later=np.full(draws, later[i])
+                        profile, sh, sp, prev, first, pers_scale=1.0, later=np.full(draws, before[i, r - 1])
                     )
                     nothing = (prev < 0) & (sh.sum(axis=1) + sp.sum(axis=1) == 0)
                     u = u - u.max(axis=1, keepdims=True)
@@ -249,9 +245,6 @@ def simulate(
                 cum = probs.cumsum(axis=1)
                 pick = (rng.random(draws)[:, None] > cum).sum(axis=1)
                 sim[:, i, r - 1] = np.minimum(pick, n - 1)
-            for t in d.turns:
-                if t.round == r and any(j != t.agent and d.is_adversarial(j, rr) for j, rr in t.read):
-                    seen_adv.add(t.agent)
         out.append(sim)
     return out
 
