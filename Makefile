@@ -12,8 +12,8 @@ BACKBONE ?= sim
 SEEDS ?= 0,1,2
 TABLES := table2 table3 table4 table5 table6 table7 table8 table9 table10 peers crs gsafeguard smoke
 
-.PHONY: setup setup-local setup-slurm slurm-start slurm-stop serve-local test test-fast lint format calibrate quickstart bench-backbone clean \
-	tables smoke-tables docs paper-numbers parser-check profiles $(TABLES)
+.PHONY: setup setup-local setup-slurm setup-browser slurm-start slurm-stop serve-local test test-fast lint format calibrate \
+	quickstart bench-backbone clean tables smoke-tables docs screenshots paper-numbers parser-check profiles $(TABLES)
 SMOKE := eval.size=3 eval.batch_size=3 train.size=4 train.val_size=0 train.batch_size=4 train.epochs=1 \
 	embedder=hashing seed=0
 
@@ -58,6 +58,11 @@ $(BIN)/.local-llm: pyproject.toml
 # `hydra/launcher=submitit_slurm` sweeps on; tests/test_slurm.py starts and stops it by itself.
 setup-slurm:
 	scripts/slurm_local.sh install
+
+# Optional, as root on Debian/Ubuntu: Debian's chromium for tests/test_view_browser.py and `make screenshots`
+# (Playwright, in [dev], drives it; it downloads no browser of its own). Nothing to do where one is on PATH.
+setup-browser:
+	scripts/install_chromium.sh
 
 slurm-start: setup-slurm
 	scripts/slurm_local.sh start
@@ -114,6 +119,11 @@ format: setup
 # when the committed files are stale.
 docs: setup
 	$(BIN)/tomacs docs reference
+
+# docs/img/view/*.png: one screenshot per `tomacs view` page kind (run, episode, sweep, real transcripts) from a
+# tiny sim sweep and tests/data's transcripts, in headless Chromium (about 15 s on 2 cores); docs/view.md shows them.
+screenshots: setup setup-browser
+	$(BIN)/python scripts/view_screenshots.py $(ARGS)
 
 calibrate: setup
 	$(BIN)/tomacs sim fit

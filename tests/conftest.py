@@ -114,3 +114,32 @@ def tomacs_here(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Ran]]
                 h.close()
         lg.handlers[:] = before[0]
         lg.level, lg.propagate, lg.disabled = before[1:]
+
+
+# A tiny sim run's overrides (a few seconds on 2 cores): 6 test questions, 2 short training epochs. The view
+# tests draw pages from it; scripts/view_screenshots.py builds the docs' screenshots with the same settings.
+TINY_SIM_RUN = [
+    "benchmark=synthetic",
+    "embedder=hashing",
+    "attack=gt50",
+    "train.size=4",
+    "train.val_size=2",
+    "train.batch_size=4",
+    "train.epochs=2",
+    "eval.size=6",
+    "eval.batch_size=6",
+    "seed=0",
+]
+
+
+@pytest.fixture(scope="module")
+def view_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sweep of two tiny sim jobs (about 5 s on 2 cores): TodyComm trained (credits, curves) in
+    `todycomm/` and a complete graph evaluated in `complete/` (tests/test_view.py, test_view_browser.py)."""
+    from tomacs.config import compose
+    from tomacs.launch.run import run_job
+
+    root = tmp_path_factory.mktemp("sweep")
+    run_job(compose(["method=todycomm", *TINY_SIM_RUN]), "train", root / "todycomm")
+    run_job(compose(["method=complete", *TINY_SIM_RUN]), "evaluate", root / "complete")
+    return root

@@ -22,18 +22,6 @@ from tomacs.view.sampling import per_group, sample_indices
 
 REPO = Path(__file__).resolve().parents[1]
 MAA_SMALL = REPO / "tests" / "data" / "multi_agent_attack_small"
-TINY = [
-    "benchmark=synthetic",
-    "embedder=hashing",
-    "attack=gt50",
-    "train.size=4",
-    "train.val_size=2",
-    "train.batch_size=4",
-    "train.epochs=2",
-    "eval.size=6",
-    "eval.batch_size=6",
-    "seed=0",
-]
 
 
 # ---------------------------------------------------------------- records of a hand-built debate
@@ -150,20 +138,8 @@ def _self_contained(html: str) -> None:
     assert "Plotly" in html  # the library is inlined
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A sweep of two tiny sim jobs: TodyComm trained (credits, curves) and a complete graph."""
-    from tomacs.config import compose
-    from tomacs.launch.run import run_job
-
-    root = tmp_path_factory.mktemp("sweep")
-    run_job(compose(["method=todycomm", *TINY]), "train", root / "todycomm")
-    run_job(compose(["method=complete", *TINY]), "evaluate", root / "complete")
-    return root
-
-
-def test_run_page_end_to_end(sweep: Path, tmp_path: Path) -> None:
-    run = sweep / "todycomm"
+def test_run_page_end_to_end(view_sweep: Path, tmp_path: Path) -> None:
+    run = view_sweep / "todycomm"
     out = build_view(run, tmp_path / "run.html")
     html = out.read_text(encoding="utf-8")
     _self_contained(html)
@@ -189,10 +165,10 @@ def test_run_page_end_to_end(sweep: Path, tmp_path: Path) -> None:
     assert "showing 6 of 6 episodes" in html
 
 
-def test_sweep_page_lists_runs_and_the_reports_warnings(sweep: Path, tmp_path: Path) -> None:
+def test_sweep_page_lists_runs_and_the_reports_warnings(view_sweep: Path, tmp_path: Path) -> None:
     # the complete job again, as if run a second time on a GPU: the report warns about both
     copy = tmp_path / "sweep"
-    shutil.copytree(sweep, copy)
+    shutil.copytree(view_sweep, copy)
     shutil.copytree(copy / "complete", copy / "complete_again")
     res_file = copy / "complete_again" / "results.json"
     res = json.loads(res_file.read_text())
@@ -213,8 +189,8 @@ def test_sweep_page_lists_runs_and_the_reports_warnings(sweep: Path, tmp_path: P
     assert all(q == qids[0] for q in qids) and len(qids[0]) == 2
 
 
-def test_sampled_page_says_n_of_m(sweep: Path, tmp_path: Path) -> None:
-    run = sweep / "complete"
+def test_sampled_page_says_n_of_m(view_sweep: Path, tmp_path: Path) -> None:
+    run = view_sweep / "complete"
     a = build_view(run, tmp_path / "a.html", max_episodes=2, seed=3).read_text(encoding="utf-8")
     b = build_view(run, tmp_path / "b.html", max_episodes=2, seed=3).read_text(encoding="utf-8")
     ea = [e["id"] for e in _blob(a)["groups"][0]["episodes"]]
@@ -225,9 +201,9 @@ def test_sampled_page_says_n_of_m(sweep: Path, tmp_path: Path) -> None:
     assert len(other) == 5
 
 
-def test_an_unfinished_run_shows_its_episodes(sweep: Path, tmp_path: Path) -> None:
+def test_an_unfinished_run_shows_its_episodes(view_sweep: Path, tmp_path: Path) -> None:
     run = tmp_path / "killed"
-    shutil.copytree(sweep / "complete", run)
+    shutil.copytree(view_sweep / "complete", run)
     (run / "results.json").unlink()
     lines = (run / "episodes.jsonl").read_text().splitlines()
     (run / "episodes.jsonl").write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])  # a torn tail

@@ -268,9 +268,12 @@
       },
     };
   }
+  // captureevents: false, or the arrow's empty text box, which plotly puts at the arrow's tail (the source
+  // node), takes that node's hover and click: a click on an agent that sent a message would show no reply
   function arrow(from, to, colour, width, label) {
     return { x: to[0], y: to[1], ax: from[0], ay: from[1], xref: "x", yref: "y", axref: "x", ayref: "y", showarrow: true,
-      arrowhead: 2, arrowsize: 1, arrowwidth: width, arrowcolor: colour, standoff: 13, startstandoff: 13, text: "" , hovertext: label };
+      arrowhead: 2, arrowsize: 1, arrowwidth: width, arrowcolor: colour, standoff: 13, startstandoff: 13, text: "", hovertext: label,
+      captureevents: false };
   }
   const AXIS = { visible: false, range: [-1.45, 1.45], fixedrange: true };
   function roundFigure(e, r, pos, highlight) {
