@@ -49,6 +49,10 @@ class TrainSchema:
     optimizer: str = MISSING
     patience: int | None = MISSING
     samples: int = MISSING
+    lr_schedule: str = MISSING
+    grad_clip: float | None = MISSING
+    updates: int = MISSING
+    update_clip: float = MISSING
 
 
 def _schedule_default(key: str) -> Any:
@@ -540,6 +544,18 @@ def validate(cfg: DictConfig) -> None:
             raise ConfigError(f"train.{key} must be positive (got {cfg.train[key]})")
     if cfg.train.get("samples", 1) < 1:
         raise ConfigError(f"train.samples must be >= 1 (got {cfg.train.samples})")
+    schedules = ("constant", "cosine")
+    if cfg.train.get("lr_schedule", "constant") not in schedules:
+        raise ConfigError(
+            f"train.lr_schedule must be one of {', '.join(schedules)} (got {cfg.train.lr_schedule!r})"
+        )
+    clip = cfg.train.get("grad_clip")
+    if clip is not None and clip <= 0:
+        raise ConfigError(f"train.grad_clip must be > 0 or null (got {clip})")
+    if cfg.train.get("updates", 1) < 1:
+        raise ConfigError(f"train.updates must be >= 1 (got {cfg.train.updates})")
+    if not 0 < cfg.train.get("update_clip", 0.2) < 1:
+        raise ConfigError(f"train.update_clip must be in (0, 1) (got {cfg.train.update_clip})")
     patience = cfg.train.get("patience")
     if patience is not None and patience < 1:
         raise ConfigError(f"train.patience must be >= 1 or null (got {patience})")

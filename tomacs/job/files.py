@@ -245,6 +245,15 @@ def finished_results(out_dir: Path, resolved: dict[str, Any], mode: str) -> dict
     return old if same and old.get("mode") == mode else None
 
 
+TRAIN_KEYS_ADDED: dict[str, object] = {
+    "samples": 1,
+    "lr_schedule": "constant",
+    "grad_clip": None,
+    "updates": 1,
+    "update_clip": 0.2,
+}
+
+
 def _settled(config: dict[str, Any]) -> dict[str, object]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
@@ -258,8 +267,12 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     emb_proj_as_default(cfg)
     if isinstance(cfg.get("train"), DictConfig) and "name" not in cfg.train:
         cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
-    if isinstance(cfg.get("train"), DictConfig) and "samples" not in cfg.train:
-        cfg.train.samples = 1  # runs from before several episodes per training question
+    if isinstance(cfg.get("train"), DictConfig):
+        # keys added since, with the value runs before them had: one episode per training question, a
+        # constant learning rate, no gradient clipping, one gradient step per batch
+        for key, value in TRAIN_KEYS_ADDED.items():
+            if key not in cfg.train:
+                cfg.train[key] = value
     if isinstance(cfg.get("attack"), DictConfig):
         # an attack key added since (attack.prompt, attack.target_lure) takes its default, which is the
         # behaviour before it existed (App. D's adversary; uniform targets)

@@ -40,6 +40,7 @@ __all__ = [
     "nuclear_norm",
     "question_text",
     "reinforce_loss",
+    "clipped_surrogate_loss",
     "torch_module",
 ]
 
@@ -110,6 +111,19 @@ def reinforce_loss(
         baseline, dtype=log_probs.dtype, device=log_probs.device
     )  # a scalar or one per episode
     return -((log_probs * (u - b)).mean())
+
+
+def clipped_surrogate_loss(
+    new: torch.Tensor, old: torch.Tensor, advantage: np.ndarray | torch.Tensor, clip: float
+) -> torch.Tensor:
+    """PPO's clipped surrogate as a loss to minimise: -mean_q min(r A, clip(r, 1-e, 1+e) A) with
+    r = exp(new - old). Why: `train.updates` > 1 takes several gradient steps on one batch of episodes
+    (the LLM calls are the cost, not the steps), and the clip keeps the later steps near the policy that
+    sampled them. At r = 1 its gradient is `reinforce_loss`'s, so the first step is Eq. 7's."""
+    torch = torch_module()
+    a = torch.as_tensor(advantage, dtype=new.dtype, device=new.device)
+    r = torch.exp(new - old.detach())
+    return -(torch.minimum(r * a, torch.clamp(r, 1.0 - clip, 1.0 + clip) * a).mean())
 
 
 def per_question_baseline(u: np.ndarray, keys: list[str], fallback: float) -> np.ndarray:
@@ -271,6 +285,14 @@ class LearnedMethod(Method):
         b = batch if self._ma is None else self._ma
         self._ma = batch if self._ma is None else m * self._ma + (1.0 - m) * batch
         return b
+
+    def reuse_loss(self, state: dict[str, Any], clip: float) -> torch.Tensor:
+        """Another gradient step on the batch `loss` last scored (`train.updates` > 1): the clipped
+        surrogate of its log-probs recomputed under the current weights. Only a method that can
+        recompute its log-probs offers it; `reuses` says which."""
+        raise NotImplementedError(f"{self.name} takes one gradient step per batch; set train.updates=1")
+
+    reuses = False  # True where `reuse_loss` is implemented (train.updates > 1 is allowed)
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return list(self.net.parameters())

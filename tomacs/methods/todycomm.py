@@ -62,7 +62,13 @@ from tomacs.embedding.embedders import embedder_dim
 from tomacs.graphs import all_pairs, constrain_round, credit_ranked_dag
 from tomacs.methods.base import History, MethodContext
 from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, feature_names
-from tomacs.methods.learned import LearnedMethod, bernoulli_log_prob, reinforce_loss, torch_module
+from tomacs.methods.learned import (
+    LearnedMethod,
+    bernoulli_log_prob,
+    clipped_surrogate_loss,
+    reinforce_loss,
+    torch_module,
+)
 from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import AdversaryPlan, DecisionGraph, DecisionMode, Episode, Question, RoundGraph
 
@@ -308,6 +314,8 @@ class TodyComm(LearnedMethod):
             "credits": {},  # t -> (Q, N) numpy credits c^t (detached), t = 2..T+1
             "actions": {},  # t -> (Q, N) participation a^t as applied to the graph
             "logp": {},  # t -> (Q,) tensor log P^t (training only)
+            "feats": {},  # t -> the network's input of round t (training only: `reuse_loss` replays it)
+            "sampled": {},  # t -> the sampled (post-flip) actions whose log-prob is logp[t]
             "edges": {},  # t -> per-question edge lists of round t
             "last_t": 1,
         }
@@ -346,6 +354,8 @@ class TodyComm(LearnedMethod):
         if self.trace is not None:  # tomacs.analysis.credit reads the exact inputs of the policy
             self.trace.append((t, feats))
         f = torch.as_tensor(feats.reshape(qn * n, -1), device=self.device)
+        if state["train"]:
+            state["feats"][t] = f
         with torch.set_grad_enabled(bool(state["train"])):
             logits, h = self.net(f, state["h"], update_stats=bool(state["train"]))
         state["h"] = h
@@ -358,6 +368,7 @@ class TodyComm(LearnedMethod):
         elif self._sampling(state):
             actions, _, _ = sample_participation(credits, self.epsilon, state["rng"])
             state["logp"][t] = bernoulli_log_prob(logits, actions)
+            state["sampled"][t] = actions
         elif self.ablation == "no_removal":
             actions = np.ones((qn, n), dtype=np.int64)
         else:
@@ -479,7 +490,40 @@ class TodyComm(LearnedMethod):
         else:
             comm = [state["logp"][t] for t in range(2, T + 1)]
             total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
-        return reinforce_loss(total, u, self.baseline_value(u, [q.id for q in state["questions"]]))
+        baseline = self.baseline_value(u, [q.id for q in state["questions"]])
+        # what `reuse_loss` needs: the advantage (its baseline drawn once) and the sampling policy's terms
+        state["advantage"] = u - baseline
+        state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
+        return reinforce_loss(total, u, baseline)
+
+    reuses = True
+
+    def _round_weight(self, t: int) -> float:
+        """Eq. 7's weight of round t's log-prob: gamma^{T+1-t} for communication, 1 for the decision."""
+        T = self.ctx.rounds
+        return 1.0 if t == T + 1 else self.gamma ** (T + 1 - t)
+
+    def reuse_loss(self, state: dict[str, Any], clip: float) -> torch.Tensor:
+        """Eq. 7's terms as PPO's clipped surrogate, round by round, with the log-probs of the batch's
+        sampled actions recomputed from the inputs the network read (the GRU replayed from h = 0; the
+        running standardiser is not updated again). Its gradient at the sampling weights is `loss`'s."""
+        if "advantage" not in state:
+            raise RuntimeError("reuse_loss follows loss on the same batch")
+        torch = _torch()
+        qn, n = len(state["questions"]), self.ctx.n_agents
+        h = torch.zeros(qn * n, self.hidden, device=self.device)
+        total = None
+        for t in sorted(state["feats"]):
+            logits, h = self.net(state["feats"][t], h)
+            if t not in state["logp_old"]:
+                continue
+            new = bernoulli_log_prob(logits.view(qn, n), state["sampled"][t])
+            term = self._round_weight(t) * clipped_surrogate_loss(
+                new, state["logp_old"][t], state["advantage"], clip
+            )
+            total = term if total is None else total + term
+        assert total is not None
+        return total
 
     def checkpoint_meta(self, meta: dict[str, Any]) -> dict[str, object]:
         if meta and "normalize" not in meta:

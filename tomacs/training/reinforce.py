@@ -8,6 +8,7 @@ so that every method is trained under the same budget and bookkeeping.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,17 @@ def make_optimizer(name: str, params: list[torch.nn.Parameter], lr: float) -> to
     if name == "adamw":
         return torch.optim.AdamW(params, lr=lr)
     raise ValueError(f"unknown optimizer '{name}'; valid: adam, adamw, sgd")
+
+
+def scheduled_lr(base: float, schedule: str, iteration: int, total: int) -> float:
+    """The learning rate of `iteration` (0-based) of `total`: constant (the paper), or cosine from
+    `base` down to 0 at the job's last iteration. A function of the iteration, so a resumed run
+    continues the same schedule without saving any scheduler state."""
+    if schedule == "constant" or total <= 1:
+        return base
+    if schedule == "cosine":
+        return base * 0.5 * (1.0 + math.cos(math.pi * min(iteration, total - 1) / (total - 1)))
+    raise ValueError(f"unknown train.lr_schedule {schedule!r}; valid: constant, cosine")
 
 
 def utility(episode: Episode) -> float:
@@ -95,6 +107,8 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         raise TypeError(f"REINFORCE trains a learned method (LearnedMethod), not {method.name!r}")
     lr = float(method.settings.lr or cfg.train.lr)
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
+    if int(cfg.train.get("updates", 1)) > 1 and not method.reuses:
+        raise ValueError(f"{method.name} takes one gradient step per batch of episodes; set train.updates=1")
     patience = cfg.train.get("patience")
     loop = EpochLoop(
         out_dir,
@@ -140,6 +154,7 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     """One pass over the training questions in the epoch's seeded order, a REINFORCE step per
     batch, each logged to train_log.jsonl; returns the iteration count after the epoch."""
     cfg, method, optimizer = comps.cfg, comps.method, loop.optimizer
+    assert isinstance(method, LearnedMethod)  # `train` checked it
     iteration = loop.at.iteration
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     method.train_mode(True)
@@ -148,6 +163,12 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     # train.samples > 1: each question's episodes sit in one batch (its per-question baseline)
     qs = [comps.train_qs[i] for i in order for _ in range(k)]
     running = Running(n, rounds)
+    base_lr = float(method.settings.lr or cfg.train.lr)
+    schedule = str(cfg.train.get("lr_schedule", "constant"))
+    clip = cfg.train.get("grad_clip")
+    updates, update_clip = int(cfg.train.get("updates", 1)), float(cfg.train.get("update_clip", 0.2))
+    bs = int(cfg.train.batch_size) * k
+    total = int(cfg.train.epochs) * math.ceil(len(qs) / bs)  # the job's iterations: the schedule's span
     # the sampling (exploring) policy's Acc/ADAcc, not the greedy one validation scores
     with loop.prog.task(title, total=len(qs), unit="questions", label="explore") as task:
         encoded = encode_totals()
@@ -157,10 +178,13 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
             loss = method.loss(b.state, b.episodes, [utility(e) for e in b.episodes])
             loss_value = None
             if loss is not None and getattr(loss, "requires_grad", False):
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+                rate = scheduled_lr(base_lr, schedule, iteration, total)
+                for group in optimizer.param_groups:
+                    group["lr"] = rate
+                descend(optimizer, loss, clip)
                 loss_value = float(loss.detach().cpu())
+                for _ in range(updates - 1):  # train.updates > 1: more steps on the same episodes
+                    descend(optimizer, method.reuse_loss(b.state, update_clip), clip)
             method.on_iteration_end(iteration)
             m = summarize(b.episodes, n, rounds)
             now = encode_totals()
@@ -183,7 +207,6 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
                 len(b.questions), iter=f"{b.number}/{b.total}", loss=loss_value, **running.add(b.episodes)
             )
 
-        bs = int(cfg.train.batch_size) * k
         # the epoch is the sample index of this pass: each epoch draws fresh replies for its questions
         walk(
             comps.executor,
@@ -197,6 +220,18 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
             on_batch=step,
         )
     return iteration
+
+
+def descend(optimizer: torch.optim.Optimizer, loss: torch.Tensor, clip: float | None) -> None:
+    """One optimiser step on `loss`, its global gradient norm clipped to `clip` (train.grad_clip)."""
+    import torch
+
+    optimizer.zero_grad()
+    loss.backward()
+    if clip is not None:
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_(params, float(clip))
+    optimizer.step()
 
 
 def validate(comps: Components, loop: EpochLoop, epoch: int, title: str) -> tuple[float | None, float | None]:
