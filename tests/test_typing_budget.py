@@ -22,8 +22,9 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "tomacs"
 
 # The share reached: 116 of 934 (12.4 %) when the budget was set up, from 305 of 925 (33.0 %) before the
-# type checker ran. Issue 41 asks for at most 10 %: lower it as the count goes down; never raise it.
-BUDGET = 0.125
+# type checker ran; 86 of 973 (8.8 %) once the methods' batch state, their settings and the JSON records
+# of known shape were typed. Issue 41 asks for at most 10 %: lower it as the count goes down; never raise it.
+BUDGET = 0.09
 
 
 @dataclass(frozen=True)

@@ -140,7 +140,7 @@ class Policy:
         from tomacs.methods.registry import build_method, method_settings
 
         params = method_settings(self.cfg).params()
-        name = params.pop("name")
+        name = str(params.pop("name"))
         ctx = MethodContext(
             n_agents=n,
             rounds=rounds,

@@ -7,7 +7,7 @@ a console, and the CLI stays a parser of options.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def load_side(paths: Sequence[str]) -> list[Debate]:
     return list(load_debates(expand_paths(paths)))
 
 
-def embedding_function(name: str) -> Any:
+def embedding_function(name: str) -> Callable[[list[str]], np.ndarray]:
     """A batched embed function with a progress bar (MiniLM on 2 cores: minutes for a few thousand
     replies, through the shared persistent cache, so a second look is fast)."""
     from rich.progress import Progress

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -20,6 +20,13 @@ def update_scores(scores: ArrayLike, csc: ArrayLike, reward: float, eta: float) 
     if not -1.0 <= reward <= 1.0:
         raise ValueError(f"reward must lie in [-1, 1], got {reward}")
     return np.clip(s * (1.0 + eta * c * reward), 0.0, 1.0)
+
+
+class CredibilityRecord(TypedDict):
+    """The scores as a checkpoint or log stores them (`CredibilityState.to_dict`)."""
+
+    scores: list[float]  # one per agent
+    updates: NotRequired[int]  # updates so far (0 where an older record lacks it)
 
 
 @dataclass
@@ -48,10 +55,10 @@ class CredibilityState:
         self.updates += 1
         return self.scores
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> CredibilityRecord:
         return {"scores": [round(float(x), 8) for x in self.scores], "updates": self.updates}
 
-    def load(self, d: dict[str, Any]) -> None:
+    def load(self, d: CredibilityRecord) -> None:
         scores = np.asarray(d["scores"], dtype=float)
         if scores.shape != (self.n_agents,):
             raise ValueError(f"saved credibility has {scores.size} agents, this run has {self.n_agents}")

@@ -24,7 +24,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, runtime_checkable
 
 import numpy as np
 
@@ -239,6 +239,23 @@ _MODELS: dict[tuple[str, str], Any] = {}  # (model path, device) -> SentenceTran
 _COMPILED: dict[tuple[str, str, int], Any] = {}  # (model path, precision, threads) -> OpenVinoMiniLM
 
 
+class EmbedderCacheInfo(TypedDict):
+    path: str  # the persistent cache file
+    hits: int  # texts this embedder found there
+
+
+class EmbedderInfo(TypedDict):
+    """What results.json records about one MiniLM embedder (its `embedding` list)."""
+
+    embedder: str
+    device: str
+    precision: str
+    backend: str
+    encoded: int  # texts run through the model
+    encode_s: float  # seconds in the model
+    cache: NotRequired[EmbedderCacheInfo]  # with a persistent cache only
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 via sentence-transformers, loaded lazily from the offline package.
 
@@ -366,12 +383,16 @@ class MiniLMEmbedder:
                 self._cache[t] = v
         return np.stack([self._cache[t] for t in texts]).astype(np.float32)
 
-    def info(self) -> dict[str, object]:
+    def info(self) -> EmbedderInfo:
         """What results.json records about this embedder."""
-        out: dict[str, Any] = {"embedder": "minilm", "device": str(self.device), "precision": self.precision}
-        out["backend"] = self.backend
-        out["encoded"] = self.encoded
-        out["encode_s"] = self.encode_s
+        out: EmbedderInfo = {
+            "embedder": "minilm",
+            "device": str(self.device),
+            "precision": self.precision,
+            "backend": self.backend,
+            "encoded": self.encoded,
+            "encode_s": self.encode_s,
+        }
         if self.store is not None:  # this embedder's own counts (the open file is shared)
             out["cache"] = {"path": str(self.store.path), "hits": self.cache_hits}
         return out
@@ -418,7 +439,7 @@ def _store() -> EmbeddingCache | None:
     return _stores[path]
 
 
-def embedding_summary() -> list[dict[str, Any]]:
+def embedding_summary() -> list[EmbedderInfo]:
     """`info()` of the MiniLM embedders built since the last `configure` (for results.json)."""
     return [e.info() for ref in _made if (e := ref()) is not None]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from tomacs.execution.executor import Executor, ForceFn
-from tomacs.methods.base import Method
+from tomacs.methods.base import BatchState, Method
 from tomacs.types import Episode, Question
 
 T = TypeVar("T")
@@ -35,7 +35,7 @@ class Batch:
     total: int  # batches in this walk
     questions: list[Question]
     episodes: list[Episode]
-    state: Any
+    state: BatchState
 
 
 def walk(

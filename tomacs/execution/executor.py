@@ -29,7 +29,7 @@ from tomacs.benchmarks.base import wrong_answers
 from tomacs.benchmarks.parsing import is_correct, parse_answer
 from tomacs.execution.decision import Ballot, Concurrent, DecisionOrder, Pending, ballot_weights, rules
 from tomacs.graphs import graph_violation, topological_levels
-from tomacs.methods.base import History, Method
+from tomacs.methods.base import BatchState, History, Method
 from tomacs.seeding import episode_seed, paired_seed, stable_seed
 from tomacs.types import (
     AdversaryPlan,
@@ -109,7 +109,7 @@ class Executor:
         on_call: Callable[[int], None] | None = None,
         force: Mapping[int, ForceFn] | None = None,
         sample_index: int = 0,
-    ) -> tuple[list[Episode], Any]:
+    ) -> tuple[list[Episode], BatchState]:
         """Synchronous wrapper; returns the episodes and the method's batch state (for its loss).
 
         `phase` names the pass (seeds of plans, draws and ties: "train3", "val", "eval");
@@ -141,7 +141,7 @@ class Executor:
         on_call: Callable[[int], None] | None = None,
         force: Mapping[int, ForceFn] | None = None,
         sample_index: int = 0,
-    ) -> tuple[list[Episode], Any]:
+    ) -> tuple[list[Episode], BatchState]:
         n, rounds = self.cfg.n_agents, self.cfg.rounds
         questions = list(questions)
         plans = [self.plan_for(q, phase) for q in questions]

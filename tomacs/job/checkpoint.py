@@ -6,7 +6,7 @@ evaluating one and the analyses all read checkpoints, and none of them should im
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +88,8 @@ def load_checkpoint(
     name = getattr(method, "name", "?")
     saved = ckpt["method"]
     theirs = ckpt.get("method_name")
-    mine_net = set((method.state_dict() or {}).get("net") or {})
+    mine = (method.state_dict() or {}).get("net") or {}
+    mine_net = set(mine) if isinstance(mine, Iterable) else set()
     their_net = set(saved.get("net") or {}) if isinstance(saved.get("net"), dict) else set()
     if theirs is None and mine_net and their_net and not mine_net & their_net:
         theirs = "another method"  # written before checkpoints named their method

@@ -195,7 +195,7 @@ def _assemble(
     roles = assign_roles(bench.roles_key, n)
     schedule = adversary_schedule(cfg)
     method_params = method_settings(cfg).params()  # the method's validated settings
-    method_name = method_params.pop("name")
+    method_name = str(method_params.pop("name"))
     # once, here: the credibility topologies (method=crs) decide with credibility under `auto`
     decision, _ = resolve_decision(str(to_container(cfg)["decision"]), method_name, n, schedule.k)
     ctx = MethodContext(

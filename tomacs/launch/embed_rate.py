@@ -14,10 +14,14 @@ import json
 import os
 import socket
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig
+
+if TYPE_CHECKING:
+    from tomacs.embedding.embedders import EmbedderInfo
 
 RATE_FILE = "minilm_rate.json"
 KEEP = 20  # the latest jobs kept in the file
@@ -47,7 +51,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return [j for j in jobs or [] if isinstance(j, dict)]
 
 
-def record_embed_rate(cfg: DictConfig, embedded: list[dict[str, Any]]) -> None:
+def record_embed_rate(cfg: DictConfig, embedded: Sequence[EmbedderInfo]) -> None:
     """Add a finished job's MiniLM encoding (results.json -> embedding) to the rate file. Never fails the
     job: a file it cannot write only leaves the plan to time a sample."""
     path = rate_path(cfg)

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from tomacs.embedding.embedders import Embedder
 
 History = list[list[list[AgentOutput]]]
+# A method's per-batch state (`begin`'s return, handed back to `act`, `decide`, `loss` and the replay
+# hooks): keyed by name, its values the method's own; the executor may add "plans" (a method that
+# declares `needs_oracle`) and "credibility" (the run's CrS scores at the batch start).
+BatchState = dict[str, object]
 
 
 DECISIONS = ("auto", "vote", "llm", "crs")
@@ -128,11 +132,11 @@ class Method:
         self.params = params
 
     # -- episode -----------------------------------------------------------------------------
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
-        """Start a batch; return an opaque state the method keeps its per-batch data in."""
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> BatchState:
+        """Start a batch; return the state the method keeps its per-batch data in."""
         return {"questions": questions, "train": train, "rng": rng}
 
-    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+    def act(self, state: BatchState, t: int, history: History) -> list[RoundGraph]:
         """The communication graph of round t (2..T) for every question of the batch."""
         raise NotImplementedError
 
@@ -142,14 +146,14 @@ class Method:
         follows the run's decision setting through TodyComm's comparison rule."""
         return self.ctx.baseline_decision_mode
 
-    def decide(self, state: Any, history: History) -> list[DecisionGraph]:
+    def decide(self, state: BatchState, history: History) -> list[DecisionGraph]:
         """The decision graph of every question of the batch."""
         n = self.ctx.n_agents
         mode = self.decision_mode
         return [DecisionGraph(voters=list(range(n)), weights=None, mode=mode) for _ in history]
 
     # -- learning ----------------------------------------------------------------------------
-    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> torch.Tensor | None:
+    def loss(self, state: BatchState, episodes: list[Episode], utilities: list[float]) -> torch.Tensor | None:
         """A scalar torch loss for the batch, or None for a method with nothing to learn."""
         return None
 
@@ -159,10 +163,10 @@ class Method:
     def on_iteration_end(self, iteration: int) -> None:
         """Hook for schedule-driven changes (AgentPrune's pruning)."""
 
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self) -> dict[str, object]:
         return {}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    def load_state_dict(self, state: dict[str, object]) -> None:
         return None
 
     def train_mode(self, train: bool) -> None:
@@ -185,12 +189,12 @@ class Method:
         """What a replayed policy was trained on, as the replay table's title says it."""
         return f"trained {agents}x{rounds}"
 
-    def replay_follow(self, state: Any, t: int, edges: list[list[tuple[int, int]]]) -> None:
+    def replay_follow(self, state: BatchState, t: int, edges: list[list[tuple[int, int]]]) -> None:
         """Install round t's recorded graph (edges per debate) where the method's next step reads it;
         a method whose inputs do not read the graph keeps this default (nothing)."""
         return None
 
-    def replay_excluded(self, state: Any, graphs: list[RoundGraph]) -> list[set[int]]:
+    def replay_excluded(self, state: BatchState, graphs: list[RoundGraph]) -> list[set[int]]:
         """After `act(t)`: the agents the method called adversarial in round t, per debate (by default
         the agents its round graphs leave out of the participants)."""
         n = self.ctx.n_agents

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from tomacs.graphs import Edge, constrain
-from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.base import BatchState, History, Method, MethodContext
 from tomacs.methods.settings import MethodSettings, bounded, choice
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
@@ -67,16 +67,16 @@ class CredibilityTopology(Method):
         super().__init__(ctx, **self.settings.params())
         self.topology, self.links = self.settings.topology, self.settings.links
 
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> BatchState:
         state = super().begin(questions, train, rng)
         state["edges"] = None  # drawn at the first act, once the executor has put the scores in
         return state
 
-    def _edges(self, state: Any) -> list[list[Edge]]:
+    def _edges(self, state: BatchState) -> list[list[Edge]]:
         if state["edges"] is None:
             n = self.ctx.n_agents
             out: list[list[Edge]] = []
-            for q in state["questions"]:
+            for q in cast("list[Question]", state["questions"]):  # Method.begin's record
                 if self.topology == "saa":
                     edges: list[Edge] = []
                 elif self.topology == "sia":
@@ -87,8 +87,8 @@ class CredibilityTopology(Method):
                     edges = credibility_chain(np.full(n, 0.5) if scores is None else np.asarray(scores))
                 out.append(constrain(edges, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget))
             state["edges"] = out
-        return state["edges"]
+        return cast("list[list[Edge]]", state["edges"])
 
-    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+    def act(self, state: BatchState, t: int, history: History) -> list[RoundGraph]:
         nodes = [] if self.topology == "saa" else list(range(self.ctx.n_agents))
         return [RoundGraph(nodes=list(nodes), edges=list(e)) for e in self._edges(state)]

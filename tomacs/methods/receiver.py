@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.base import BatchState, History, Method, MethodContext
 from tomacs.methods.settings import MethodSettings
 from tomacs.types import DecisionGraph, RoundGraph
 
@@ -35,7 +35,7 @@ class Receiver(Method):
         super().__init__(ctx, **self.settings.params())
         self.listen = self.settings.listen
 
-    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+    def act(self, state: BatchState, t: int, history: History) -> list[RoundGraph]:
         r = self.ctx.n_agents - 1
         if not self.listen:
             return [RoundGraph(nodes=[r], edges=[]) for _ in history]
@@ -43,6 +43,6 @@ class Receiver(Method):
         # sender with no incoming message keeps its view), then the receiver reads all of them
         return [RoundGraph(nodes=list(range(r + 1)), edges=[(i, r) for i in range(r)]) for _ in history]
 
-    def decide(self, state: Any, history: History) -> list[DecisionGraph]:
+    def decide(self, state: BatchState, history: History) -> list[DecisionGraph]:
         r = self.ctx.n_agents - 1
         return [DecisionGraph(voters=[r], weights=None, mode="vote") for _ in history]

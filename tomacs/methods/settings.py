@@ -168,7 +168,7 @@ class MethodSettings:
         return value
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> Self:
+    def from_params(cls, params: Mapping[str, object]) -> Self:
         """Settings from keyword parameters (a constructor call, a config's method node); an unknown
         key is one line listing the valid ones."""
         valid = [f.name for f in fields(cls)]
@@ -178,9 +178,11 @@ class MethodSettings:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             owner = _field_default(cls, "name") or "method"
             raise ValueError(f"unknown {owner} parameters {unknown}{hint}; valid: {sorted(valid)}")
-        return cls(**dict(params))
+        # any values: __post_init__ checks each against its field (one line naming a bad one)
+        values: dict[str, Any] = dict(params)
+        return cls(**values)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, object]:
         """The settings as plain keyword parameters (name included)."""
         return dataclasses.asdict(self)
 
@@ -192,6 +194,10 @@ class LearnedSettings(MethodSettings):
 
     # null = top-level train.lr; read by the trainer, not by the method
     lr: float | None = None
+    # gradient steps per batch of episodes (read by the trainer): 1 = one REINFORCE step (the papers');
+    # >1 adds PPO-clipped steps on the same episodes, no extra LLM call (methods whose `reuses` is True)
+    updates: int = bounded(1, 1)
+    update_clip: float = bounded(0.2, 0.0, 1.0, open_low=True, open_high=True)  # updates > 1: the ratio clip
 
 
 @dataclass
@@ -205,7 +211,7 @@ class OpenSettings(MethodSettings):
         rest = {k: v for k, v in params.items() if k != "name"}
         return cls(name=str(params.get("name") or ""), extra=rest)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, object]:
         return {"name": self.name, **self.extra}
 
 

@@ -31,7 +31,7 @@ edges share the round's degree budget, after the spatial ones (`graphs.constrain
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from tomacs.graphs import (
     reachable_filter,
     star,
 )
-from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.base import BatchState, History, Method, MethodContext
 from tomacs.methods.settings import MethodSettings, bounded, choice
 from tomacs.seeding import stable_seed
 from tomacs.types import Question, RoundGraph
@@ -158,12 +158,14 @@ class StaticMethod(Method):
             temporal = reachable_filter(temporal, spatial)
         return constrain_round(spatial, temporal, self.ctx.mask, self.ctx.in_budget, self.ctx.out_budget)
 
-    def _draw(self, state: Any) -> None:
-        graphs = [self._graph(r, tr) for r, tr in zip(state["q_rngs"], state["t_rngs"], strict=True)]
+    def _draw(self, state: BatchState) -> None:
+        rngs = cast("list[np.random.Generator]", state["q_rngs"])  # `begin`'s, one per question
+        t_rngs = cast("list[np.random.Generator]", state["t_rngs"])
+        graphs = [self._graph(r, tr) for r, tr in zip(rngs, t_rngs, strict=True)]
         state["edges"] = [g[0] for g in graphs]
         state["temporal"] = [g[1] for g in graphs]
 
-    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> Any:
+    def begin(self, questions: list[Question], train: bool, rng: np.random.Generator) -> BatchState:
         """Draw each query's graph up front, in question order, so draws do not depend on rounds."""
         state = super().begin(questions, train, rng)
         # One generator per question keyed by (seed, method, question id): a query's graph does not
@@ -180,12 +182,14 @@ class StaticMethod(Method):
         self._draw(state)
         return state
 
-    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+    def act(self, state: BatchState, t: int, history: History) -> list[RoundGraph]:
         nodes = list(range(self.ctx.n_agents))
+        spatial = cast("list[list[Edge]]", state["edges"])  # `_draw`'s graphs, one per question
+        temporal_edges = cast("list[list[Edge]]", state["temporal"])
         # Fresh objects each round: the executor may annotate or mutate what it is given.
         return [
             RoundGraph(nodes=list(nodes), edges=list(edges), temporal_edges=list(temporal))
-            for edges, temporal in zip(state["edges"], state["temporal"], strict=True)
+            for edges, temporal in zip(spatial, temporal_edges, strict=True)
         ]
 
 
@@ -222,7 +226,7 @@ class RandomGraph(StaticMethod):
             return random_pairs(self.ctx.n_agents, self.edge_prob, rng)
         return super().temporal_topology(rng)
 
-    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+    def act(self, state: BatchState, t: int, history: History) -> list[RoundGraph]:
         if self.per_round and t > 2:  # round 2 uses the graphs drawn at begin
             self._draw(state)
         return super().act(state, t, history)

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 DATA = Path(__file__).with_name("paper_numbers.json")
 PAPER_BACKBONE = "gpt-4.1-nano"
@@ -19,12 +19,28 @@ PAPER_TITLE = (
 )
 
 
+class PaperRecord(TypedDict):
+    """One published number of paper_numbers.json (written by tomacs.report.paper_numbers)."""
+
+    paper: str
+    table: str  # "Table 2", ...
+    method: str
+    benchmark: str
+    attack: str
+    metric: str  # acc | adacc | token
+    value: float  # in the paper's units (Acc / ADAcc in %)
+    source: str  # where in the paper the number stands
+    std: NotRequired[float]
+    implied: NotRequired[bool]  # derived from the text: no table prints it
+    improvement: NotRequired[float]  # an implied one: the lead over it that the text states
+
+
 @cache
-def records() -> tuple[dict[str, Any], ...]:
+def records() -> tuple[PaperRecord, ...]:
     return tuple(json.loads(DATA.read_text())["records"])
 
 
-def lookup(method: str, benchmark: str, attack: str, metric: str) -> dict[str, Any] | None:
+def lookup(method: str, benchmark: str, attack: str, metric: str) -> PaperRecord | None:
     """The paper's record for a cell, or None (the paper has no such cell)."""
     for r in records():
         if (r["method"], r["benchmark"], r["attack"], r["metric"]) == (method, benchmark, attack, metric):

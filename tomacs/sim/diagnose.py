@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 from rich.table import Table
@@ -300,7 +300,50 @@ class _Count:
     stay_tgt: int = 0
 
 
-def round_stats(episodes: Sequence[Episode]) -> dict[str, Any]:
+class RoundCounts(TypedDict):
+    """The counts behind one round's rates (always-honest agent-rounds)."""
+
+    right: int
+    on_target: int
+    r2w: int
+    w2r: int
+    to_target: int
+    from_target: int
+    prev_right: int
+    prev_wrong: int
+    prev_target: int
+
+
+class RoundRow(TypedDict):
+    """One round of `round_stats` (rates are fractions; the flip columns are None in round 1)."""
+
+    round: int
+    n: int
+    acc: float | None
+    conformity: float | None
+    r2w: float | None
+    w2r: float | None
+    to_target: float | None
+    from_target: float | None
+    fall: float | None
+    recover: float | None
+    stay: float | None
+    counts: RoundCounts
+
+
+class DecisionStats(TypedDict):
+    n: int
+    acc: float | None
+    conformity: float | None
+    modes: list[str]  # the decision rules the episodes used
+
+
+class RoundStats(TypedDict):
+    rounds: list[RoundRow]
+    decision: DecisionStats
+
+
+def round_stats(episodes: Sequence[Episode]) -> RoundStats:
     """Per-round accuracy, conformity and flips of the always-honest agents, and the decision's.
 
     Rates are fractions (not %). `acc`/`conformity` are shares of honest agents; the flip columns
@@ -344,7 +387,7 @@ def round_stats(episodes: Sequence[Episode]) -> dict[str, Any]:
         if target is not None:
             dec_ntgt += 1
             dec_tgt += _same(q, ep.final_answer, target)
-    rows = []
+    rows: list[RoundRow] = []
     for t, c in enumerate(counts, start=1):
         first = t == 1
         rows.append(
@@ -473,7 +516,7 @@ def conformity_by_lure(episodes: Sequence[Episode], sim: SimBackbone) -> dict[st
 
 
 def ablation_row(
-    name: str, what: str, changes: dict[str, float], st: dict[str, Any], base_final: float | None
+    name: str, what: str, changes: dict[str, float], st: RoundStats, base_final: float | None
 ) -> dict[str, object]:
     final = st["decision"]["acc"]
     return {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from tomacs.transcripts.schema import SCHEMA, AgentInfo, Debate, TranscriptError, Turn, check_debate, fail
 from tomacs.types import LETTERS
@@ -99,6 +99,10 @@ class _Fields:
             raise self.bad(name, f"expected an integer, got {_kind(v)}")
         return v
 
+    @overload
+    def str_(self, v: Any, name: str, optional: Literal[False] = False) -> str: ...
+    @overload
+    def str_(self, v: Any, name: str, optional: bool) -> str | None: ...
     def str_(self, v: Any, name: str, optional: bool = False) -> str | None:
         if v is None and optional:
             return None
@@ -119,37 +123,37 @@ def _kind(v: object) -> str:
     return "null" if v is None else _KIND_NAMES.get(type(v), type(v).__name__)
 
 
-def debate_from_dict(d: Any, where: str) -> Debate:
+def debate_from_dict(d: object, where: str) -> Debate:
     """One line's object as a checked `Debate`; `where` ("file:line") starts any error message.
 
     Required: id, gold, agents (roles, onsets, targets), turns (round, agent, answer), and either
     letters or options. n_agents and n_rounds default to the agents listed and the last round."""
     debate = d.get("id") if isinstance(d, dict) and isinstance(d.get("id"), str) else None
     f = _Fields(where, debate)
-    f.obj(d, "", _DEBATE_KEYS)
-    if d.get("schema", SCHEMA) != SCHEMA:
-        raise f.bad("schema", f"{d.get('schema')!r} is not {SCHEMA!r}")
-    if "id" not in d:
+    rec = f.obj(d, "", _DEBATE_KEYS)
+    if rec.get("schema", SCHEMA) != SCHEMA:
+        raise f.bad("schema", f"{rec.get('schema')!r} is not {SCHEMA!r}")
+    if "id" not in rec:
         raise f.bad("id", "missing (every debate needs an id)")
-    f.str_(d["id"], "id")
-    if "gold" not in d:
+    debate_id = f.str_(rec["id"], "id")
+    if "gold" not in rec:
         raise f.bad("gold", "missing (the correct option's letter)")
-    gold = f.str_(d["gold"], "gold")
+    gold = f.str_(rec["gold"], "gold")
     options = None
-    if d.get("options") is not None:
-        options = tuple(f.str_(o, f"options[{k}]") for k, o in enumerate(f.list_(d["options"], "options")))
-    if d.get("letters") is not None:
-        letters = tuple(f.str_(x, f"letters[{k}]") for k, x in enumerate(f.list_(d["letters"], "letters")))
+    if rec.get("options") is not None:
+        options = tuple(f.str_(o, f"options[{k}]") for k, o in enumerate(f.list_(rec["options"], "options")))
+    if rec.get("letters") is not None:
+        letters = tuple(f.str_(x, f"letters[{k}]") for k, x in enumerate(f.list_(rec["letters"], "letters")))
     elif options is not None:
         if len(options) > len(LETTERS):
             raise f.bad("options", f"{len(options)} options; give 'letters' for more than {len(LETTERS)}")
         letters = tuple(LETTERS[: len(options)])
     else:
         raise f.bad("letters", 'missing (the option letters, e.g. ["A", "B", "C", "D"]; or give options)')
-    if "agents" not in d:
+    if "agents" not in rec:
         raise f.bad("agents", "missing (one entry per agent with its role)")
     agents = []
-    for i, a in enumerate(f.list_(d["agents"], "agents")):
+    for i, a in enumerate(f.list_(rec["agents"], "agents")):
         name = f"agents[{i}]"
         f.obj(a, name, _AGENT_KEYS)
         role = a.get("role", "honest")
@@ -167,10 +171,10 @@ def debate_from_dict(d: Any, where: str) -> Debate:
                 model=f.str_(a.get("model"), f"{name}.model", optional=True),
             )
         )
-    if "turns" not in d:
+    if "turns" not in rec:
         raise f.bad("turns", "missing (one entry per agent and round)")
     turns = []
-    for k, t in enumerate(f.list_(d["turns"], "turns")):
+    for k, t in enumerate(f.list_(rec["turns"], "turns")):
         name = f"turns[{k}]"
         f.obj(t, name, _TURN_KEYS)
         for key in ("round", "agent", "answer"):
@@ -191,24 +195,24 @@ def debate_from_dict(d: Any, where: str) -> Debate:
                 text=f.str_(t.get("text"), f"{name}.text", optional=True),
             )
         )
-    n_agents = f.int_(d.get("n_agents", len(agents)), "n_agents")
-    n_rounds = f.int_(d.get("n_rounds", max((t.round for t in turns), default=0)), "n_rounds")
-    meta = d.get("meta") or {}
+    n_agents = f.int_(rec.get("n_agents", len(agents)), "n_agents")
+    n_rounds = f.int_(rec.get("n_rounds", max((t.round for t in turns), default=0)), "n_rounds")
+    meta = rec.get("meta") or {}
     if not isinstance(meta, dict):
         raise f.bad("meta", f"expected a JSON object, got {_kind(meta)}")
     debate_obj = Debate(
-        id=d["id"],
-        gold=gold,  # type: ignore[arg-type]  # str_ without optional returns str
-        letters=letters,  # type: ignore[arg-type]
+        id=debate_id,
+        gold=gold,
+        letters=letters,
         n_agents=n_agents,
         n_rounds=n_rounds,
         agents=tuple(agents),
         turns=tuple(turns),
-        source=f.str_(d.get("source", ""), "source") or "",
-        model=f.str_(d.get("model"), "model", optional=True),
-        question=f.str_(d.get("question"), "question", optional=True),
-        question_id=f.str_(d.get("question_id"), "question_id", optional=True),
-        options=options,  # type: ignore[arg-type]
+        source=f.str_(rec.get("source", ""), "source") or "",
+        model=f.str_(rec.get("model"), "model", optional=True),
+        question=f.str_(rec.get("question"), "question", optional=True),
+        question_id=f.str_(rec.get("question_id"), "question_id", optional=True),
+        options=options,
         meta=meta,
     )
     return check_debate(debate_obj, where)

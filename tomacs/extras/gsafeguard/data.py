@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from omegaconf import DictConfig
@@ -47,7 +47,7 @@ from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.graphs import Edge
 from tomacs.job.files import EpisodeLog
 from tomacs.job.progress import Progress, Task
-from tomacs.methods.base import History, Method, MethodContext
+from tomacs.methods.base import BatchState, History, Method, MethodContext
 from tomacs.methods.registry import method_settings
 from tomacs.seeding import stable_seed
 from tomacs.types import DecisionGraph, Question, RoundGraph
@@ -161,14 +161,14 @@ class UtteranceGraphs(Method):
         super().__init__(ctx)
         self.graphs: dict[str, tuple[Edge, ...]] = {}
 
-    def act(self, state: Any, t: int, history: History) -> list[RoundGraph]:
+    def act(self, state: BatchState, t: int, history: History) -> list[RoundGraph]:
         nodes = list(range(self.ctx.n_agents))
+        questions = cast("list[Question]", state["questions"])  # Method.begin's record
         return [
-            RoundGraph(nodes=list(nodes), edges=[], temporal_edges=list(self.graphs[q.id]))
-            for q in state["questions"]
+            RoundGraph(nodes=list(nodes), edges=[], temporal_edges=list(self.graphs[q.id])) for q in questions
         ]
 
-    def decide(self, state: Any, history: History) -> list[DecisionGraph]:
+    def decide(self, state: BatchState, history: History) -> list[DecisionGraph]:
         return [DecisionGraph(voters=list(range(self.ctx.n_agents)), mode="vote") for _ in history]
 
 

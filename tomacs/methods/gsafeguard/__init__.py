@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from tomacs.graphs import Edge
-from tomacs.methods.base import History, MethodContext
+from tomacs.methods.base import BatchState, History, MethodContext
 from tomacs.methods.learned import LearnedMethod, torch_module
 from tomacs.methods.settings import LearnedSettings, bookkeeping, bounded, choice, listed
 from tomacs.methods.static import STATIC_METHODS
@@ -311,7 +311,7 @@ class GSafeguard(LearnedMethod):
             out.append(DecisionGraph(voters=voters, mode=mode, credits=[float(1.0 - x) for x in p[q]]))
         return out
 
-    def loss(self, state: Any, episodes: list[Episode], utilities: list[float]) -> NoReturn:
+    def loss(self, state: BatchState, episodes: list[Episode], utilities: list[float]) -> NoReturn:
         raise RuntimeError(
             "gsafeguard learns from labelled conversations (tomacs.extras.gsafeguard.trainer), "
             "not from task rewards; "
