@@ -1,6 +1,6 @@
 """How REINFORCE's gradient is used (issue 40): the learning-rate schedule (`train.lr_schedule`),
 gradient clipping (`train.grad_clip`) and several clipped steps per batch of episodes
-(`train.updates`, `train.update_clip`). Hand computations, the equality of the first reused step's
+(`method.updates`, `method.update_clip`). Hand computations, the equality of the first reused step's
 gradient with Eq. 7's, and a tiny run that takes the steps it is told to."""
 
 from __future__ import annotations
@@ -115,13 +115,19 @@ def test_descend_clips_the_global_norm() -> None:
     [
         ("train.lr_schedule=step", "train.lr_schedule must be one of constant, cosine"),
         ("train.grad_clip=0", "train.grad_clip must be > 0 or null"),
-        ("train.updates=0", "train.updates must be >= 1"),
-        ("train.update_clip=1.5", "train.update_clip must be in"),
     ],
 )
 def test_bad_settings_are_one_line_errors(override: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         validate(compose([override]))
+
+
+@pytest.mark.parametrize(
+    ("override", "word"), [("method.updates=0", "updates"), ("method.update_clip=1.5", "update_clip")]
+)
+def test_bad_method_steps_are_one_line_errors(override: str, word: str) -> None:
+    with pytest.raises(ConfigError, match=word):
+        validate(compose(["method=todycomm", override]))
 
 
 def test_the_paper_options_are_the_defaults() -> None:
@@ -159,7 +165,7 @@ def test_a_run_takes_the_steps_and_rates_it_is_told(tmp_path: Path, monkeypatch:
         return real_step(self, *a, **kw)
 
     monkeypatch.setattr(torch.optim.Adam, "step", counting_step)
-    res = _tiny(tmp_path, "u3", "train.updates=3", "train.lr_schedule=cosine", "train.lr=1e-3")
+    res = _tiny(tmp_path, "u3", "method.updates=3", "train.lr_schedule=cosine", "train.lr=1e-3")
     assert res["train"]["iterations"] == 4  # 2 epochs x 8 questions / 4 per batch
     assert steps["n"] == 12  # 3 optimiser steps per batch
     # each batch's steps share its rate, which follows the cosine over the 4 iterations
@@ -169,5 +175,18 @@ def test_a_run_takes_the_steps_and_rates_it_is_told(tmp_path: Path, monkeypatch:
 
 def test_a_method_that_cannot_reuse_says_so(tmp_path: Path) -> None:
     with pytest.raises((ValueError, ConfigError), match="one gradient step per batch"):
-        cfg = compose(["method=gdesigner", "embedder=hashing", "train.size=4", "train.updates=2"])
+        cfg = compose(["method=gdesigner", "embedder=hashing", "train.size=4", "method.updates=2"])
         run_job(cfg, "train", tmp_path / "g")
+
+
+def test_an_old_run_without_the_key_took_one_step() -> None:
+    """A run directory from before `method.updates` is settled with the one step it took, whatever the
+    method's default is now, so resuming and skipping do not take it for a run of today's default."""
+    from omegaconf import OmegaConf
+
+    from tomacs.job.files import _settled
+
+    cfg = OmegaConf.to_container(compose(["method=todycomm"]), resolve=True)
+    assert isinstance(cfg, dict)
+    del cfg["method"]["updates"]
+    assert _settled(cfg)["method"]["updates"] == 1

@@ -51,8 +51,6 @@ class TrainSchema:
     samples: int = MISSING
     lr_schedule: str = MISSING
     grad_clip: float | None = MISSING
-    updates: int = MISSING
-    update_clip: float = MISSING
 
 
 def _schedule_default(key: str) -> Any:
@@ -552,10 +550,6 @@ def validate(cfg: DictConfig) -> None:
     clip = cfg.train.get("grad_clip")
     if clip is not None and clip <= 0:
         raise ConfigError(f"train.grad_clip must be > 0 or null (got {clip})")
-    if cfg.train.get("updates", 1) < 1:
-        raise ConfigError(f"train.updates must be >= 1 (got {cfg.train.updates})")
-    if not 0 < cfg.train.get("update_clip", 0.2) < 1:
-        raise ConfigError(f"train.update_clip must be in (0, 1) (got {cfg.train.update_clip})")
     patience = cfg.train.get("patience")
     if patience is not None and patience < 1:
         raise ConfigError(f"train.patience must be >= 1 or null (got {patience})")

@@ -249,9 +249,9 @@ TRAIN_KEYS_ADDED: dict[str, object] = {
     "samples": 1,
     "lr_schedule": "constant",
     "grad_clip": None,
-    "updates": 1,
-    "update_clip": 0.2,
 }
+# A learned method's key whose default is not the behaviour runs had before it existed: their value then
+METHOD_KEYS_BEFORE: dict[str, object] = {"updates": 1}
 
 
 def _settled(config: dict[str, Any]) -> dict[str, object]:
@@ -269,7 +269,7 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
     if isinstance(cfg.get("train"), DictConfig):
         # keys added since, with the value runs before them had: one episode per training question, a
-        # constant learning rate, no gradient clipping, one gradient step per batch
+        # constant learning rate, no gradient clipping
         for key, value in TRAIN_KEYS_ADDED.items():
             if key not in cfg.train:
                 cfg.train[key] = value
@@ -291,6 +291,10 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         from tomacs.methods.registry import METHODS, method_defaults
 
         name = str(cfg.method.name)
+        defaults = method_defaults(name) if name in METHODS else None
+        for k, v in METHOD_KEYS_BEFORE.items():
+            if defaults and k in defaults and k not in cfg.method:
+                cfg.method[k] = v
         for k, v in ((method_defaults(name) if name in METHODS else None) or {}).items():
             if k not in cfg.method:
                 cfg.method[k] = v

@@ -36,6 +36,7 @@ __all__ = [
     "LearnedMethod",
     "bernoulli_log_prob",
     "bernoulli_matrix_log_prob",
+    "bernoulli_terms",
     "decisions_log_prob",
     "nuclear_norm",
     "question_text",
@@ -63,6 +64,11 @@ def _bernoulli_terms(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -
     a = torch.as_tensor(actions, dtype=logits.dtype, device=logits.device)
     ls = torch.nn.functional.logsigmoid
     return a * ls(logits) + (1.0 - a) * ls(-logits)
+
+
+def bernoulli_terms(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """log pi(a_i) per element (the terms `bernoulli_log_prob` sums), for a per-agent advantage."""
+    return _bernoulli_terms(logits, actions)
 
 
 def bernoulli_log_prob(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
@@ -117,7 +123,7 @@ def clipped_surrogate_loss(
     new: torch.Tensor, old: torch.Tensor, advantage: np.ndarray | torch.Tensor, clip: float
 ) -> torch.Tensor:
     """PPO's clipped surrogate as a loss to minimise: -mean_q min(r A, clip(r, 1-e, 1+e) A) with
-    r = exp(new - old). Why: `train.updates` > 1 takes several gradient steps on one batch of episodes
+    r = exp(new - old). Why: `method.updates` > 1 takes several gradient steps on one batch of episodes
     (the LLM calls are the cost, not the steps), and the clip keeps the later steps near the policy that
     sampled them. At r = 1 its gradient is `reinforce_loss`'s, so the first step is Eq. 7's."""
     torch = torch_module()
@@ -186,6 +192,10 @@ class LearnedMethod(Method):
         self.baseline = "none"
         self._ma: float | None = None  # moving-average reward baseline
         self.device = self._checked_device(ctx.device)
+        if self.settings.updates > 1 and not self.reuses:
+            raise ValueError(
+                f"{self.name} takes one gradient step per batch of episodes; set method.updates=1"
+            )
 
     # -- network, device ---------------------------------------------------------------------------
     def seeded(self, build: Callable[..., _Net], *args: object) -> _Net:
@@ -287,12 +297,12 @@ class LearnedMethod(Method):
         return b
 
     def reuse_loss(self, state: dict[str, Any], clip: float) -> torch.Tensor:
-        """Another gradient step on the batch `loss` last scored (`train.updates` > 1): the clipped
+        """Another gradient step on the batch `loss` last scored (`method.updates` > 1): the clipped
         surrogate of its log-probs recomputed under the current weights. Only a method that can
         recompute its log-probs offers it; `reuses` says which."""
-        raise NotImplementedError(f"{self.name} takes one gradient step per batch; set train.updates=1")
+        raise NotImplementedError(f"{self.name} takes one gradient step per batch; set method.updates=1")
 
-    reuses = False  # True where `reuse_loss` is implemented (train.updates > 1 is allowed)
+    reuses = False  # True where `reuse_loss` is implemented (method.updates > 1 is allowed)
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return list(self.net.parameters())

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tomacs.benchmarks.parsing import is_correct
 from tomacs.embedding.embedders import embedder_dim
 from tomacs.graphs import all_pairs, constrain_round, credit_ranked_dag
 from tomacs.methods.base import History, MethodContext
@@ -65,6 +66,7 @@ from tomacs.methods.features import FEATURE_SETS, build_features, feature_dim, f
 from tomacs.methods.learned import (
     LearnedMethod,
     bernoulli_log_prob,
+    bernoulli_terms,
     clipped_surrogate_loss,
     reinforce_loss,
     torch_module,
@@ -97,6 +99,7 @@ BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 NORMALIZERS = ("none", "running", "layernorm")
 ISOLATED = ("silent", "answer")
 COMMS = ("learned", "debate")
+DECISION_CREDITS = ("episode", "counterfactual")
 
 
 @dataclass
@@ -141,6 +144,11 @@ class TodyCommSettings(LearnedSettings):
     # (the graph real debate transcripts record), and only the decision (voters, weights) is learned. Why:
     # a policy judged on real debates must see in training the graph it is judged on. docs/deviations.md
     comm: str = choice("learned", COMMS)
+    # The advantage of the decision's participation terms (Eq. 7's round T+1): episode (the paper: u - b
+    # for every agent) | counterfactual (ours: per agent, u minus the expected utility of the vote over
+    # that agent's own sampled action, the others' held fixed; votes are recounted, no LLM call).
+    # See `decision_advantages` and docs/deviations.md (issue 40)
+    decision_credit: str = choice("episode", DECISION_CREDITS)
 
 
 _torch = torch_module
@@ -203,6 +211,52 @@ def discounted_log_prob(
     return total
 
 
+def vote_utility(
+    question: Question, answers: list[str | None], credits: np.ndarray, participation: np.ndarray, tau: float
+) -> float:
+    """The expected utility of §4.2.2's credit-weighted vote for one participation vector: voters are
+    the participants (everyone when none), weighted by `decision_weights`; a tie is scored as the
+    executor's seeded draw among the tied answers would be on average (`weighted_vote`)."""
+    voters = [i for i in range(len(answers)) if participation[i]] or list(range(len(answers)))
+    weights = decision_weights(credits, voters, tau)
+    totals: dict[str, float] = {}
+    for v, w in zip(voters, weights, strict=True):
+        if answers[v] is not None:
+            totals[str(answers[v])] = totals.get(str(answers[v]), 0.0) + w
+    if not totals:
+        return 0.0
+    best = max(totals.values())
+    tied = [a for a, w in totals.items() if abs(w - best) <= 1e-12 * max(1.0, abs(best))]
+    return sum(is_correct(question, a) for a in tied) / len(tied)
+
+
+def decision_advantages(
+    question: Question,
+    answers: list[str | None],
+    credits: np.ndarray,
+    actions: np.ndarray,
+    utility: float,
+    epsilon: float,
+    tau: float,
+) -> np.ndarray:
+    """Per-agent advantages of the decision's participation (`decision_credit=counterfactual`):
+    A_i = u - [p_i U(a_i = 1) + (1 - p_i) U(a_i = 0)], the other agents' actions as sampled, U the vote's
+    expected utility (`vote_utility`) and p_i = c_i (1 - eps) + (1 - c_i) eps the probability that Alg. 2
+    samples a_i = 1. Why: the baseline depends on the others' actions only, so it adds no bias for agent
+    i, and an agent whose vote changes nothing gets no gradient instead of the episode's noise."""
+    c = np.asarray(credits, dtype=np.float64)
+    p = c * (1.0 - epsilon) + (1.0 - c) * epsilon
+    out = np.empty(len(answers), dtype=np.float64)
+    for i in range(len(answers)):
+        with_i, without_i = np.array(actions, copy=True), np.array(actions, copy=True)
+        with_i[i], without_i[i] = 1, 0
+        base = p[i] * vote_utility(question, answers, c, with_i, tau) + (1.0 - p[i]) * vote_utility(
+            question, answers, c, without_i, tau
+        )
+        out[i] = utility - base
+    return out
+
+
 # Wider embeddings than this get emb_proj = AUTO_PROJ by default (emb_proj: null)
 AUTO_WIDTH, AUTO_PROJ = 64, 32
 
@@ -247,6 +301,13 @@ class TodyComm(LearnedMethod):
         self.baseline, self.normalize, self.isolated = s.baseline, s.normalize, s.isolated
         self.epsilon, self.gamma, self.tau, self.tie_tol = s.epsilon, s.gamma, s.decision_tau, s.tie_tol
         self.comm = s.comm
+        self.decision_credit = s.decision_credit
+        if self.decision_credit == "counterfactual" and ctx.decision not in ("auto", "vote"):
+            raise ValueError(
+                "method.decision_credit=counterfactual recounts TodyComm's credit-weighted vote; with "
+                f"decision={ctx.decision} the decision is not that vote: use decision=vote or "
+                "method.decision_credit=episode"
+            )
         clip = s.norm_clip
         # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
         self.emb_dim = embedding_width(self.embedder_name, s.emb_dim, ctx.extra.get("embed_dim"))
@@ -369,6 +430,8 @@ class TodyComm(LearnedMethod):
             actions, _, _ = sample_participation(credits, self.epsilon, state["rng"])
             state["logp"][t] = bernoulli_log_prob(logits, actions)
             state["sampled"][t] = actions
+            if t == self.ctx.rounds + 1 and self.decision_credit == "counterfactual":
+                state["logp_agents"] = bernoulli_terms(logits, actions)  # (Q, N): one term per agent
         elif self.ablation == "no_removal":
             actions = np.ones((qn, n), dtype=np.int64)
         else:
@@ -485,16 +548,50 @@ class TodyComm(LearnedMethod):
         missing = [t for t in needed if t not in state["logp"]]
         if missing:
             raise RuntimeError(f"no log-probs for rounds {missing}: call act for 2..T and decide first")
+        baseline = self.baseline_value(u, [q.id for q in state["questions"]])
+        # what `reuse_loss` needs: the advantage (its baseline drawn once) and the sampling policy's terms
+        state["advantage"] = u - baseline
+        state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
+        if self.decision_credit == "counterfactual":
+            return self._counterfactual_loss(state, episodes, u, baseline)
         if self.comm == "debate":  # no communication action was taken: the decision term alone
             total = state["logp"][T + 1]
         else:
             comm = [state["logp"][t] for t in range(2, T + 1)]
             total = discounted_log_prob(comm, state["logp"][T + 1], self.gamma, T)
-        baseline = self.baseline_value(u, [q.id for q in state["questions"]])
-        # what `reuse_loss` needs: the advantage (its baseline drawn once) and the sampling policy's terms
-        state["advantage"] = u - baseline
-        state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
         return reinforce_loss(total, u, baseline)
+
+    def _counterfactual_loss(
+        self, state: dict[str, Any], episodes: list[Episode], u: np.ndarray, baseline: float | np.ndarray
+    ) -> torch.Tensor:
+        """Eq. 7 with the decision's terms weighted per agent by `decision_advantages`; the
+        communication rounds keep the episode's advantage u - b."""
+        T = self.ctx.rounds
+        if len(episodes) != len(state["questions"]):
+            raise ValueError(f"{len(episodes)} episodes for {len(state['questions'])} questions")
+        adv = np.stack(
+            [
+                decision_advantages(
+                    ep.question,
+                    [o.answer for o in ep.rounds[-1]],
+                    state["credits"][T + 1][q],
+                    state["actions"][T + 1][q],
+                    float(u[q]),
+                    self.epsilon,
+                    self.tau,
+                )
+                for q, ep in enumerate(episodes)
+            ]
+        )
+        state["decision_advantage"] = adv
+        state["logp_agents_old"] = state["logp_agents"].detach()
+        terms = state["logp_agents"]
+        loss = -(terms * terms.new_tensor(adv)).sum(-1).mean()
+        if self.comm != "debate":
+            comm = [state["logp"][t] for t in range(2, T + 1)]
+            zero = torch_module().zeros_like(state["logp"][T + 1])
+            loss = loss + reinforce_loss(discounted_log_prob(comm, zero, self.gamma, T), u, baseline)
+        return loss
 
     reuses = True
 
@@ -517,10 +614,15 @@ class TodyComm(LearnedMethod):
             logits, h = self.net(state["feats"][t], h)
             if t not in state["logp_old"]:
                 continue
-            new = bernoulli_log_prob(logits.view(qn, n), state["sampled"][t])
-            term = self._round_weight(t) * clipped_surrogate_loss(
-                new, state["logp_old"][t], state["advantage"], clip
-            )
+            if t == self.ctx.rounds + 1 and "decision_advantage" in state:  # per agent, times N: a sum
+                new_terms = bernoulli_terms(logits.view(qn, n), state["sampled"][t]).flatten()
+                old_terms, adv = state["logp_agents_old"].flatten(), state["decision_advantage"].flatten()
+                term = n * clipped_surrogate_loss(new_terms, old_terms, adv, clip)
+            else:
+                new = bernoulli_log_prob(logits.view(qn, n), state["sampled"][t])
+                term = self._round_weight(t) * clipped_surrogate_loss(
+                    new, state["logp_old"][t], state["advantage"], clip
+                )
             total = term if total is None else total + term
         assert total is not None
         return total

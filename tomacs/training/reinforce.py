@@ -107,8 +107,6 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         raise TypeError(f"REINFORCE trains a learned method (LearnedMethod), not {method.name!r}")
     lr = float(method.settings.lr or cfg.train.lr)
     optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
-    if int(cfg.train.get("updates", 1)) > 1 and not method.reuses:
-        raise ValueError(f"{method.name} takes one gradient step per batch of episodes; set train.updates=1")
     patience = cfg.train.get("patience")
     loop = EpochLoop(
         out_dir,
@@ -166,7 +164,7 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     base_lr = float(method.settings.lr or cfg.train.lr)
     schedule = str(cfg.train.get("lr_schedule", "constant"))
     clip = cfg.train.get("grad_clip")
-    updates, update_clip = int(cfg.train.get("updates", 1)), float(cfg.train.get("update_clip", 0.2))
+    updates, update_clip = method.settings.updates, method.settings.update_clip
     bs = int(cfg.train.batch_size) * k
     total = int(cfg.train.epochs) * math.ceil(len(qs) / bs)  # the job's iterations: the schedule's span
     # the sampling (exploring) policy's Acc/ADAcc, not the greedy one validation scores
@@ -183,7 +181,7 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
                     group["lr"] = rate
                 descend(optimizer, loss, clip)
                 loss_value = float(loss.detach().cpu())
-                for _ in range(updates - 1):  # train.updates > 1: more steps on the same episodes
+                for _ in range(updates - 1):  # method.updates > 1: more steps on the same episodes
                     descend(optimizer, method.reuse_loss(b.state, update_clip), clip)
             method.on_iteration_end(iteration)
             m = summarize(b.episodes, n, rounds)
