@@ -179,14 +179,19 @@ def test_a_method_that_cannot_reuse_says_so(tmp_path: Path) -> None:
         run_job(cfg, "train", tmp_path / "g")
 
 
-def test_an_old_run_without_the_key_took_one_step() -> None:
+def test_an_old_run_without_the_key_took_one_step(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run directory from before `method.updates` is settled with the one step it took, whatever the
-    method's default is now, so resuming and skipping do not take it for a run of today's default."""
+    method's default is (here made 4), so resuming and skipping do not take it for a run of that default."""
     from omegaconf import OmegaConf
 
+    import tomacs.methods.registry as registry
     from tomacs.job.files import _settled
 
+    real = registry.method_defaults
+    monkeypatch.setattr(registry, "method_defaults", lambda name: {**(real(name) or {}), "updates": 4})
     cfg = OmegaConf.to_container(compose(["method=todycomm"]), resolve=True)
     assert isinstance(cfg, dict)
-    del cfg["method"]["updates"]
-    assert _settled(cfg)["method"]["updates"] == 1
+    del cfg["method"]["updates"], cfg["method"]["update_clip"]
+    settled = _settled(cfg)
+    assert settled["method"]["updates"] == 1
+    assert settled["method"]["update_clip"] == 0.2  # a key without an exception takes today's default
