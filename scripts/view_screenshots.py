@@ -1,6 +1,6 @@
 """One screenshot per `tomacs view` page kind for docs/view.md (`make screenshots`).
 
-Builds a tiny sim sweep (TodyComm trained, a complete graph evaluated: tests/conftest.py's TINY_SIM_RUN,
+Builds a tiny sim sweep (TodyComm trained, a complete graph evaluated: tomacs.testing.browser's TINY_SIM_RUN,
 about 5 s on 2 cores) and the real-transcripts fixture tests/data/multi_agent_attack_small in a scratch
 folder, writes their pages and photographs them in headless Chromium (tomacs.testing.browser: Playwright
 driving the system's Chromium, `make setup-browser`):
@@ -30,19 +30,6 @@ from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 MAA_SMALL = REPO / "tests" / "data" / "multi_agent_attack_small"
-# tests/conftest.py's TINY_SIM_RUN (the view tests' run), so the pictures show what the tests check
-TINY_SIM_RUN = [
-    "benchmark=synthetic",
-    "embedder=hashing",
-    "attack=gt50",
-    "train.size=4",
-    "train.val_size=2",
-    "train.batch_size=4",
-    "train.epochs=2",
-    "eval.size=6",
-    "eval.batch_size=6",
-    "seed=0",
-]
 KINDS = ("run", "episode", "sweep", "transcripts")
 BIG = 300_000  # bytes: a screenshot above it is reported
 
@@ -58,6 +45,7 @@ def build_pages(work: Path) -> dict[str, Shot]:
     paths)."""
     from tomacs.config import compose
     from tomacs.launch.run import run_job
+    from tomacs.testing.browser import TINY_SIM_RUN
     from tomacs.view import build_view, view_data
 
     sweep = Path("outputs") / "sweep"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tomacs.testing.browser import TINY_SIM_RUN
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -114,22 +116,6 @@ def tomacs_here(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Ran]]
                 h.close()
         lg.handlers[:] = before[0]
         lg.level, lg.propagate, lg.disabled = before[1:]
-
-
-# A tiny sim run's overrides (a few seconds on 2 cores): 6 test questions, 2 short training epochs. The view
-# tests draw pages from it; scripts/view_screenshots.py builds the docs' screenshots with the same settings.
-TINY_SIM_RUN = [
-    "benchmark=synthetic",
-    "embedder=hashing",
-    "attack=gt50",
-    "train.size=4",
-    "train.val_size=2",
-    "train.batch_size=4",
-    "train.epochs=2",
-    "eval.size=6",
-    "eval.batch_size=6",
-    "seed=0",
-]
 
 
 @pytest.fixture(scope="module")

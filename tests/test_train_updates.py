@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_todycomm import ANSWERS, _history, _questions
+from tests.test_todycomm import ANSWERS, _history, _one_thread, _questions  # noqa: F401 (autouse fixture)
 from tomacs.config import ConfigError, compose, validate
 from tomacs.job.files import TRAIN_KEYS_ADDED
 from tomacs.launch.run import run_job
@@ -20,14 +20,6 @@ from tomacs.methods.base import MethodContext
 from tomacs.methods.learned import clipped_surrogate_loss, reinforce_loss
 from tomacs.methods.todycomm import TodyComm
 from tomacs.training.reinforce import descend, scheduled_lr
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def test_cosine_schedule_by_hand() -> None:

@@ -121,3 +121,19 @@ def click_node(page: Page, plot: Locator, index: int, hover: str) -> None:
     plot.locator(".hoverlayer .hovertext", has_text=hover).wait_for(timeout=10_000)
     page.mouse.down()
     page.mouse.up()
+
+
+# A tiny sim run's overrides (a few seconds on 2 cores): 6 test questions, 2 short training epochs. The view
+# tests draw pages from it; scripts/view_screenshots.py builds the docs' screenshots with the same settings.
+TINY_SIM_RUN = [
+    "benchmark=synthetic",
+    "embedder=hashing",
+    "attack=gt50",
+    "train.size=4",
+    "train.val_size=2",
+    "train.batch_size=4",
+    "train.epochs=2",
+    "eval.size=6",
+    "eval.batch_size=6",
+    "seed=0",
+]
