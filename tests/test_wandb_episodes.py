@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from matplotlib.colors import to_hex
-from test_view import TINY, _debate
+from test_view import _debate
 
 from tomacs.launch.tracking import EPISODE_COLUMNS, read_offline_run
+from tomacs.testing.browser import TINY_SIM_RUN as TINY
 from tomacs.view import view_data
 from tomacs.view.debates import episode_record
 from tomacs.view.images import ROLE_COLOUR, episode_figure, episode_png
