@@ -30,6 +30,7 @@ from tomacs.backbones.base import Backbone, GenerationRequest
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.seeding import episode_seed, paired_seed
 from tomacs.types import AdversaryPlan, AgentOutput, DecisionGraph, Episode, Message, Question, RoundGraph
+from tomacs.voting import vote_leaders
 
 
 @dataclass
@@ -91,18 +92,11 @@ class Rule(Protocol):
 def weighted_vote(
     answers: Sequence[str | None], weights: Sequence[float] | None, rng: np.random.Generator
 ) -> str | None:
-    """Weighted plurality over parsed answers; unparsed answers do not vote; ties are broken by a
-    seeded draw, never by list order (list order would favour low agent indices)."""
-    totals: dict[str, float] = {}
-    for k, a in enumerate(answers):
-        if a is None:
-            continue
-        w = 1.0 if weights is None else float(weights[k])
-        totals[a] = totals.get(a, 0.0) + w
-    if not totals:
+    """Weighted plurality over parsed answers (`vote_leaders`); ties are broken by a seeded draw,
+    never by list order (list order would favour low agent indices)."""
+    tied = vote_leaders(answers, weights)
+    if not tied:
         return None
-    best = max(totals.values())
-    tied = sorted(a for a, w in totals.items() if abs(w - best) <= 1e-12 * max(1.0, abs(best)))
     if len(tied) == 1:
         return tied[0]
     return tied[int(rng.integers(len(tied)))]

@@ -57,23 +57,19 @@ def torch_module() -> ModuleType:
 
 
 # -- log-probabilities and the policy-gradient loss (unit-tested against hand computations) --------
-def _bernoulli_terms(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
+def bernoulli_terms(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
     """a*logsigmoid(z) + (1-a)*logsigmoid(-z) elementwise: a*log c + (1-a)*log(1-c) with
-    c = sigmoid(z), finite even when c rounds to 0 or 1 in float32."""
+    c = sigmoid(z), finite even when c rounds to 0 or 1 in float32 (the terms `bernoulli_log_prob`
+    sums; kept per agent where each agent has its own advantage)."""
     torch = torch_module()
     a = torch.as_tensor(actions, dtype=logits.dtype, device=logits.device)
     ls = torch.nn.functional.logsigmoid
     return a * ls(logits) + (1.0 - a) * ls(-logits)
 
 
-def bernoulli_terms(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
-    """log pi(a_i) per element (the terms `bernoulli_log_prob` sums), for a per-agent advantage."""
-    return _bernoulli_terms(logits, actions)
-
-
 def bernoulli_log_prob(logits: torch.Tensor, actions: torch.Tensor | np.ndarray) -> torch.Tensor:
     """sum_i log pi(a_i) with pi = Bernoulli(sigmoid(logit)), summed over the last axis."""
-    return _bernoulli_terms(logits, actions).sum(-1)
+    return bernoulli_terms(logits, actions).sum(-1)
 
 
 def bernoulli_matrix_log_prob(
@@ -86,7 +82,7 @@ def bernoulli_matrix_log_prob(
     """
     torch = torch_module()
     m = torch.as_tensor(mask, dtype=logits.dtype, device=logits.device)
-    return (m * _bernoulli_terms(logits, sample)).sum(dim=(-2, -1))
+    return (m * bernoulli_terms(logits, sample)).sum(dim=(-2, -1))
 
 
 def decisions_log_prob(probs: torch.Tensor, decisions: list[tuple[int, int, int]]) -> torch.Tensor:
@@ -302,7 +298,11 @@ class LearnedMethod(Method):
         recompute its log-probs offers it; `reuses` says which."""
         raise NotImplementedError(f"{self.name} takes one gradient step per batch; set method.updates=1")
 
-    reuses = False  # True where `reuse_loss` is implemented (method.updates > 1 is allowed)
+    @property
+    def reuses(self) -> bool:
+        """Whether `reuse_loss` is implemented (method.updates > 1 is allowed): read off the class, so a
+        flag cannot disagree with the code."""
+        return type(self).reuse_loss is not LearnedMethod.reuse_loss
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return list(self.net.parameters())

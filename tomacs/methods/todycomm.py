@@ -73,6 +73,7 @@ from tomacs.methods.learned import (
 )
 from tomacs.methods.settings import LearnedSettings, bounded, choice
 from tomacs.types import AdversaryPlan, DecisionGraph, DecisionMode, Episode, Question, RoundGraph
+from tomacs.voting import vote_leaders
 
 if TYPE_CHECKING:
     import torch
@@ -218,16 +219,8 @@ def vote_utility(
     the participants (everyone when none), weighted by `decision_weights`; a tie is scored as the
     executor's seeded draw among the tied answers would be on average (`weighted_vote`)."""
     voters = [i for i in range(len(answers)) if participation[i]] or list(range(len(answers)))
-    weights = decision_weights(credits, voters, tau)
-    totals: dict[str, float] = {}
-    for v, w in zip(voters, weights, strict=True):
-        if answers[v] is not None:
-            totals[str(answers[v])] = totals.get(str(answers[v]), 0.0) + w
-    if not totals:
-        return 0.0
-    best = max(totals.values())
-    tied = [a for a, w in totals.items() if abs(w - best) <= 1e-12 * max(1.0, abs(best))]
-    return sum(is_correct(question, a) for a in tied) / len(tied)
+    tied = vote_leaders([answers[v] for v in voters], decision_weights(credits, voters, tau))
+    return sum(is_correct(question, a) for a in tied) / len(tied) if tied else 0.0
 
 
 def decision_advantages(
@@ -588,12 +581,9 @@ class TodyComm(LearnedMethod):
         terms = state["logp_agents"]
         loss = -(terms * terms.new_tensor(adv)).sum(-1).mean()
         if self.comm != "debate":
-            comm = [state["logp"][t] for t in range(2, T + 1)]
-            zero = torch_module().zeros_like(state["logp"][T + 1])
-            loss = loss + reinforce_loss(discounted_log_prob(comm, zero, self.gamma, T), u, baseline)
+            comm = sum(self._round_weight(t) * state["logp"][t] for t in range(2, T + 1))
+            loss = loss + reinforce_loss(comm, u, baseline)
         return loss
-
-    reuses = True
 
     def _round_weight(self, t: int) -> float:
         """Eq. 7's weight of round t's log-prob: gamma^{T+1-t} for communication, 1 for the decision."""

@@ -161,7 +161,7 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     # train.samples > 1: each question's episodes sit in one batch (its per-question baseline)
     qs = [comps.train_qs[i] for i in order for _ in range(k)]
     running = Running(n, rounds)
-    base_lr = float(method.settings.lr or cfg.train.lr)
+    base_lr = float(optimizer.defaults["lr"])  # what `train` built the optimiser with
     schedule = str(cfg.train.get("lr_schedule", "constant"))
     clip = cfg.train.get("grad_clip")
     updates, update_clip = method.settings.updates, method.settings.update_clip
