@@ -10,6 +10,7 @@ import yaml
 
 from tomacs.agents.adversary import DEFAULT_ONSET_ROUNDS, AdversarySchedule, count_from_rate
 from tomacs.benchmarks.base import wrong_answers
+from tomacs.launch.spec import job_spec
 from tomacs.types import Question
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "attack"
@@ -95,12 +96,12 @@ def test_persistent_adversaries_drawn_once_from_the_seed_among_unprotected() -> 
     from tomacs.job.components import adversary_schedule
 
     cfg = compose(["agents=7", "attack=receiver", "attack.count=3", "attack.persistent=true", "seed=3"])
-    s = adversary_schedule(cfg)
+    s = adversary_schedule(job_spec(cfg))
     assert s.protected == (6,) and s.fixed_agents is not None and len(s.fixed_agents) == 3
-    assert 6 not in s.fixed_agents and s.fixed_agents == adversary_schedule(cfg).fixed_agents
+    assert 6 not in s.fixed_agents and s.fixed_agents == adversary_schedule(job_spec(cfg)).fixed_agents
     plan = s.plan(MC, wrong_answers(MC), np.random.default_rng(0))
     assert plan.adversaries == s.fixed_agents
-    assert adversary_schedule(compose(["attack=eq50"])).fixed_agents is None
+    assert adversary_schedule(job_spec(compose(["attack=eq50"]))).fixed_agents is None
 
 
 def test_none_gives_empty_plan_without_touching_rng() -> None:

@@ -14,6 +14,7 @@ from tomacs.agents.prompts import PERSUASIVE_SUFFIX, add_persuasive_suffix
 from tomacs.agents.roles import ROLES
 from tomacs.config import ConfigError, compose, to_container
 from tomacs.job.components import build
+from tomacs.launch.spec import job_spec
 from tomacs.sim import text as st
 from tomacs.types import Episode, Question
 
@@ -194,7 +195,7 @@ def _episodes(suffix: str | None, seed: int = 0) -> tuple[list[Episode], dict]:
     if suffix is not None:
         overrides.append(f"attack.suffix={suffix}")
     cfg = compose(overrides)
-    comps = build(cfg, need_train=False)
+    comps = build(job_spec(cfg), need_train=False)
     eps, _ = comps.executor.run_batch(comps.test_qs, comps.method, train=False, phase="test")
     return eps, to_container(cfg)
 

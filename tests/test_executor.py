@@ -11,6 +11,7 @@ from tomacs.agents.adversary import AdversarySchedule
 from tomacs.backbones.base import GenerationReply, GenerationRequest
 from tomacs.execution.decision import weighted_vote
 from tomacs.execution.executor import Executor, ExecutorConfig
+from tomacs.launch.spec import job_spec
 from tomacs.methods.base import Method, MethodContext
 from tomacs.types import DecisionGraph, Question, RoundGraph
 
@@ -229,7 +230,7 @@ def test_adversary_plans_reach_only_a_method_that_declares_it_needs_them() -> No
             "embedder=hashing",
             "eval.size=2",
         ]
-        comps = build(compose(over), need_train=False)
+        comps = build(job_spec(compose(over)), need_train=False)
         _, state = comps.executor.run_batch(comps.test_qs[:2], comps.method, train=False, phase="eval")
         assert comps.method.needs_oracle is oracle
         assert (state.get("plans") is not None) is oracle
@@ -251,7 +252,7 @@ def test_sample_index_is_an_argument_not_read_from_the_phase() -> None:
     from tomacs.config import compose
     from tomacs.job.components import build
 
-    comps = build(compose(["method=complete", "attack=gt50", "eval.size=4"]), need_train=False)
+    comps = build(job_spec(compose(["method=complete", "attack=gt50", "eval.size=4"])), need_train=False)
     qs = comps.test_qs[:4]
 
     def texts(phase: str, sample_index: int) -> list[str]:

@@ -21,6 +21,7 @@ from tomacs.extras.gsafeguard.trainer import featurize, split, train
 from tomacs.graphs import complete_dag
 from tomacs.job.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.job.components import build
+from tomacs.launch.spec import job_spec
 from tomacs.methods.base import MethodContext
 from tomacs.methods.gsafeguard import GSafeguard, collate, cut_flagged, detector_pairs, graph_sample
 from tomacs.methods.gsafeguard.net import EdgeGATLayer
@@ -200,7 +201,7 @@ def test_the_defence_runs_through_the_executor_within_mask_and_budget() -> None:
     """On the simulator under budget b1: every round graph is the complete baseline's graph minus the
     out-edges of the agents flagged before that round (the executor checks the budget itself)."""
     cfg = tiny("budget=b1", attack="gt50")
-    comps = build(cfg, need_train=False)
+    comps = build(job_spec(cfg), need_train=False)
     m = comps.method
     _scripted(m, {1: [0.0, 0.9, 0, 0, 0, 0], 2: [0.0, 0, 0, 0.7, 0, 0], 3: [0.0] * 6, 4: [0.0] * 6})
     eps, state = comps.executor.run_batch(comps.test_qs[:2], m, train=False, phase="eval")
@@ -218,11 +219,11 @@ def test_the_defence_runs_through_the_executor_within_mask_and_budget() -> None:
 
 # -- the conversations -----------------------------------------------------------------------------------
 def _data_comps(*extra: str) -> Any:
-    return build(tiny(*extra), need_train=True)
+    return build(job_spec(tiny(*extra)), need_train=True)
 
 
 def _ensure(comps: Any, path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    spec = DataSpec.of(comps.cfg, comps.backbone.name, comps.train_qs)
+    spec = DataSpec.of(comps.spec, comps.backbone.name, comps.train_qs)
     return ensure(spec, path, comps.train_qs, comps.backbone, comps.bench.roles_key, 3)
 
 
@@ -276,14 +277,14 @@ def test_a_killed_generation_resumes_to_the_same_file_and_a_foreign_file_is_refu
 
 def test_draws_are_seeded_and_distinct_questions_share_a_phase() -> None:
     comps = _data_comps()
-    spec = DataSpec.of(comps.cfg, comps.backbone.name, comps.train_qs)
+    spec = DataSpec.of(comps.spec, comps.backbone.name, comps.train_qs)
     a, b = draws(spec), draws(spec)
     assert a == b and len(a) == spec.total == 8
     by_phase: dict[str, list[int]] = {}
     for d in a:
         by_phase.setdefault(d.phase, []).append(d.question)
     assert all(len(v) == len(set(v)) for v in by_phase.values())
-    other = DataSpec.of(tiny(seed=1), comps.backbone.name, comps.train_qs)
+    other = DataSpec.of(job_spec(tiny(seed=1)), comps.backbone.name, comps.train_qs)
     assert [d.pairs for d in draws(other)] != [d.pairs for d in a]
 
 
@@ -296,7 +297,7 @@ def test_split_is_seeded_and_cuts_like_the_public_code() -> None:
 
 # -- training: determinism, resume, checkpoints ------------------------------------------------------------
 def _train(out: Path, epochs: int) -> tuple[dict[str, Any], Any]:
-    comps = build(tiny(f"method.epochs={epochs}"), need_train=True)
+    comps = build(job_spec(tiny(f"method.epochs={epochs}")), need_train=True)
     out.mkdir(parents=True, exist_ok=True)
     return train(comps, out), comps.method
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from omegaconf import DictConfig, OmegaConf
 
 from tomacs.backbones.base import GenerationRequest
 from tomacs.backbones.llm import BackboneError, LiteLLMBackbone
@@ -208,17 +207,17 @@ def test_cost_price_override_and_unknown_model(server: FakeOpenAIServer, tmp_pat
     assert priced.stats()["cost_usd"] == pytest.approx(r2.cost_usd)
 
 
-def _preset(name: str) -> DictConfig:
+def _preset(name: str) -> dict[str, Any]:
     """A conf/backbone preset as a job reads it: its schema (LiteLLMSettings) under what the file writes."""
     from tomacs.config import compose, to_container
 
-    return OmegaConf.create(to_container(compose([f"backbone={name}"]).backbone))
+    return to_container(compose([f"backbone={name}"]).backbone)
 
 
 def test_name_and_from_config(server: FakeOpenAIServer, tmp_path: Path) -> None:
     cfg = _preset("llamacpp")
-    cfg.api_base = server.base_url
-    cfg.cache.path = str(tmp_path / "from_cfg.sqlite")
+    cfg["api_base"] = server.base_url
+    cfg["cache"]["path"] = str(tmp_path / "from_cfg.sqlite")
     bb = LiteLLMBackbone.from_config(cfg)
     assert bb.name == "litellm:openai/smollm2" and bb.max_concurrency == 4
     assert run(bb, [req("cfg")])[0].text
@@ -236,8 +235,8 @@ def test_presets_build(preset: str, tmp_path: Path) -> None:
     cfg = _preset(preset)
     for key in ("name", "model", "api_base", "api_key_env", "temperature", "max_tokens", "timeout"):
         assert key in cfg
-    assert cfg.cache.enabled is True and cfg.cache.path == "outputs/cache/responses.sqlite"
-    cfg.cache.path = str(tmp_path / "c.sqlite")
+    assert cfg["cache"]["enabled"] is True and cfg["cache"]["path"] == "outputs/cache/responses.sqlite"
+    cfg["cache"]["path"] = str(tmp_path / "c.sqlite")
     bb = LiteLLMBackbone.from_config(cfg)
     assert bb.name.startswith("litellm:")
     if preset == "gpt-4.1-nano":

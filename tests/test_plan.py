@@ -16,6 +16,7 @@ import pytest
 
 from tomacs.config import compose
 from tomacs.launch.plan import Count, PlanBackbone, fit_length, plan_job, sweep_jobs
+from tomacs.launch.spec import job_spec
 from tomacs.testing.fake_openai_server import FakeOpenAIServer
 from tomacs.tokens import count_tokens
 
@@ -157,7 +158,7 @@ def test_one_epoch_dry_run_times_epochs_equals_the_dry_run_of_every_epoch() -> N
             "eval.size=2",
         ]
     )
-    comps = build(cfg, need_train=True)
+    comps = build(job_spec(cfg), need_train=True)
     comps.train_qs = comps.test_qs = comps.bench.load("train", 6, 0)
     pb = PlanBackbone(SimBackbone("mmlu", 0), None, None)
     comps.executor.backbone = pb
@@ -242,7 +243,7 @@ def test_plan_of_a_sim_job_costs_nothing_and_both_budgets_are_shown() -> None:
     from tomacs.launch.plan import other_budgets
 
     p = plan_job(cfg, "train", sample=4)
-    other_budgets(p, cfg, 1.0)
+    other_budgets(p, job_spec(cfg), 1.0)
     assert p.dollars(p.total()) == 0.0 and p.epochs == 24 and p.epochs_min == 11
     assert set(p.other_budgets) == {"default", "paper"}
     assert p.other_budgets["paper"]["epochs"] == 3

@@ -233,8 +233,8 @@ class Oracle(BaseBackbone):
         self.calls = 0
 
     @classmethod
-    def from_job(cls, cfg, bench):
-        return cls(int(cfg.backbone.tokens))
+    def from_job(cls, spec, bench):
+        return cls(int(spec.backbone.tokens))
 
     async def generate(self, requests):
         self.calls += len(requests)

@@ -19,6 +19,7 @@ from tomacs.analysis.propagation import run_episodes
 from tomacs.config import compose
 from tomacs.embedding.embedders import HashingEmbedder
 from tomacs.job.components import build, rebuild
+from tomacs.launch.spec import job_spec
 
 PKG = Path(__file__).resolve().parents[1] / "tomacs"
 MOCK = re.compile(
@@ -125,8 +126,8 @@ def _no_global_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("overrides", [["method=complete"], ["method=crs"]])
 def test_a_substitute_backbone_answers_the_executor_and_the_credibility_judge(overrides: list[str]) -> None:
     cfg = compose([*SMALL, *overrides])
-    rec = RecordingBackbone(build(cfg, need_train=False).backbone)
-    comps = build(compose([*SMALL, *overrides]), need_train=False, backbone=rec)
+    rec = RecordingBackbone(build(job_spec(cfg), need_train=False).backbone)
+    comps = build(job_spec(compose([*SMALL, *overrides])), need_train=False, backbone=rec)
     assert comps.backbone is rec and comps.executor.backbone is rec
     if comps.executor.crs is not None:
         assert comps.executor.crs.backbone is rec
@@ -143,10 +144,12 @@ def test_a_substitute_backbone_is_the_judge_of_an_llm_credibility_run() -> None:
         "backbone.api_base=http://127.0.0.1:9/v1",
         "backbone.model=openai/fake",
     ]
-    sim = build(compose([*SMALL, "method=crs"]), need_train=False).backbone
+    sim = build(job_spec(compose([*SMALL, "method=crs"])), need_train=False).backbone
     rec = RecordingBackbone(sim)
     comps = build(
-        compose([*SMALL, *llm, "method=crs", "crs.contribution=judge", "backbone.cache.enabled=false"]),
+        job_spec(
+            compose([*SMALL, *llm, "method=crs", "crs.contribution=judge", "backbone.cache.enabled=false"])
+        ),
         False,
         backbone=rec,
     )
@@ -166,7 +169,7 @@ def test_a_substitute_embedder_is_the_only_embedder(
     overrides: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emb = RecordingEmbedder()
-    comps = build(compose([*SMALL, "embedder=hashing", *overrides]), need_train=False, embedder=emb)
+    comps = build(job_spec(compose([*SMALL, "embedder=hashing", *overrides])), need_train=False, embedder=emb)
     _no_global_embedder(monkeypatch)
     assert comps.ctx.embedder is emb
     run_episodes(comps.executor, comps.method, comps.test_qs, 1)

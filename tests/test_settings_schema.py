@@ -108,14 +108,18 @@ def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
 
 def test_an_old_run_directory_config_builds() -> None:
     """`tomacs diagnose` builds a job from a run directory's config.yaml as saved: one written before the
-    embedder became one key holds method.embedder, which build settles before the schema checks it."""
+    embedder became one key holds method.embedder, which its spec (tomacs.job.files.run_spec) settles
+    before the schema checks it."""
     from tomacs.job.components import build
+    from tomacs.job.files import run_spec
 
-    old = OmegaConf.create(to_container(compose(["method=todycomm", "eval.size=3", "agents=3", "rounds=2"])))
-    old.embedder = None
-    old.method.embedder = "hashing"
-    comps = build(old, need_train=False)
-    assert old.embedder == "hashing" and "embedder" not in old.method
+    old = to_container(compose(["method=todycomm", "eval.size=3", "agents=3", "rounds=2"]))
+    old["embedder"] = None
+    old["method"]["embedder"] = "hashing"
+    spec = run_spec(old)
+    assert spec.embedder == "hashing" and "embedder" not in spec.method
+    assert old["method"]["embedder"] == "hashing"  # the caller's config is left as it was
+    comps = build(spec, need_train=False)
     assert comps.method.embedder_name == "hashing"  # type: ignore[attr-defined]
 
 

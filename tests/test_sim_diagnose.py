@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tomacs.analysis.sim_debates import diagnose
+from tomacs.launch.spec import job_spec
 from tomacs.sim.diagnose import (
     TERMS,
     RecordingBackbone,
@@ -265,7 +266,7 @@ def test_recorder_changes_nothing_and_decomposes_every_honest_update() -> None:
     from tomacs.job.components import build
 
     cfg = _cfg()
-    comps = build(cfg, need_train=False)
+    comps = build(job_spec(cfg), need_train=False)
     plain = run_episodes(comps.executor, comps.method, comps.test_qs, 4)
     rec = RecordingBackbone(comps.backbone)
     comps.executor.backbone = rec
@@ -287,7 +288,7 @@ def test_recorder_changes_nothing_and_decomposes_every_honest_update() -> None:
 
 def test_diagnose_result_and_profiles_untouched() -> None:
     before = load_profiles()
-    res = diagnose(_cfg(), ablate=True)
+    res = diagnose(job_spec(_cfg()), ablate=True)
     assert load_profiles() == before
     assert res["profile"] == "mmlu" and res["n_questions"] == 6 and len(res["per_round"]) == 4
     assert res["decomposition_max_error"] < 1e-9

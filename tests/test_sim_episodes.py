@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tomacs.launch.spec import job_spec
 from tomacs.sim.calibrate import expected_cells, fit_profile
 from tomacs.sim.episodes import ATTACK_COUNTS, initial_probs_batch, make_draws, simulate, table2_cells
 from tomacs.sim.model import QuestionLatent, SimProfile, initial_probs
@@ -75,7 +76,7 @@ def _executor_run(prof: SimProfile, method: str, attack: str, size: int) -> dict
     cfg = compose(
         ["benchmark=synthetic", f"method={method}", f"attack={attack}", f"eval.size={size}", "logger=none"]
     )
-    comps = build(cfg, need_train=False)
+    comps = build(job_spec(cfg), need_train=False)
     comps.executor.backbone = SimBackbone("mmlu", int(cfg.seed), profiles={"mmlu": prof})
     eps = run_episodes(comps.executor, comps.method, comps.test_qs, int(cfg.eval.batch_size))
     return round_stats(eps)

@@ -10,6 +10,7 @@ import pytest
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.benchmarks.base import wrong_answers
 from tomacs.config import ConfigError, compose, validate
+from tomacs.launch.spec import job_spec
 from tomacs.types import Question
 
 Q = Question("q1", "Which?", ("a", "b", "c", "d", "e"), "B", "mmlu", "mc")
@@ -64,7 +65,7 @@ def _components(*overrides: str):  # noqa: ANN202
     from tomacs.job.components import build
 
     base = ["method=debate", "benchmark=mmlu", "attack=mad", "agents=5", "rounds=3", "eval.size=12"]
-    return build(compose([*base, *overrides]), need_train=False)
+    return build(job_spec(compose([*base, *overrides])), need_train=False)
 
 
 def test_profile_takes_the_fitted_rule_and_a_paper_profile_has_none() -> None:

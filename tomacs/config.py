@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -20,6 +21,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.paths import conf_dir
+from tomacs.spec import RunSpec
 
 
 class RunMode(StrEnum):
@@ -300,10 +302,6 @@ def compose(overrides: list[str]) -> DictConfig:
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         try:
-            default = hydra_compose(config_name="config")
-        except Exception as exc:  # a broken shipped config is a bug, say so plainly
-            raise ConfigError(f"shipped config does not compose: {friendly_error(exc)}") from exc
-        try:
             cfg = hydra_compose(
                 config_name="config", overrides=[o for o in overrides if not _is_hydra_override(o)]
             )
@@ -311,6 +309,10 @@ def compose(overrides: list[str]) -> DictConfig:
             bad_group = _non_string_group_choice(overrides)
             if bad_group:
                 raise ConfigError(bad_group) from exc
+            try:  # the defaults, composed only to explain a failure (the keys a typo was near)
+                default = hydra_compose(config_name="config")
+            except Exception as broken:  # a broken shipped config is a bug, say so plainly
+                raise ConfigError(f"shipped config does not compose: {friendly_error(broken)}") from broken
             raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
     validate(cfg)
     _strict_bool_overrides(overrides, cfg)
@@ -351,7 +353,7 @@ def _bool_keys(cfg: DictConfig, parent: str) -> dict[str, object]:
     from tomacs.methods.settings import bool_fields
 
     if parent == "method":
-        return bool_keys(method_settings(cfg).name)  # validated already
+        return bool_keys(method_settings(to_container(cfg)).name)  # validated already
     node = OmegaConf.select(cfg, parent)
     cls = OmegaConf.get_type(node) if isinstance(node, DictConfig) else None
     return bool_fields(cls) if isinstance(cls, type) and dataclasses.is_dataclass(cls) else {}
@@ -590,7 +592,7 @@ def _check_method_settings(cfg: DictConfig) -> None:
     from tomacs.methods.settings import SettingsError
 
     try:
-        method_settings(cfg)
+        method_settings(to_container(cfg))
     except SettingsError as e:
         raise ConfigError(f"method.{e.detail} (method={e.owner})") from None
     except ValueError as e:  # an unknown key (a config.yaml edited by hand)
@@ -699,6 +701,16 @@ def to_container(cfg: DictConfig) -> dict[str, Any]:
     return OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)  # type: ignore[return-value]
 
 
+def checked_spec(resolved: Mapping[str, object]) -> RunSpec:
+    """The spec of a resolved config (a run directory's config.yaml, migrated by
+    tomacs.job.files), validated as a composed one is."""
+    validate(OmegaConf.create(dict(resolved)))
+    try:
+        return RunSpec.of(resolved)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ConfigError(f"config: {exc}; pass the directory of a job this version can read") from None
+
+
 # Keys that once named the embedder beside the top-level `embedder`. A run has one embedder (no
 # paper embeds with two), so one key chooses it; old run directories that wrote these still load.
 REMOVED_EMBEDDER_KEYS = ("method.embedder", "crs.embedder")
@@ -717,7 +729,7 @@ def reject_removed_keys(overrides: list[str]) -> None:
 
 
 def resolve_embedder(
-    cfg: DictConfig, from_checkpoint: str | None = None, checkpoint: str | None = None
+    cfg: MutableMapping[str, object], from_checkpoint: str | None = None, checkpoint: str | None = None
 ) -> None:
     """Settle the one embedder a run uses into the top-level ``embedder``.
 
@@ -732,11 +744,14 @@ def resolve_embedder(
 
     chosen = cfg.get("embedder") or None
     method, crs = cfg.get("method"), cfg.get("crs")
-    embeds = isinstance(crs, DictConfig) and crs.get("aggregation") == "centroid"
+    embeds = isinstance(crs, MutableMapping) and crs.get("aggregation") == "centroid"
     for node in (method, crs):
-        if isinstance(node, DictConfig) and "embedder" in node:
+        if isinstance(node, MutableMapping) and "embedder" in node:
             chosen = chosen or node.get("embedder") or None
-            with open_dict(node):
+            if isinstance(node, DictConfig):
+                with open_dict(node):
+                    node.pop("embedder")
+            else:
                 node.pop("embedder")
     if from_checkpoint:
         if chosen and chosen != from_checkpoint:
@@ -745,13 +760,13 @@ def resolve_embedder(
                 f"embedder={chosen}; drop the override or set embedder={from_checkpoint}"
             )
         chosen = from_checkpoint
-    if isinstance(method, DictConfig) and is_trainable(str(method.get("name"))):
+    if isinstance(method, Mapping) and is_trainable(str(method.get("name"))):
         embeds = True
     if chosen or embeds:
-        cfg.embedder = chosen or DEFAULT_EMBEDDER
+        cfg["embedder"] = chosen or DEFAULT_EMBEDDER
 
 
-def emb_proj_as_default(cfg: DictConfig) -> None:
+def emb_proj_as_default(cfg: MutableMapping[str, object]) -> None:
     """Write a learned method's emb_proj as null when it is the width null resolves to for the run's
     embedder (the same network), so that resuming and skipping compare networks, not spellings: a
     hashing run saved with the earlier default 0 and a MiniLM run saved with an explicit 32 are
@@ -759,8 +774,8 @@ def emb_proj_as_default(cfg: DictConfig) -> None:
     from tomacs.methods.todycomm import embedding_width, resolve_emb_proj
 
     method = cfg.get("method")
-    if not isinstance(method, DictConfig) or method.get("emb_proj") is None or not cfg.get("embedder"):
+    if not isinstance(method, MutableMapping) or method.get("emb_proj") is None or not cfg.get("embedder"):
         return
-    width = embedding_width(str(cfg.embedder), method.get("emb_dim"))
-    if method.emb_proj == resolve_emb_proj(None, width):
-        method.emb_proj = None
+    width = embedding_width(str(cfg["embedder"]), method.get("emb_dim"))
+    if method["emb_proj"] == resolve_emb_proj(None, width):
+        method["emb_proj"] = None

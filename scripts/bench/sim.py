@@ -34,6 +34,16 @@ REPO = Path(__file__).resolve().parents[2]  # the checkout: scripts/bench/<this 
 DEFAULT = ["method=complete", "attack=gt50"]
 
 
+def _spec(cfg: object) -> object:
+    """The run spec of a composed config (tomacs.launch.spec); a revision from before the run spec
+    (a --baseline) builds from the composed config itself."""
+    try:
+        from tomacs.launch.spec import job_spec
+    except ImportError:
+        return cfg
+    return job_spec(cfg)  # type: ignore[arg-type]
+
+
 def worker(overrides: list[str]) -> None:
     """One evaluation in this process; prints its timing as JSON (run by the parent via --worker)."""
     from tomacs.config import compose
@@ -44,7 +54,7 @@ def worker(overrides: list[str]) -> None:
     from tomacs.tokens import get_encoding
 
     t0 = time.perf_counter()
-    comps = build(compose(overrides), need_train=False)
+    comps = build(_spec(compose(overrides)), need_train=False)
     built = time.perf_counter() - t0
     t0 = time.perf_counter()
     get_encoding()  # the one-off tokenizer load, timed apart from the episodes
@@ -120,7 +130,7 @@ def profile(overrides: list[str]) -> None:
     from tomacs.job.components import build
     from tomacs.launch.run import evaluate
 
-    comps = build(compose(overrides), need_train=False)
+    comps = build(_spec(compose(overrides)), need_train=False)
     with tempfile.TemporaryDirectory() as tmp:
         prof = cProfile.Profile()
         prof.enable()

@@ -324,26 +324,21 @@ def _one_thread() -> Iterator[None]:
 
 
 def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[str, object]:
-    from omegaconf import DictConfig, OmegaConf
-
     from tomacs.execution.batches import Batch, walk
     from tomacs.job.checkpoint import load_checkpoint
     from tomacs.job.components import build
+    from tomacs.job.files import read_run_config, run_spec
 
     run_dir = Path(run_dir)
-    cfg_path = run_dir / "config.yaml"
-    if not cfg_path.is_file():
+    cfg = read_run_config(run_dir, "pass the directory of a finished tomacs job")
+    if cfg is None:
         raise FileNotFoundError(f"{run_dir} has no config.yaml: pass the directory of a finished tomacs job")
-    loaded = OmegaConf.load(cfg_path)
-    if not isinstance(loaded, DictConfig):
-        raise ValueError(f"{cfg_path} holds no config mapping: pass the directory of a finished tomacs job")
-    cfg = OmegaConf.create(loaded)
     if size is not None:
-        cfg.eval.size = int(size)
+        cfg["eval"]["size"] = int(size)
     ck = checkpoint or next(
         (run_dir / p for p in ("best.pt", "checkpoint.pt") if (run_dir / p).is_file()), None
     )
-    comps = build(cfg, need_train=False)
+    comps = build(run_spec(cfg), need_train=False)
     method = comps.method
     why = method.credit_policy_refusal()  # the method says whether it has a policy to diagnose
     if why:
@@ -368,7 +363,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
             comps.executor,
             method,
             comps.test_qs,
-            int(cfg.eval.batch_size),
+            comps.spec.eval.batch_size,
             train=False,
             phase="eval",
             on_batch=collect,
@@ -388,7 +383,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     train_steps = _train_steps(run_dir / "train_log.jsonl")
     steps = max(96, int(train_steps or 0))
     curve = supervised_curve(
-        f_all, labels, fresh, lr=float(cfg.train.lr), steps=steps, batch=int(cfg.train.batch_size)
+        f_all, labels, fresh, lr=comps.spec.train.lr, steps=steps, batch=comps.spec.train.batch_size
     )
     curve["run_steps"] = train_steps
     return {

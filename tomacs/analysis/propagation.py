@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 from rich.table import Table
 
 from tomacs.benchmarks.base import wrong_answers
@@ -58,6 +57,7 @@ from tomacs.job.progress import Progress
 from tomacs.methods.base import Method
 from tomacs.seeding import stable_seed
 from tomacs.sim.text import honest_analysis
+from tomacs.spec import RunSpec
 from tomacs.types import AdversaryPlan, Episode, Question, RoundGraph
 
 MODES = ("wrong", "right")
@@ -304,24 +304,21 @@ def measure_propagation(
 
 # ----------------------------------------------------------------------------------------------
 def run_propagation(
-    cfg: DictConfig,
+    spec: RunSpec,
     *,
-    checkpoint: Path | None = None,
     from_round: int = 1,
     modes: Sequence[str] = MODES,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Build the components of a composed config (as `tomacs evaluate` does) and measure them."""
-    from tomacs.config import to_container
+    """Build the components of a run spec (as `tomacs evaluate` does; its checkpoint, if any, is
+    loaded) and measure them."""
     from tomacs.job.checkpoint import load_checkpoint
     from tomacs.job.components import backbone_label, build
     from tomacs.job.files import git_rev
 
     t0 = time.perf_counter()
-    if checkpoint is not None:
-        cfg.checkpoint = str(checkpoint)  # build() then takes the checkpoint's embedder
-    comps = build(cfg, need_train=False)
-    ckpt = checkpoint or (Path(cfg.checkpoint) if cfg.get("checkpoint") else None)
+    comps = build(spec, need_train=False)
+    ckpt = Path(spec.checkpoint) if spec.checkpoint else None
     if ckpt is not None:
         load_checkpoint(comps.method, ckpt)
     res = measure_propagation(
@@ -330,20 +327,18 @@ def run_propagation(
         comps.test_qs,
         modes=modes,
         from_round=from_round,
-        batch_size=int(cfg.eval.batch_size),
+        batch_size=spec.eval.batch_size,
         progress=progress,
     )
-    resolved = to_container(cfg)
-    resolved.pop("hydra", None)
     return {
         "analysis": "propagation",
-        "backbone": backbone_label(cfg, comps.backbone),
+        "backbone": backbone_label(spec, comps.backbone),
         "benchmark": comps.bench.name,
         "method": comps.method.name,
-        "attack": str(cfg.attack.name),
+        "attack": str(spec.attack.name),
         "n_agents": comps.ctx.n_agents,
         "rounds": comps.ctx.rounds,
-        "seed": int(cfg.seed),
+        "seed": spec.seed,
         "decision": comps.ctx.decision,
         "checkpoint": None if ckpt is None else str(ckpt),
         "untrained": bool(comps.method.trainable and ckpt is None),
@@ -357,7 +352,7 @@ def run_propagation(
         **res,
         "git_rev": git_rev(),
         "wall_s": round(time.perf_counter() - t0, 3),
-        "config": resolved,
+        "config": spec.as_dict(),
     }
 
 

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from tomacs.embedding.embedders import Embedder
     from tomacs.job.progress import Progress
     from tomacs.methods.base import Method
+    from tomacs.spec import RunSpec
 
 __all__ = [
     "Policy",
@@ -118,7 +119,7 @@ class Policy:
 
     run_dir: Path
     checkpoint: Path
-    cfg: Any
+    spec: RunSpec
     name: str
     embedder_name: str
     agents: int  # the run's shape (N, T)
@@ -139,15 +140,15 @@ class Policy:
         from tomacs.methods.base import MethodContext
         from tomacs.methods.registry import build_method, method_settings
 
-        params = method_settings(self.cfg).params()
+        params = method_settings(self.spec).params()
         name = str(params.pop("name"))
         ctx = MethodContext(
             n_agents=n,
             rounds=rounds,
             roles=["agent"] * n,  # the scoring methods read no roles
-            seed=int(self.cfg.seed),
-            in_budget=self.cfg.budget.get("in_degree"),
-            out_budget=self.cfg.budget.get("out_degree"),
+            seed=self.spec.seed,
+            in_budget=self.spec.budget.in_degree,
+            out_budget=self.spec.budget.out_degree,
             device="cpu",
         )
         ctx.extra["embedder"] = self.embedder_name
@@ -163,7 +164,7 @@ class Policy:
         from tomacs.methods.registry import method_settings
 
         return _method_class(self.name).trained_shape(
-            method_settings(self.cfg).params(), self.agents, self.rounds
+            method_settings(self.spec).params(), self.agents, self.rounds
         )
 
     @property
@@ -178,24 +179,22 @@ class Policy:
 def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
     """The run's method and checkpoint (best.pt, the weights its evaluation used, else checkpoint.pt);
     one-line errors for a directory that is not a trained run of a supported method."""
-    from omegaconf import DictConfig, OmegaConf
-
+    from tomacs.config import ConfigError
     from tomacs.embedding.embedders import DEFAULT_EMBEDDER
     from tomacs.embedding.embedders import configure as configure_embeddings
-    from tomacs.job.checkpoint import settle_embedder
+    from tomacs.job.files import read_run_config, run_spec
     from tomacs.methods.registry import method_settings
 
     run_dir = Path(run_dir)
     if run_dir.is_file() and run_dir.suffix == ".pt":  # a checkpoint file: its run is its directory
         checkpoint, run_dir = checkpoint or run_dir, run_dir.parent
-    cfg_path = run_dir / "config.yaml"
-    if not cfg_path.is_file():
+    try:
+        cfg = read_run_config(run_dir, "pass the directory of a `tomacs train` run")
+    except ConfigError as exc:
+        raise ReplayError(str(exc)) from None
+    if cfg is None:
         raise ReplayError(f"{run_dir} has no config.yaml: pass the directory of a `tomacs train` run")
-    loaded = OmegaConf.load(cfg_path)
-    if not isinstance(loaded, DictConfig):
-        raise ReplayError(f"{cfg_path} holds no config mapping: pass the directory of a `tomacs train` run")
-    cfg = OmegaConf.create(loaded)
-    name = str(cfg.method.get("name"))
+    name = str((cfg.get("method") or {}).get("name"))
     supported = scoring_methods()
     if name not in supported:
         raise ReplayError(
@@ -209,23 +208,20 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
         raise ReplayError(f"{run_dir} has no best.pt or checkpoint.pt: the run has not finished an epoch")
     if not Path(ck).is_file():
         raise ReplayError(f"checkpoint not found: {ck}")
-    cfg.checkpoint = str(ck)
-    settle_embedder(cfg)  # the checkpoint's recorded embedder wins, as when the run resumes
-    why = _method_class(name).replay_refusal(method_settings(cfg).params())
+    cfg["checkpoint"] = str(ck)
+    spec = run_spec(cfg)  # the checkpoint's recorded embedder wins, as when the run resumes
+    why = _method_class(name).replay_refusal(method_settings(spec).params())
     if why:
         raise ReplayError(f"{run_dir} is a {name} run with {why}")
-    emb = cfg.get("embed") or {}
-    configure_embeddings(
-        emb.get("cache"), str(emb.get("precision", "auto")), str(emb.get("backend", "torch"))
-    )
+    configure_embeddings(spec.embed.cache, spec.embed.precision, spec.embed.backend)
     return Policy(
         run_dir=run_dir,
         checkpoint=Path(ck),
-        cfg=cfg,
+        spec=spec,
         name=name,
-        embedder_name=str(cfg.get("embedder") or DEFAULT_EMBEDDER),
-        agents=int(cfg.agents),
-        rounds=int(cfg.rounds),
+        embedder_name=spec.embedder or DEFAULT_EMBEDDER,
+        agents=spec.agents,
+        rounds=spec.rounds,
     )
 
 

@@ -23,7 +23,7 @@ from tomacs.sim.diagnose import (
 from tomacs.types import Episode, Question
 
 if TYPE_CHECKING:
-    from omegaconf import DictConfig
+    from tomacs.spec import RunSpec
 
 
 def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: int) -> list[Episode]:
@@ -32,8 +32,8 @@ def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: 
     return run_episodes(executor, method, questions, batch_size)
 
 
-def diagnose(cfg: DictConfig, ablate: bool = True) -> dict[str, object]:
-    """Build the components of a composed config (as `tomacs evaluate` does), run its test
+def diagnose(spec: RunSpec, ablate: bool = True) -> dict[str, object]:
+    """Build the components of a run spec (as `tomacs evaluate` does), run its test
     questions through the executor on the recorded sim backbone, and return the diagnosis."""
     from tomacs.config import ConfigError
     from tomacs.job.components import build, rebuild
@@ -41,14 +41,14 @@ def diagnose(cfg: DictConfig, ablate: bool = True) -> dict[str, object]:
     from tomacs.report.paper import lookup
     from tomacs.sim.backbone import SimBackbone
 
-    if str(cfg.backbone.name) != "sim":
-        raise ConfigError(f"--diagnose needs backbone=sim (got {cfg.backbone.name})")
+    if str(spec.backbone.name) != "sim":
+        raise ConfigError(f"--diagnose needs backbone=sim (got {spec.backbone.name})")
     t0 = time.perf_counter()
-    comps = build(cfg, need_train=False)
+    comps = build(spec, need_train=False)
     inner = comps.backbone
     if not isinstance(inner, SimBackbone):
         raise TypeError("the diagnosis needs the sim backbone (backbone=sim)")
-    batch = int(cfg.eval.batch_size)
+    batch = spec.eval.batch_size
     rec = RecordingBackbone(inner)
     # every pass is the job rebuilt on its own backbone (a fresh method, executor and credibility
     # state over the same questions), so no pass starts from what an earlier one moved
@@ -69,7 +69,7 @@ def diagnose(cfg: DictConfig, ablate: bool = True) -> dict[str, object]:
             st = round_stats(_run(ablated.executor, ablated.method, ablated.test_qs, batch))
             abl.append(ablation_row(name, what, changes, st, base_final))
         abl.insert(0, ablation_row("fitted", "the stored profile", {}, stats, base_final))
-    bench, method_name, attack = comps.bench.name, method.name, str(cfg.attack.name)
+    bench, method_name, attack = comps.bench.name, method.name, str(spec.attack.name)
     paper = lookup(method_name, bench, attack, "acc")
     return {
         "analysis": "sim_diagnose",
@@ -82,7 +82,7 @@ def diagnose(cfg: DictConfig, ablate: bool = True) -> dict[str, object]:
         "n_adversaries": int(comps.ctx.n_adversaries),
         "n_agents": int(comps.ctx.n_agents),
         "rounds": int(comps.ctx.rounds),
-        "seed": int(cfg.seed),
+        "seed": spec.seed,
         "n_questions": len(eps),
         "untrained": bool(method.trainable),
         "final_acc": stats["decision"]["acc"],

@@ -21,17 +21,16 @@ DEFAULT_CACHE = "outputs/cache/embeddings.sqlite"
 def run_embedder(sim_paths: Sequence[str]) -> str | None:
     """The embedder of the first sim run found under `sim_paths` (its config.yaml), so the texts are
     compared in the space the runs' policies read them in; None when no run says."""
-    from omegaconf import DictConfig, OmegaConf
-
     from tomacs.embedding.embedders import DEFAULT_EMBEDDER
+    from tomacs.job.files import read_run_config
 
     for p in sim_paths:
         path = Path(p)
         top = path / "config.yaml"
         found = top if top.is_file() else min(path.rglob("config.yaml"), default=None)
         if found is not None:
-            cfg = OmegaConf.load(found)
-            return str((cfg.get("embedder") if isinstance(cfg, DictConfig) else None) or DEFAULT_EMBEDDER)
+            cfg = read_run_config(found.parent) or {}
+            return str(cfg.get("embedder") or DEFAULT_EMBEDDER)
     return None
 
 

@@ -15,7 +15,7 @@ from tomacs.registry import Registry
 from tomacs.types import Behaviour, Message, Question
 
 if TYPE_CHECKING:
-    from omegaconf import DictConfig
+    from tomacs.spec import RunSpec
 
 RequestKind = Literal["agent", "decision", "judge"]  # judge: the credibility judge (tomacs.credibility)
 
@@ -93,8 +93,8 @@ class BaseBackbone:
     name: str
 
     @classmethod
-    def from_job(cls, cfg: DictConfig, bench: JobBenchmark) -> BaseBackbone:
-        """The backbone of one job from its composed config (`cfg.backbone` is this kind's
+    def from_job(cls, spec: RunSpec, bench: JobBenchmark) -> BaseBackbone:
+        """The backbone of one job from its spec (`spec.backbone` is this kind's
         conf/backbone/*.yaml) and its benchmark adapter."""
         raise NotImplementedError(f"{cls.__name__}.from_job")
 
@@ -116,10 +116,11 @@ class BaseBackbone:
         return self.name
 
     @classmethod
-    def run_model(cls, cfg: DictConfig) -> str | None:
+    def run_model(cls, config: Mapping[str, object]) -> str | None:
         """The model a finished run's agents ran on, from its config.yaml (a transcript's `model`):
         `backbone.model`; None when the config names none."""
-        model = (cfg.get("backbone") or {}).get("model")
+        backbone = config.get("backbone")
+        model = backbone.get("model") if isinstance(backbone, Mapping) else None
         return None if model is None else str(model)
 
 

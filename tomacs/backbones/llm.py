@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import MISSING
 
@@ -45,7 +45,7 @@ from tomacs.backbones.spend import SpendCapReached, SpendCaps, SpendGuard, Spend
 from tomacs.tokens import count_chat_tokens, count_tokens
 
 if TYPE_CHECKING:
-    from omegaconf import DictConfig
+    from tomacs.spec import RunSpec
 
 __all__ = [
     "FAST_CALL_SETTINGS",
@@ -346,23 +346,18 @@ class LiteLLMBackbone(BaseBackbone):
 
     # -- construction from config -------------------------------------------------------------
     @classmethod
-    def from_job(cls, cfg: DictConfig, bench: JobBenchmark) -> LiteLLMBackbone:
-        return cls.from_config(cfg.backbone)
+    def from_job(cls, spec: RunSpec, bench: JobBenchmark) -> LiteLLMBackbone:
+        return cls.from_config(spec.backbone.plain())
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, object]) -> LiteLLMBackbone:
-        """Build from a `conf/backbone/*.yaml` mapping (DictConfig or dict).
+        """Build from a `conf/backbone/*.yaml` mapping (a run spec's `backbone`, as a dict).
 
         `cache` may be a bool, a path, or {enabled, path}; a relative path is taken relative to the
         current directory, so callers under Hydra should pass an absolute one if jobs chdir.
         Unknown keys (`name`, `kind`, `_target_`, ...) are ignored.
         """
-        raw: object = cfg
-        if hasattr(cfg, "_metadata"):  # omegaconf DictConfig, without importing omegaconf eagerly
-            from omegaconf import OmegaConf
-
-            raw = OmegaConf.to_container(cfg, resolve=True)
-        c: dict[str, Any] = dict(cast(Mapping[str, Any], raw))  # a mapping of the preset's keys
+        c: dict[str, Any] = dict(cfg)  # a mapping of the preset's keys
         cache_cfg = c.get("cache", True)
         cache: bool | str
         if isinstance(cache_cfg, Mapping):

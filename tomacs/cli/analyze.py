@@ -31,6 +31,7 @@ def analyze_propagation(
     from tomacs.analysis.propagation import DEGREES, MODES, propagation_table, run_propagation
     from tomacs.job.files import write_json
     from tomacs.job.progress import Progress
+    from tomacs.launch.spec import job_spec
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
@@ -46,12 +47,11 @@ def analyze_propagation(
         fail(f"--degree {degree!r}: valid are {', '.join(DEGREES)}")
     check_out_file(out or Path("outputs") / "analysis" / "propagation_*.json", "choose a writable --out FILE")
     try:
-        cfg = compose(overrides)
-        if not 1 <= from_round <= int(cfg.rounds):
-            raise ConfigError(f"--from-round must lie in 1..rounds={cfg.rounds} (got {from_round})")
+        spec = job_spec(compose(overrides), checkpoint=checkpoint)
+        if not 1 <= from_round <= spec.rounds:
+            raise ConfigError(f"--from-round must lie in 1..rounds={spec.rounds} (got {from_round})")
         results = run_propagation(
-            cfg,
-            checkpoint=Path(checkpoint) if checkpoint else None,
+            spec,
             from_round=from_round,
             modes=mode_list,
             progress=Progress(enabled=sys.stderr.isatty()),

@@ -31,6 +31,7 @@ def _plan_jobs(
     from typing import Any
 
     from tomacs.launch.plan import cached_rows, other_budgets, plan_job, sweep_jobs
+    from tomacs.launch.spec import job_spec
 
     reject_flags(overrides)
     jobs = sweep_jobs(overrides, multirun)
@@ -46,18 +47,18 @@ def _plan_jobs(
     for i, job in enumerate(jobs):
         if len(jobs) > 1 and not as_json:
             err.print(f"planning job {i + 1}/{len(jobs)}", highlight=False, end="\r")
-        cfg = compose([*job, f"mode={mode}"])
+        spec = job_spec(compose([*job, f"mode={mode}"]))
         name = ",".join(o for o in job if o.lstrip("+").split("=", 1)[0] in varying) if len(jobs) > 1 else ""
         # seeds of a sweep have the same structure: with nothing of the model cached, one dry run
         # serves them all (a seed's own cache hits need its own)
         twin = tuple(o for o in job if not o.startswith("seed="))
-        if twin in shared and cached_rows(cfg) == 0:
+        if twin in shared and cached_rows(spec) == 0:
             first = shared[twin]
             note = "seeds after the first reuse its dry run (nothing of the model is cached)"
             plans.append(dataclasses.replace(first, name=name, notes=[*first.notes, note]))
             continue
-        p = plan_job(cfg, mode, sample=k, name=name)
-        other_budgets(p, cfg, lat)
+        p = plan_job(spec, mode, sample=k, name=name)
+        other_budgets(p, spec, lat)
         shared[twin] = p
         plans.append(p)
     return plans

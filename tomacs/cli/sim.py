@@ -274,6 +274,7 @@ def diagnose_debates(
     from pathlib import Path
 
     from tomacs.analysis.sim_debates import diagnose as run_diagnosis
+    from tomacs.launch.spec import job_spec
     from tomacs.sim import diagnose as sd
     from tomacs.sim.model import PROFILE_NAMES
 
@@ -299,7 +300,7 @@ def diagnose_debates(
                     f"eval.size={size}",
                     f"seed={seed}",
                 ]
-                res = run_diagnosis(compose([*base, *overrides]), ablate=ablate)
+                res = run_diagnosis(job_spec(compose([*base, *overrides])), ablate=ablate)
                 results.append(res)
                 if not as_json:
                     for t in sd.tables(res):

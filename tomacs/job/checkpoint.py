@@ -6,13 +6,12 @@ evaluating one and the analyses all read checkpoints, and none of them should im
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig
-
 from tomacs.config import ConfigError
+from tomacs.spec import RunSpec
 
 if TYPE_CHECKING:
     import torch
@@ -110,24 +109,25 @@ def load_checkpoint(
     return ckpt
 
 
-def settle_embedder(cfg: DictConfig) -> None:
+def settle_embedder(cfg: MutableMapping[str, object]) -> None:
     """Resolve the run's embedder once (tomacs.config.resolve_embedder), taking a checkpoint's
-    recorded embedder into account, before anything is built or written."""
+    recorded embedder into account, before the spec is frozen and anything is written."""
     from tomacs.config import resolve_embedder
 
-    path = cfg.get("checkpoint")
+    given = cfg.get("checkpoint")
+    path = str(given) if given else None
     saved = read_checkpoint(Path(path)).get("embedder") if path and Path(path).is_file() else None
     resolve_embedder(cfg, saved, path)
 
 
-def check_checkpoint(cfg: DictConfig, mode: str) -> None:
+def check_checkpoint(spec: RunSpec, mode: str) -> None:
     """An evaluation of a learned method needs its trained weights: without them it scores the
     random initial policy under the method's name. Asking for that explicitly is allowed (a
     baseline for the learning curve) and the results say so."""
     from tomacs.methods.registry import is_trainable, method_settings
 
-    ckpt = cfg.get("checkpoint")
-    name = method_settings(cfg).name
+    ckpt = spec.checkpoint
+    name = method_settings(spec).name
     if ckpt == UNTRAINED and mode == "train":
         raise ConfigError(
             "checkpoint=untrained is for `tomacs evaluate`; `tomacs train` starts from an untrained policy "

@@ -8,17 +8,20 @@ lives here, next to the writing, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
-from tomacs.config import ConfigError, flat
-from tomacs.job.checkpoint import UNTRAINED
+from tomacs.config import ConfigError, checked_spec, flat
+from tomacs.job.checkpoint import UNTRAINED, settle_embedder
+from tomacs.spec import RunSpec
 from tomacs.types import Episode
 
 EPISODES, CONFIG, RESULTS = "episodes.jsonl", "config.yaml", "results.json"
@@ -203,10 +206,8 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
     old_path = out_dir / CONFIG
     if not old_path.is_file() or not any((out_dir / f).exists() for f in (EPISODES, "checkpoint.pt")):
         return
-    old_cfg = OmegaConf.to_container(OmegaConf.load(old_path), resolve=True)
-    if not isinstance(old_cfg, dict):
-        raise ConfigError(f"{old_path} holds no config mapping; remove the directory or choose another")
-    old = flat(_settled(cast(dict[str, Any], old_cfg)))  # a config's keys are strings
+    old_cfg = read_run_config(out_dir, "remove the directory or choose another")
+    old = flat(_settled(old_cfg or {}))
     new = flat(_settled(resolved))
     diff = sorted(
         k
@@ -223,6 +224,26 @@ def check_resumable(out_dir: Path, resolved: dict[str, Any]) -> None:
             f"{out_dir} holds a run with a different config ({shown}{more}); "
             "use a new hydra.run.dir, or delete that directory to start over"
         )
+
+
+def read_run_config(run_dir: Path, fix: str = "pass the directory of a tomacs job") -> dict[str, Any] | None:
+    """A run directory's config.yaml as a plain dict, as the job wrote it; None without one."""
+    path = Path(run_dir) / CONFIG
+    if not path.is_file():
+        return None
+    loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path} holds no config mapping; {fix}")
+    return {str(k): v for k, v in loaded.items()}
+
+
+def run_spec(config: Mapping[str, object]) -> RunSpec:
+    """The spec of a run directory's config (`read_run_config`, edited by the caller where it asks
+    for something else, such as another test size): its embedder settled (a checkpoint's recorded
+    one wins), migrated to today's keys (`_settled`), validated and frozen."""
+    cfg = dict(copy.deepcopy(config))
+    settle_embedder(cfg)
+    return checked_spec(_settled(cfg))
 
 
 def write_config(out_dir: Path, resolved: dict[str, Any]) -> None:
@@ -262,18 +283,17 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     that resuming and skipping still recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
-    cfg = OmegaConf.create(config)
+    cfg: dict[str, Any] = copy.deepcopy(config)
     resolve_embedder(cfg)
     emb_proj_as_default(cfg)
-    if isinstance(cfg.get("train"), DictConfig) and "name" not in cfg.train:
-        cfg.train.name = "default"  # runs from before the training budget became a choice (train=)
-    if isinstance(cfg.get("train"), DictConfig):
+    train, attack, method, embed = (cfg.get(k) for k in ("train", "attack", "method", "embed"))
+    if isinstance(train, dict):
+        train.setdefault("name", "default")  # runs from before the training budget became a choice (train=)
         # keys added since, with the value runs before them had: one episode per training question, a
         # constant learning rate, no gradient clipping
         for key, value in TRAIN_KEYS_ADDED.items():
-            if key not in cfg.train:
-                cfg.train[key] = value
-    if isinstance(cfg.get("attack"), DictConfig):
+            train.setdefault(key, value)
+    if isinstance(attack, dict):
         # an attack key added since (attack.prompt, attack.target_lure) takes its default, which is the
         # behaviour before it existed (App. D's adversary; uniform targets)
         import dataclasses
@@ -283,24 +303,23 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         from tomacs.config import AttackSchema
 
         for f in dataclasses.fields(AttackSchema):
-            if f.name not in cfg.attack and f.default is not dataclasses.MISSING and f.default != MISSING:
-                cfg.attack[f.name] = f.default
-    if isinstance(cfg.get("method"), DictConfig) and cfg.method.get("name"):
+            if f.default is not dataclasses.MISSING and f.default != MISSING:
+                attack.setdefault(f.name, f.default)
+    if isinstance(method, dict) and method.get("name"):
         # a method key added since (e.g. todycomm's `comm`) is absent from older runs' files; a new key's
         # default is the behaviour before it existed (the rule every new key follows), so fill it in
         from tomacs.methods.registry import METHODS, method_defaults
 
-        name = str(cfg.method.name)
-        defaults = method_defaults(name) if name in METHODS else None
+        name = str(method["name"])
+        defaults = (method_defaults(name) if name in METHODS else None) or {}
         for k, v in METHOD_KEYS_BEFORE.items():
-            if defaults and k in defaults and k not in cfg.method:
-                cfg.method[k] = v
-        for k, v in ((method_defaults(name) if name in METHODS else None) or {}).items():
-            if k not in cfg.method:
-                cfg.method[k] = v
-    if isinstance(cfg.get("embed"), DictConfig) and "backend" not in cfg.embed:
+            if k in defaults:
+                method.setdefault(k, v)
+        for k, v in defaults.items():
+            method.setdefault(k, v)
+    if isinstance(embed, dict):
         # runs from before embed.backend existed encoded with torch, but asked for no backend: they resume
         # and skip as `auto` does today (like precision=auto, resolved where the process runs; each
         # process's backend is in results.json -> embedding[].backend, absent = torch)
-        cfg.embed.backend = "auto"
-    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+        embed.setdefault("backend", "auto")
+    return cfg

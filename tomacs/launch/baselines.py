@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import OmegaConf
 
 from tomacs.config import flat
-from tomacs.job.checkpoint import UNTRAINED, settle_embedder
+from tomacs.job.checkpoint import UNTRAINED
 from tomacs.job.files import _RESUME_FREE, _settled
 from tomacs.job.progress import Progress
 
@@ -140,8 +140,7 @@ def run_baselines(
         if not simulated:
             out[which] = {"source": "not run", "command": baseline_command(resolved, which)}
             continue
-        cfg = OmegaConf.create(baseline_config(resolved, which))
-        settle_embedder(cfg)
+        cfg = OmegaConf.create(baseline_config(resolved, which))  # run_job settles and freezes it
         before = progress.prefix if progress is not None else ""
         if progress is not None:
             progress.prefix = f"baseline {which}: "  # its lines are not the job's own evaluation

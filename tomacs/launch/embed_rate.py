@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig
+from tomacs.spec import RunSpec
 
 if TYPE_CHECKING:
     from tomacs.embedding.embedders import EmbedderInfo
@@ -29,10 +29,9 @@ POOL = 10  # the latest matching jobs the rate pools
 MIN_TEXTS = 32  # a job that encoded fewer says little about the rate (first-call overheads)
 
 
-def rate_path(cfg: DictConfig) -> Path | None:
+def rate_path(spec: RunSpec) -> Path | None:
     """The rate file of the job's embedding cache; None when the cache is off."""
-    emb = cfg.get("embed") or {}
-    cache = emb.get("cache") if hasattr(emb, "get") else None
+    cache = spec.embed.cache
     if cache is None or str(cache).strip().lower() in ("", "null", "none", "false", "off"):
         return None
     return Path(str(cache)).expanduser().parent / RATE_FILE
@@ -51,10 +50,10 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return [j for j in jobs or [] if isinstance(j, dict)]
 
 
-def record_embed_rate(cfg: DictConfig, embedded: Sequence[EmbedderInfo]) -> None:
+def record_embed_rate(spec: RunSpec, embedded: Sequence[EmbedderInfo]) -> None:
     """Add a finished job's MiniLM encoding (results.json -> embedding) to the rate file. Never fails the
     job: a file it cannot write only leaves the plan to time a sample."""
-    path = rate_path(cfg)
+    path = rate_path(spec)
     encoded = sum(int(e.get("encoded") or 0) for e in embedded)
     seconds = sum(float(e.get("encode_s") or 0.0) for e in embedded)
     if path is None or encoded < MIN_TEXTS or seconds <= 0:
@@ -80,11 +79,11 @@ def record_embed_rate(cfg: DictConfig, embedded: Sequence[EmbedderInfo]) -> None
 
 
 def measured_rate(
-    cfg: DictConfig, device: str, precision: str | None = None, backend: str | None = None
+    spec: RunSpec, device: str, precision: str | None = None, backend: str | None = None
 ) -> tuple[float, int, Path] | None:
     """(texts per second, jobs it pools, the file) for MiniLM on this host and device kind (and
     precision and backend when given), from the latest jobs that recorded it; None when none has."""
-    path = rate_path(cfg)
+    path = rate_path(spec)
     if path is None:
         return None
     host, kind = socket.gethostname(), _device_kind(device)

@@ -30,16 +30,17 @@ import contextlib
 import math
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest, backbone_class, backbone_kind
 from tomacs.embedding.embedders import HashingEmbedder
+from tomacs.spec import RunSpec, TrainSpec
 from tomacs.tokens import count_chat_tokens, count_tokens
 
 if TYPE_CHECKING:
@@ -240,13 +241,13 @@ class CountingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def counting_embedder(cfg: DictConfig, phase: Callable[[], str]) -> CountingEmbedder:
-    """The dry run's one embedder, at the dimension of the job's (`cfg.embedder`, once settled): handed
+def counting_embedder(spec: RunSpec, phase: Callable[[], str]) -> CountingEmbedder:
+    """The dry run's one embedder, at the dimension of the job's (`spec.embedder`, settled): handed
     to the build as its `embedder`, so the executor, the credibility centroid and a learned method
     embed through it."""
     from tomacs.embedding.embedders import DEFAULT_EMBEDDER, EMBEDDER_DIMS
 
-    name = str(cfg.get("embedder") or DEFAULT_EMBEDDER)
+    name = spec.embedder or DEFAULT_EMBEDDER
     if name not in EMBEDDER_DIMS:
         raise ValueError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDER_DIMS)}")
     return CountingEmbedder(name, EMBEDDER_DIMS[name], phase)
@@ -256,21 +257,20 @@ _MINILM_S_PER_TEXT: dict[tuple[str, str], tuple[float, int]] = {}
 SAMPLE_MIN_TEXTS, SAMPLE_MIN_S, SAMPLE_MAX_S = 256, 3.0, 20.0
 
 
-def minilm_settings(cfg: DictConfig, device: str) -> tuple[str | None, str | None]:
+def minilm_settings(spec: RunSpec, device: str) -> tuple[str | None, str | None]:
     """(precision, backend) the job's MiniLM runs in (`embed.precision`, `embed.backend` resolved for
     its device); None for what cannot be resolved here (a setting this machine cannot run: the job
     itself says why)."""
     from tomacs.embedding import embedders
 
-    emb = cfg.get("embed") or {}
     out: list[str | None] = []
-    for name, key, default in (
-        ("resolve_precision", "precision", "auto"),
-        ("resolve_backend", "backend", "torch"),
+    for name, value in (
+        ("resolve_precision", spec.embed.precision),
+        ("resolve_backend", spec.embed.backend),
     ):
         resolve = getattr(embedders, name, None)
         try:
-            out.append(None if resolve is None else resolve(str(emb.get(key, default)), device))
+            out.append(None if resolve is None else resolve(value, device))
         except Exception:  # noqa: BLE001
             out.append(None)
     return out[0], out[1]
@@ -309,15 +309,15 @@ def minilm_seconds_per_text(
     return _MINILM_S_PER_TEXT[key]
 
 
-def minilm_rate(cfg: DictConfig, device: str, samples: list[str]) -> tuple[float | None, str]:
+def minilm_rate(spec: RunSpec, device: str, samples: list[str]) -> tuple[float | None, str]:
     """(seconds per text, where the rate comes from) of the job's MiniLM: the rate earlier jobs on this
     machine measured over every text they encoded (tomacs.launch.embed_rate), else one timed now on
     a sample of the job's texts."""
     from tomacs.launch.embed_rate import measured_rate
 
-    precision, backend = minilm_settings(cfg, device)
+    precision, backend = minilm_settings(spec, device)
     how = ", ".join(x for x in (precision, backend) if x)
-    measured = measured_rate(cfg, device, precision, backend)
+    measured = measured_rate(spec, device, precision, backend)
     if measured is not None:
         rate, jobs, path = measured
         return 1.0 / rate, (
@@ -427,9 +427,9 @@ class JobPlan:
         }
 
 
-def backbone_price(cfg: DictConfig) -> tuple[float, float] | None:
+def backbone_price(spec: RunSpec) -> tuple[float, float] | None:
     """USD per prompt and completion token: `backbone.price`, else litellm's offline price table."""
-    b = cfg.backbone
+    b = spec.backbone
     if backbone_class(b).simulated:
         return (0.0, 0.0)
     if b.get("price"):
@@ -450,12 +450,12 @@ def _walk(comps: Any, qs: list[Any], train: bool, phase: str) -> None:
 
     if qs:
         # training runs each question `train.samples` times in its batch (tomacs.training.reinforce)
-        k = int(comps.cfg.train.get("samples", 1)) if train else 1
+        k = comps.spec.train.samples if train else 1
         walk(
             comps.executor,
             comps.method,
             [q for q in qs for _ in range(k)],
-            int(comps.cfg.train.batch_size if train else comps.cfg.eval.batch_size) * k,
+            (comps.spec.train.batch_size if train else comps.spec.eval.batch_size) * k,
             train=train,
             phase=phase,
         )
@@ -472,16 +472,13 @@ def _sample(qs: list[Any], k: int | None, batch: int) -> tuple[list[Any], float]
     return qs[:k], len(qs) / k
 
 
-def _budget_epochs(train: Any) -> tuple[int, int]:
-    epochs = int(train.epochs)
-    patience = train.get("patience")
-    return epochs, (
-        min(epochs, int(patience) + 1) if patience is not None and int(train.val_size) > 0 else epochs
-    )
+def _budget_epochs(train: TrainSpec) -> tuple[int, int]:
+    epochs, patience = train.epochs, train.patience
+    return epochs, (min(epochs, patience + 1) if patience is not None and train.val_size > 0 else epochs)
 
 
 def plan_job(
-    cfg: DictConfig,
+    cfg: RunSpec | DictConfig,
     mode: str,
     sample: int | None = None,
     name: str = "",
@@ -491,24 +488,19 @@ def plan_job(
     """Dry-run one job on the stand-in backbone; `sample` caps the questions dry-run per phase
     (the figures are then scaled, and say so).
 
-    `comps`: the job's own build (`tomacs.job.components.build` of this `cfg`), whose benchmark,
-    questions and backbone the dry run then reuses instead of building its own; it walks fresh
-    parts of its own (`rebuild`), so the job's method and credibility state stay untouched."""
-    from tomacs.job.checkpoint import settle_embedder
+    `cfg`: the job's spec (a composed config is made one). `comps`: the job's own build
+    (`tomacs.job.components.build` of this spec), whose benchmark, questions and backbone the dry
+    run then reuses instead of building its own; it walks fresh parts of its own (`rebuild`), so
+    the job's method and credibility state stay untouched."""
     from tomacs.job.components import build, rebuild
+    from tomacs.launch.spec import job_spec
     from tomacs.sim.backbone import SimBackbone
 
+    spec = cfg if isinstance(cfg, RunSpec) else job_spec(cfg)
     where = {"phase": "test"}
-    if comps is None:
-        # a copy: the caller's config stays as it was
-        cfg = cast(DictConfig, OmegaConf.create(OmegaConf.to_container(cfg, resolve=False)))  # a mapping
-        settle_embedder(cfg)  # what build settles first (idempotent): the embedder to count as
-        counting = counting_embedder(cfg, lambda: where["phase"])
-        job = build(cfg, need_train=(mode == "train"), embedder=counting)
-    else:
-        counting = counting_embedder(comps.cfg, lambda: where["phase"])
-        job = comps
-    real = None if backbone_class(cfg.backbone).simulated else job.backbone
+    counting = counting_embedder(spec, lambda: where["phase"])
+    job = comps if comps is not None else build(spec, need_train=(mode == "train"), embedder=counting)
+    real = None if backbone_class(spec.backbone).simulated else job.backbone
     cache = getattr(real, "cache", None)
     target = observed_completion_tokens(
         Path(cache.path) if cache is not None else None, getattr(real, "model", None)
@@ -518,7 +510,7 @@ def plan_job(
     max_tokens = getattr(real, "max_tokens", None)
     if target is not None and max_tokens:
         target = min(target, float(max_tokens))  # the server stops a reply there
-    sim = SimBackbone(profile=cfg.backbone.get("profile") or job.bench.profile, seed=int(cfg.seed))
+    sim = SimBackbone(profile=spec.backbone.get("profile") or job.bench.profile, seed=spec.seed)
     pb = PlanBackbone(sim, real, target, where)
     comps = rebuild(job, backbone=pb, embedder=counting)  # the dry run's own method and executor
     method = comps.method
@@ -526,7 +518,7 @@ def plan_job(
     learned = bool(method.trainable)
     notes: list[str] = []
     sampled: list[str] = []
-    epochs, epochs_min = _budget_epochs(cfg.train)
+    epochs, epochs_min = _budget_epochs(spec.train)
     f_train = f_val = 1.0
     if mode == "train" and learned:  # what an epoch walks is the method's trainer's (its own data or not)
         from tomacs.training.core import trainer_of
@@ -538,23 +530,23 @@ def plan_job(
         if trainer.walks_training:
             method.train_mode(True)
             pb.phase = "train"
-            qs, f_train = _sample(comps.train_qs, sample, int(cfg.train.batch_size))
+            qs, f_train = _sample(comps.train_qs, sample, spec.train.batch_size)
             _walk(comps, qs, True, "train0")
         method.train_mode(False)
         pb.phase = "validation"
-        vqs, f_val = _sample(comps.val_qs, sample, int(cfg.train.batch_size))
+        vqs, f_val = _sample(comps.val_qs, sample, spec.train.batch_size)
         _walk(comps, vqs, False, "val")
         notes.append(trainer.plan_note)
     elif mode == "train" and comps.executor.crs is not None and comps.train_qs:
         epochs = epochs_min = 1  # the credibility warm-up streams the training questions once
         pb.phase = "train"
-        qs, f_train = _sample(comps.train_qs, sample, int(cfg.train.batch_size))
+        qs, f_train = _sample(comps.train_qs, sample, spec.train.batch_size)
         _walk(comps, qs, False, "train0")
     else:
         epochs = epochs_min = 0
     method.train_mode(False)
     pb.phase = "test"
-    tqs, f_test = _sample(comps.test_qs, sample, int(cfg.eval.batch_size))
+    tqs, f_test = _sample(comps.test_qs, sample, spec.eval.batch_size)
     _walk(comps, tqs, False, "eval")
     for what, f in (("train", f_train), ("validation", f_val), ("test", f_test)):
         if f != 1.0:
@@ -587,20 +579,20 @@ def plan_job(
         per = {"train": f_train * epochs, "validation": f_val * epochs, "test": f_test}
         embed_texts = round(sum(len(ts) * per.get(ph, 1.0) for ph, ts in seen.items()))
         if kind == "minilm":
-            s, basis = minilm_rate(cfg, str(job.ctx.device), sorted(set().union(*seen.values())))
+            s, basis = minilm_rate(spec, str(job.ctx.device), sorted(set().union(*seen.values())))
             embed_s = None if s is None else s * embed_texts
             notes.append(basis)
         else:
             embed_s = 0.0
-    concurrency = int(cfg.backbone.get("max_concurrency") or cfg.concurrency)
+    concurrency = int(spec.backbone.get("max_concurrency") or spec.concurrency)
     if target is not None and real is not None:
         notes.append(f"stand-in replies of about {target:.0f} completion tokens")
     return JobPlan(
-        name=name or f"{comps.bench.name} {method.name} {cfg.attack.name} seed={cfg.seed}",
+        name=name or f"{comps.bench.name} {method.name} {spec.attack.name} seed={spec.seed}",
         backbone=str(pb.name),
         method=str(method.name),
         learned=learned and mode == "train",
-        budget=str(cfg.train.get("name", "default")),
+        budget=spec.train.name,
         epochs=epochs,
         epochs_min=epochs_min,
         train_epoch=tr,
@@ -610,7 +602,7 @@ def plan_job(
         decision_train_epoch=dtr,
         decision_val_epoch=pb.count("validation", "decision").scaled(f_val),
         decision_test=pb.count("test", "decision").scaled(f_test),
-        price=backbone_price(cfg),
+        price=backbone_price(spec),
         concurrency=concurrency,
         embed_kind=kind,
         embed_texts=embed_texts,
@@ -622,7 +614,7 @@ def plan_job(
     )
 
 
-def other_budgets(plan: JobPlan, cfg: DictConfig, latency: float) -> None:
+def other_budgets(plan: JobPlan, spec: RunSpec, latency: float) -> None:
     """The same learned job's cost at every other `train=` option (same sizes: the epochs differ)."""
     from tomacs.config import group_options
     from tomacs.paths import conf_dir
@@ -630,8 +622,8 @@ def other_budgets(plan: JobPlan, cfg: DictConfig, latency: float) -> None:
     if not plan.learned or plan.train_epoch.calls == 0:
         return
     for opt in group_options()["train"]:
-        t = OmegaConf.load(conf_dir() / "train" / f"{opt}.yaml")
-        if int(t.size) != int(cfg.train.size) or int(t.val_size) != int(cfg.train.val_size):
+        t = TrainSpec(**(OmegaConf.to_container(OmegaConf.load(conf_dir() / "train" / f"{opt}.yaml")) or {}))  # type: ignore[arg-type]
+        if t.size != spec.train.size or t.val_size != spec.train.val_size:
             continue  # the dry run's questions are not this budget's
         e, e_min = _budget_epochs(t)
         plan.other_budgets[opt] = {
@@ -691,25 +683,25 @@ def budget_totals(plans: list[JobPlan], latency: float) -> dict[str, dict[str, f
     return out
 
 
-def job_plan_line(cfg: DictConfig, mode: str, comps: Components | None = None) -> str:
+def job_plan_line(spec: RunSpec, mode: str, comps: Components | None = None) -> str:
     """The line a job prints when it starts. On the simulator it costs nothing (no dry run: a sim
     job must not slow down for it); on an LLM it is a dry run of up to 32 questions per phase, on
     the job's own build `comps` when given (`plan_job`), else on one of its own."""
     from tomacs.job.progress import _hms
     from tomacs.methods.registry import is_trainable, method_settings
 
-    learns = mode == "train" and is_trainable(method_settings(cfg).name)
-    test = f"test {int(cfg.eval.size)} questions"
+    learns = mode == "train" and is_trainable(method_settings(spec).name)
+    test = f"test {spec.eval.size} questions"
     work = (
-        f"train <= {int(cfg.train.epochs)} epochs x ({int(cfg.train.size)} + "
-        f"{int(cfg.train.val_size)} validation) questions, {test}"
+        f"train <= {spec.train.epochs} epochs x ({spec.train.size} + "
+        f"{spec.train.val_size} validation) questions, {test}"
         if learns
         else test
     )
-    if backbone_class(cfg.backbone).simulated:
-        return f"plan: {backbone_kind(cfg.backbone)} backbone, $0 | {work}"
+    if backbone_class(spec.backbone).simulated:
+        return f"plan: {backbone_kind(spec.backbone)} backbone, $0 | {work}"
     try:
-        p = plan_job(cfg, mode, sample=32, comps=comps)
+        p = plan_job(spec, mode, sample=32, comps=comps)
     except Exception as exc:  # noqa: BLE001 - the plan line must never stop the job
         return f"plan: unavailable ({type(exc).__name__}: {exc})"
     s = p.summary(DEFAULT_LATENCY_S)
@@ -727,13 +719,13 @@ def job_plan_line(cfg: DictConfig, mode: str, comps: Components | None = None) -
     )
 
 
-def cached_rows(cfg: DictConfig) -> int:
+def cached_rows(spec: RunSpec) -> int:
     """Replies of the job's model already in its response cache (0: none, or the simulator)."""
-    b = cfg.backbone
+    b = spec.backbone
     if backbone_class(b).simulated:
         return 0
     c = b.get("cache")
-    path = Path(str(c.get("path") or "")) if isinstance(c, DictConfig) and c.get("enabled", True) else None
+    path = Path(str(c.get("path") or "")) if isinstance(c, Mapping) and c.get("enabled", True) else None
     if path is None or not path.is_file():
         return 0
     try:

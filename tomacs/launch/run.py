@@ -19,11 +19,10 @@ from typing import Any
 from omegaconf import DictConfig
 
 from tomacs.backbones.base import is_simulated_label
-from tomacs.config import to_container
 from tomacs.credibility.stream import stream_metrics
 from tomacs.embedding.embedders import embedding_summary
 from tomacs.execution.batches import Batch, walk
-from tomacs.job.checkpoint import UNTRAINED, check_checkpoint, load_checkpoint, settle_embedder
+from tomacs.job.checkpoint import UNTRAINED, check_checkpoint, load_checkpoint
 from tomacs.job.clock import JobClock
 from tomacs.job.components import Components, backbone_label, build
 from tomacs.job.files import (
@@ -42,6 +41,7 @@ from tomacs.job.rundir import hold
 from tomacs.launch.baselines import run_baselines
 from tomacs.launch.embed_rate import record_embed_rate
 from tomacs.launch.plan import job_plan_line
+from tomacs.launch.spec import job_spec
 from tomacs.launch.tracking import make_tracker
 from tomacs.metrics import summarize, unparsed_warning
 from tomacs.training.core import trainer_of
@@ -80,7 +80,7 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
             comps.executor,
             comps.method,
             todo,
-            int(comps.cfg.eval.batch_size),
+            comps.spec.eval.batch_size,
             train=False,
             phase="eval",
             on_call=task,
@@ -155,21 +155,20 @@ def _locked_job(
     on_start: Callable[[], None] | None = None,
 ) -> dict[str, object]:
     t0 = time.perf_counter()
-    settle_embedder(cfg)  # before config.yaml: it records the embedder the run really uses
-    resolved = to_container(cfg)
-    resolved.pop("hydra", None)
+    spec = job_spec(cfg)  # validated once; the embedder config.yaml records is settled on it
+    resolved = spec.as_dict()
     done = finished_results(out_dir, resolved, mode)
     if done is not None:
         return {**done, "skipped": True}
-    check_checkpoint(cfg, mode)
-    comps = build(cfg, need_train=(mode == "train"))
+    check_checkpoint(spec, mode)
+    comps = build(spec, need_train=(mode == "train"))
     check_resumable(out_dir, resolved)
     trains = mode == "train" and comps.method.trainable  # training loads (resumes) its own checkpoint
-    if not trains and cfg.get("checkpoint") and cfg.checkpoint != UNTRAINED:
-        load_checkpoint(comps.method, Path(cfg.checkpoint))  # a wrong one is refused before the job starts
+    if not trains and spec.checkpoint and spec.checkpoint != UNTRAINED:
+        load_checkpoint(comps.method, Path(spec.checkpoint))  # a wrong one is refused before the job starts
     # on the job's own build: the dry run reuses its benchmark, questions and backbone, and walks a
     # method and executor of its own (tomacs.launch.plan), so the job's state is not moved
-    plan_line = job_plan_line(cfg, mode, comps) if on_start is not None else None
+    plan_line = job_plan_line(spec, mode, comps) if on_start is not None else None
     if on_start is not None:
         on_start()
         print(plan_line, file=sys.stderr, flush=True)
@@ -180,10 +179,10 @@ def _locked_job(
     # W&B's config also names the sim profile the run used (its file and fit date for a user profile)
     info = comps.backbone.profile_info() if hasattr(comps.backbone, "profile_info") else None
     tracked = {**resolved, "sim_profile": info} if info is not None else resolved
-    comps.tracker = make_tracker(to_container(cfg.logger), tracked, out_dir, job or {})
+    comps.tracker = make_tracker(spec.logger.plain(), tracked, out_dir, job or {})
     results: dict[str, Any] | None = None
     try:
-        results = _run(comps, cfg, mode, out_dir, progress, resolved, clock, job)
+        results = _run(comps, mode, out_dir, progress, resolved, clock, job)
     finally:
         clock.tick(force=True)
         comps.tracker.finish(results, EpisodeLog.of(out_dir).path, failed=results is None)
@@ -192,7 +191,6 @@ def _locked_job(
 
 def _run(
     comps: Components,
-    cfg: DictConfig,
     mode: str,
     out_dir: Path,
     progress: Progress,
@@ -200,7 +198,8 @@ def _run(
     clock: JobClock,
     job: dict[str, str] | None,
 ) -> dict[str, object]:
-    label = backbone_label(cfg, comps.backbone)
+    spec = comps.spec
+    label = backbone_label(spec, comps.backbone)
     train_info: dict[str, Any] = {}
     progress.start_job(*job_questions(comps, mode))
     if mode == "train" and comps.method.trainable:
@@ -213,7 +212,7 @@ def _run(
     stats = comps.backbone.stats() if hasattr(comps.backbone, "stats") else {}
     # a learned method scored without training: kept apart from the trained one in every report
     untrained = comps.method.trainable and (
-        cfg.get("checkpoint") == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
+        spec.checkpoint == UNTRAINED or (mode == "train" and train_info.get("iterations") == 0)
     )
     embedded = embedding_summary()
     baselines = None
@@ -227,11 +226,11 @@ def _run(
         "method": comps.method.name,
         "untrained": bool(untrained),
         "oracle": bool(comps.method.needs_oracle),
-        "attack": cfg.attack.name,
-        "budget": cfg.budget.name,
+        "attack": spec.attack.name,
+        "budget": spec.budget.name,
         "agents": comps.ctx.n_agents,
         "rounds": comps.ctx.rounds,
-        "seed": int(cfg.seed),
+        "seed": spec.seed,
         "eval_seed": comps.executor.episode_seed("eval"),  # = seed unless eval.seed pairs the evaluation
         "decision": comps.ctx.decision,
         "decision_mode": comps.method.decision_mode,
@@ -254,5 +253,5 @@ def _run(
         "config": resolved,
     }
     write_json(out_dir / RESULTS, results)
-    record_embed_rate(cfg, embedded)  # what `tomacs plan` times MiniLM by
+    record_embed_rate(spec, embedded)  # what `tomacs plan` times MiniLM by
     return results

@@ -4,7 +4,7 @@ What a method plugs in besides its class (its CLI commands, its report sections)
 "module:attr" strings on the class (`tomacs.methods.base.Method`); `method_extras` collects them for the
 CLI and the report, which never name a method.
 
-A method's settings are found by its name here too (`method_settings(cfg)`, `settings_class`): the
+A method's settings are found by its name here too (`method_settings(spec)`, `settings_class`): the
 schema is the class's `Settings` (tomacs.methods.settings), and a name leads to its class only here,
 so tomacs.methods.settings imports no method and no import circle forms."""
 
@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from omegaconf import DictConfig
-
 from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.settings import MethodSettings, OpenSettings, bookkeeping_fields, bool_fields
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.registry import Registry, load_target
+from tomacs.spec import Params, RunSpec
 
 METHODS: Registry[type[Method]] = Registry(
     "method",
@@ -69,14 +68,14 @@ def settings_class(name: str) -> type[MethodSettings]:
     return getattr(method_class(name), "Settings", None) or OpenSettings
 
 
-def method_settings(cfg: DictConfig) -> MethodSettings:
-    """The validated settings of a config's method (a composed config, or an old run directory's
-    config.yaml loaded as is): what everything outside the method reads instead of `cfg.method.*`."""
-    from omegaconf import DictConfig, OmegaConf
-
-    node = cfg["method"]
-    params = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
-    return settings_class(str(params.get("name"))).from_params(params)  # type: ignore[union-attr,arg-type]
+def method_settings(config: RunSpec | Mapping[str, object]) -> MethodSettings:
+    """The validated settings of a config's method (a run spec, a composed config, or an old run
+    directory's config.yaml): what everything outside the method reads instead of `method.*`."""
+    node = config.method if isinstance(config, RunSpec) else config["method"]
+    if not isinstance(node, Mapping):
+        raise ValueError(f"the config's method is {node!r}, not a mapping of its settings")
+    params = (node if isinstance(node, Params) else Params(node)).plain()
+    return settings_class(str(params.get("name"))).from_params(params)
 
 
 def bool_keys(name: str) -> dict[str, object]:

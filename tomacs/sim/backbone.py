@@ -10,11 +10,12 @@ methods asked the same thing get the same draw (common random numbers).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from omegaconf import MISSING, DictConfig
+from omegaconf import MISSING
 
 from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest, JobBenchmark
 from tomacs.benchmarks.base import candidate_answers
@@ -25,6 +26,9 @@ from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, decisio
 from tomacs.sim.text_model import TextModel
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
+
+if TYPE_CHECKING:
+    from tomacs.spec import RunSpec
 
 LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
 
@@ -84,14 +88,13 @@ class SimBackbone(BaseBackbone):
         self.completion_tokens = 0
 
     @classmethod
-    def from_job(cls, cfg: DictConfig, bench: JobBenchmark) -> SimBackbone:
+    def from_job(cls, spec: RunSpec, bench: JobBenchmark) -> SimBackbone:
         """Profiled for the benchmark unless backbone.profile names a paper profile, a stored one or a
         profile file (`tomacs.sim.profiles`)."""
-        attack = cfg.get("attack") or {}
         return cls(
-            profile=cfg.backbone.get("profile") or bench.profile,
-            seed=int(cfg.seed),
-            adversary_prompt=str(attack.get("prompt") or "appd"),
+            profile=spec.backbone.get("profile") or bench.profile,
+            seed=spec.seed,
+            adversary_prompt=str(spec.attack.get("prompt") or "appd"),
         )
 
     def result_label(self) -> str:
@@ -100,9 +103,12 @@ class SimBackbone(BaseBackbone):
         return self.name if self.user_profile else "sim"
 
     @classmethod
-    def run_model(cls, cfg: DictConfig) -> str | None:
+    def run_model(cls, config: Mapping[str, object]) -> str | None:
         """`sim:<profile>`: the profile named, else the benchmark's."""
-        profile = (cfg.get("backbone") or {}).get("profile") or (cfg.get("benchmark") or {}).get("profile")
+        backbone, bench = config.get("backbone"), config.get("benchmark")
+        profile = (backbone.get("profile") if isinstance(backbone, Mapping) else None) or (
+            bench.get("profile") if isinstance(bench, Mapping) else None
+        )
         return f"sim:{profile or 'mmlu'}"
 
     def _seed(self, req: GenerationRequest) -> int:

@@ -165,7 +165,7 @@ class EpochLoop:
         self.stopped_early = False
 
     def resume(self, given: str | None) -> dict[str, object] | None:
-        """Load `given` (cfg.checkpoint) or else out_dir's checkpoint.pt when there is one, weights
+        """Load `given` (spec.checkpoint) or else out_dir's checkpoint.pt when there is one, weights
         and optimiser, and drop the log lines of the epochs that will run again; the checkpoint's
         dict (for what else the trainer keeps in it), None for a fresh start. A run that had
         already stopped early stays stopped."""

@@ -95,31 +95,31 @@ def selection_score(val_acc: float | None, val_adacc: float | None) -> float | N
 def epoch_questions(comps: Components) -> int:
     """Questions one epoch walks, for the job's ETA: every training episode (`train.samples` per
     training question) and the validation questions."""
-    return len(comps.train_qs) * int(comps.cfg.train.get("samples", 1)) + len(comps.val_qs)
+    return len(comps.train_qs) * comps.spec.train.samples + len(comps.val_qs)
 
 
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, object]:
     """Train the method epoch by epoch (checkpoint.pt after each, best.pt by validation), resuming
-    from out_dir's checkpoint (or cfg.checkpoint); the method ends holding best.pt's weights."""
-    cfg = comps.cfg
+    from out_dir's checkpoint (or spec.checkpoint); the method ends holding best.pt's weights."""
+    spec = comps.spec
     method = comps.method
     if not isinstance(method, LearnedMethod):
         raise TypeError(f"REINFORCE trains a learned method (LearnedMethod), not {method.name!r}")
-    lr = float(method.settings.lr or cfg.train.lr)
-    optimizer = make_optimizer(str(cfg.train.optimizer), method.parameters(), lr)
-    patience = cfg.train.get("patience")
+    lr = float(method.settings.lr or spec.train.lr)
+    optimizer = make_optimizer(spec.train.optimizer, method.parameters(), lr)
+    patience = spec.train.patience
     loop = EpochLoop(
         out_dir,
         method,
         optimizer,
         label="train",
-        epochs=int(cfg.train.epochs),
+        epochs=spec.train.epochs,
         keys=CHECKPOINT_KEYS,
         patience=patience if comps.val_qs else None,  # nothing to validate on: no early stopping
         tracker=comps.tracker,
         progress=progress,
     )
-    ck = loop.resume(cfg.get("checkpoint"))
+    ck = loop.resume(spec.checkpoint)
     if ck is not None and comps.executor.crs is not None and ck.get("credibility"):
         comps.executor.crs.state.load(ck["credibility"])
     if not comps.train_qs:
@@ -140,7 +140,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
                 f" | {f'new best {SELECTION}' if is_best else f'no improvement in {judged}'}"
                 + (f" | stopping early (patience {patience})" if loop.stopped_early else "")
             )
-        extra: dict[str, Any] = {"embedder": cfg.get("embedder")}
+        extra: dict[str, Any] = {"embedder": spec.embedder}
         if comps.executor.crs is not None:  # credibility is part of the run's learned state
             extra["credibility"] = comps.executor.crs.state.to_dict()
         loop.save(is_best, extra)
@@ -151,22 +151,22 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
 def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> int:
     """One pass over the training questions in the epoch's seeded order, a REINFORCE step per
     batch, each logged to train_log.jsonl; returns the iteration count after the epoch."""
-    cfg, method, optimizer = comps.cfg, comps.method, loop.optimizer
+    spec, method, optimizer = comps.spec, comps.method, loop.optimizer
     assert isinstance(method, LearnedMethod)  # `train` checked it
     iteration = loop.at.iteration
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     method.train_mode(True)
-    order = np.random.default_rng(stable_seed(cfg.seed, "shuffle", epoch)).permutation(len(comps.train_qs))
-    k = int(cfg.train.get("samples", 1))
+    order = np.random.default_rng(stable_seed(spec.seed, "shuffle", epoch)).permutation(len(comps.train_qs))
+    k = spec.train.samples
     # train.samples > 1: each question's episodes sit in one batch (its per-question baseline)
     qs = [comps.train_qs[i] for i in order for _ in range(k)]
     running = Running(n, rounds)
     base_lr = float(optimizer.defaults["lr"])  # what `train` built the optimiser with
-    schedule = str(cfg.train.get("lr_schedule", "constant"))
-    clip = cfg.train.get("grad_clip")
+    schedule = spec.train.lr_schedule
+    clip = spec.train.grad_clip
     updates, update_clip = method.settings.updates, method.settings.update_clip
-    bs = int(cfg.train.batch_size) * k
-    total = int(cfg.train.epochs) * math.ceil(len(qs) / bs)  # the job's iterations: the schedule's span
+    bs = spec.train.batch_size * k
+    total = spec.train.epochs * math.ceil(len(qs) / bs)  # the job's iterations: the schedule's span
     # the sampling (exploring) policy's Acc/ADAcc, not the greedy one validation scores
     with loop.prog.task(title, total=len(qs), unit="questions", label="explore") as task:
         encoded = encode_totals()
@@ -239,7 +239,7 @@ def validate(comps: Components, loop: EpochLoop, epoch: int, title: str) -> tupl
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     iteration = loop.at.iteration
     comps.method.train_mode(False)
-    eps = greedy_val_episodes(comps, int(comps.cfg.train.batch_size), loop.prog, title)
+    eps = greedy_val_episodes(comps, comps.spec.train.batch_size, loop.prog, title)
     vm = summarize(eps, n, rounds)
     vrec = {
         "epoch": epoch,
@@ -278,7 +278,7 @@ def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) 
             comps.executor,
             comps.method,
             qs,
-            int(comps.cfg.train.batch_size),
+            comps.spec.train.batch_size,
             train=False,
             phase="train0",
             on_call=task,
@@ -297,8 +297,8 @@ def warm_up(comps: Components, out_dir: Path, progress: Progress | None = None) 
 def job_questions(comps: Components) -> tuple[int, bool]:
     """The questions REINFORCE walks in a whole job (every epoch's), and whether that is a bound (early
     stopping on validation may end it sooner)."""
-    epochs = int(comps.cfg.train.epochs)
-    bound = comps.cfg.train.get("patience") is not None and bool(comps.val_qs)
+    epochs = comps.spec.train.epochs
+    bound = comps.spec.train.patience is not None and bool(comps.val_qs)
     return epochs * epoch_questions(comps), bound
 
 

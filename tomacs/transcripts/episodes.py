@@ -47,27 +47,27 @@ def run_model(run_dir: Path) -> str | None:
     """The model a run's agents ran on, from its config.yaml: `backbone.model`, or
     `sim:<profile>` for the simulator. Only these keys are read, so no secret can leak into a
     transcript; None when the run has no config.yaml."""
-    cfg_file = run_dir / "config.yaml"
-    if not cfg_file.is_file():
-        return None
-    from omegaconf import DictConfig, OmegaConf  # lazy: only episodes need it
-
-    cfg = OmegaConf.load(cfg_file)
-    if not isinstance(cfg, DictConfig):
+    cfg = _run_config(run_dir)
+    if cfg is None:
         return None
     kind = backbone_kind(cfg.get("backbone") or {})
     return (BACKBONES.get(kind) if kind in BACKBONES else BaseBackbone).run_model(cfg)
 
 
-def adversaries_read(run_dir: Path) -> bool:
-    """Whether the run's adversaries read the others (`attack.prompt=debate` in its config.yaml)."""
+def _run_config(run_dir: Path) -> dict[str, Any] | None:
+    """A run's config.yaml as a plain mapping; None without one (or with no mapping in it)."""
     cfg_file = run_dir / "config.yaml"
     if not cfg_file.is_file():
-        return False
-    from omegaconf import DictConfig, OmegaConf
+        return None
+    import yaml
 
-    cfg = OmegaConf.load(cfg_file)
-    attack = (cfg.get("attack") if isinstance(cfg, DictConfig) else None) or {}
+    loaded = yaml.safe_load(cfg_file.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else None
+
+
+def adversaries_read(run_dir: Path) -> bool:
+    """Whether the run's adversaries read the others (`attack.prompt=debate` in its config.yaml)."""
+    attack = (_run_config(run_dir) or {}).get("attack") or {}
     return str(attack.get("prompt") or "appd") == "debate"
 
 

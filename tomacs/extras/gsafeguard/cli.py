@@ -31,6 +31,7 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     from tomacs.extras.gsafeguard.trainer import detector
     from tomacs.job.components import backbone_label, build
     from tomacs.job.progress import Progress
+    from tomacs.launch.spec import job_spec
 
     overrides = list(ctx.args or [])
     if any(o.lstrip("+~").startswith(("hydra.", "hydra/", "mode=")) for o in overrides):
@@ -40,10 +41,10 @@ def gsafeguard_data(ctx: typer.Context) -> None:
     overrides = [o for o in overrides if o != "method=gsafeguard"]
     t0 = time.perf_counter()
     try:
-        cfg = compose(["method=gsafeguard", *overrides])
-        comps = build(cfg, need_train=True)
-        backbone = str(getattr(comps.backbone, "name", cfg.backbone.name))
-        spec = DataSpec.of(cfg, backbone, comps.train_qs)
+        run = job_spec(compose(["method=gsafeguard", *overrides]))
+        comps = build(run, need_train=True)
+        backbone = str(getattr(comps.backbone, "name", run.backbone.name))
+        spec = DataSpec.of(run, backbone, comps.train_qs)
         data = detector(comps).settings.data
         path = Path(data) if data else default_path(spec)
         check_out_file(path, "choose a writable method.data=FILE")
@@ -53,13 +54,13 @@ def gsafeguard_data(ctx: typer.Context) -> None:
             comps.train_qs,
             comps.backbone,
             comps.bench.roles_key,
-            int(cfg.eval.batch_size),
+            run.eval.batch_size,
             Progress(),
         )
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     share = sum(sum(r["labels"]) for r in records) / max(1, sum(len(r["labels"]) for r in records))
-    label = backbone_label(cfg, comps.backbone)
+    label = backbone_label(run, comps.backbone)
     console.print(
         f"{len(records)} conversations ({stats['generated']} generated now, {stats['calls']} LLM calls, "
         f"{time.perf_counter() - t0:.1f} s) | backbone={label} | benchmark={spec.benchmark} | "

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-from omegaconf import DictConfig
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.roles import assign_roles
@@ -50,6 +49,7 @@ from tomacs.job.progress import Progress, Task
 from tomacs.methods.base import BatchState, History, Method, MethodContext
 from tomacs.methods.registry import method_settings
 from tomacs.seeding import stable_seed
+from tomacs.spec import RunSpec
 from tomacs.types import DecisionGraph, Question, RoundGraph
 
 __all__ = ["DataSpec", "default_path", "ensure", "random_digraph", "read"]
@@ -75,10 +75,10 @@ class DataSpec:
     questions: tuple[str, ...]  # the pool's question ids (the run's training split)
 
     @classmethod
-    def of(cls, cfg: DictConfig, backbone: str, questions: list[Question]) -> DataSpec:
-        m: Any = method_settings(cfg)  # GSafeguardSettings
+    def of(cls, run: RunSpec, backbone: str, questions: list[Question]) -> DataSpec:
+        m: Any = method_settings(run)  # GSafeguardSettings
         regime = m.regime
-        onsets = (1,) if regime == "static" else tuple(int(r) for r in cfg.attack.onset_rounds)
+        onsets = (1,) if regime == "static" else tuple(int(r) for r in run.attack.onset_rounds)
         rounds = int(m.data_rounds)
         if any(not 1 <= r <= rounds for r in onsets):
             raise ConfigError(
@@ -88,9 +88,9 @@ class DataSpec:
         if not questions:
             raise ConfigError("gsafeguard's conversations need training questions: set train.size >= 1")
         return cls(
-            benchmark=str(cfg.benchmark.name),
+            benchmark=str(run.benchmark.name),
             backbone=backbone,
-            seed=int(cfg.seed),
+            seed=run.seed,
             agents=int(m.data_agents),
             rounds=rounds,
             densities=tuple(float(d) for d in m.densities),
@@ -98,7 +98,7 @@ class DataSpec:
             samples=int(m.samples),
             regime=regime,
             onsets=onsets,
-            suffix=bool(cfg.attack.suffix),
+            suffix=bool(run.attack.suffix),
             questions=tuple(q.id for q in questions),
         )
 

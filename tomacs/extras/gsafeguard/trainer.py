@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import DictConfig
 
 from tomacs.embedding.embedders import Embedder
 from tomacs.extras.gsafeguard.data import DataSpec, ensure
@@ -34,15 +33,16 @@ from tomacs.methods.gsafeguard import GraphSample, GSafeguard, graph_sample
 from tomacs.methods.registry import method_settings
 from tomacs.metrics import summarize
 from tomacs.seeding import stable_seed
+from tomacs.spec import RunSpec
 from tomacs.training.core import EpochLoop, Trainer, greedy_val_episodes
 
 DATA_FILE = "gsafeguard_data.jsonl"
 _CHUNK = 256
 
 
-def data_path(cfg: DictConfig, out_dir: Path) -> Path:
+def data_path(spec: RunSpec, out_dir: Path) -> Path:
     """`method.data` when given (shared between jobs), else a file in the run directory."""
-    given = method_settings(cfg).data  # type: ignore[attr-defined]
+    given = method_settings(spec).data  # type: ignore[attr-defined]
     return Path(str(given)) if given else out_dir / DATA_FILE
 
 
@@ -105,11 +105,11 @@ def node_accuracy(method: GSafeguard, samples: list[GraphSample]) -> tuple[float
     return right / total, bce / total
 
 
-def _optimizer(method: GSafeguard, cfg: DictConfig) -> tuple[Any, Any]:
+def _optimizer(method: GSafeguard, spec: RunSpec) -> tuple[Any, Any]:
     import torch
 
     m = method.settings
-    lr = float(m.lr or cfg.train.lr)
+    lr = float(m.lr or spec.train.lr)
     opt = torch.optim.Adam(method.parameters(), lr=lr, weight_decay=float(m.weight_decay))
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(
         opt, T_max=int(m.cosine_tmax), eta_min=float(m.eta_min)
@@ -147,17 +147,17 @@ class Prepared:
 def prepare(comps: Components, out_dir: Path, prog: Progress) -> Prepared:
     """Generate (or read) the conversations on the run's backbone, embed them with the run's embedder
     (the executor's, so MiniLM is loaded once per job), split them."""
-    cfg, method = comps.cfg, detector(comps)
-    path = data_path(cfg, out_dir)
-    spec = DataSpec.of(cfg, str(getattr(comps.backbone, "name", cfg.backbone.name)), comps.train_qs)
+    run, method = comps.spec, detector(comps)
+    path = data_path(run, out_dir)
+    spec = DataSpec.of(run, str(getattr(comps.backbone, "name", run.backbone.name)), comps.train_qs)
     records, stats = ensure(
-        spec, path, comps.train_qs, comps.backbone, comps.bench.roles_key, int(cfg.eval.batch_size), prog
+        spec, path, comps.train_qs, comps.backbone, comps.bench.roles_key, run.eval.batch_size, prog
     )
     t0 = time.perf_counter()
     embedder = comps.executor.embedder or method.embedder
     samples = featurize(embedder, method.emb_dim, records, prog)
     val_fraction = method.settings.val_fraction
-    train_idx, val_idx = split(len(samples), val_fraction, int(cfg.seed))
+    train_idx, val_idx = split(len(samples), val_fraction, run.seed)
     if not train_idx:
         raise ValueError(
             f"{len(samples)} conversations leave none for training at method.val_fraction="
@@ -172,13 +172,13 @@ CHECKPOINT_KEYS = ("epoch", "iteration", "best_val", "best_epoch", "best_val_acc
 
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, object]:
     """Generate or read the conversations, train the detector, keep the best epoch; resumable."""
-    cfg, method = comps.cfg, detector(comps)
+    spec, method = comps.spec, detector(comps)
     prog = progress or Progress(enabled=False)
     t0 = time.perf_counter()
     data = prepare(comps, out_dir, prog)
     train_set = [data.samples[i] for i in data.train_idx]
     held_out = [data.samples[i] for i in data.val_idx]
-    opt, sched = _optimizer(method, cfg)
+    opt, sched = _optimizer(method, spec)
     loop = EpochLoop(
         out_dir,
         method,
@@ -190,11 +190,11 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         progress=prog,
         t0=t0,
     )
-    ck = loop.resume(cfg.get("checkpoint"))
+    ck = loop.resume(spec.checkpoint)
     if ck is not None and ck.get("scheduler"):
         sched.load_state_dict(ck["scheduler"])
     at = loop.at
-    batch_size, seed = method.settings.batch_size, int(cfg.seed)
+    batch_size, seed = method.settings.batch_size, spec.seed
     # what picks best.pt, as the log lines name it: (a new best, none)
     judged = (
         ("new best held-out ADAcc", "no improvement in held-out ADAcc")
@@ -234,7 +234,7 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
             f" | validation Acc {pct(vm.get('acc'))} ADAcc {pct(vm.get('adacc'))}"
             + f" | {judged[0] if is_best else judged[1]}"
         )
-        loop.save(is_best, {"scheduler": sched.state_dict(), "embedder": cfg.get("embedder")})
+        loop.save(is_best, {"scheduler": sched.state_dict(), "embedder": spec.embedder})
     loop.finish()
     return {
         **loop.summary(),
@@ -289,7 +289,7 @@ def _defend(comps: Components, prog: Progress, title: str) -> dict[str, float]:
     curve); {} without validation questions."""
     if not comps.val_qs:
         return {}
-    eps = greedy_val_episodes(comps, int(comps.cfg.eval.batch_size), prog, title)
+    eps = greedy_val_episodes(comps, comps.spec.eval.batch_size, prog, title)
     return summarize(eps, comps.ctx.n_agents, comps.ctx.rounds)
 
 

@@ -1,0 +1,143 @@
+"""The run spec (issue 41 item 3): a job's config is composed and validated above `launch/`, frozen into a
+typed `RunSpec`, and no code below sees a DictConfig."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tomacs.config import ConfigError, compose, to_container
+from tomacs.job.files import read_run_config, run_spec, write_config
+from tomacs.launch.spec import job_spec
+from tomacs.spec import EvalSpec, Params, RunSpec, TrainSpec
+
+PKG = Path(__file__).resolve().parents[1] / "tomacs"
+# The composition layer: where Hydra's config is made, checked and turned into a spec.
+ABOVE = ("launch/", "cli/", "config.py")
+# The one module below it that reads and writes run directories' config.yaml with omegaconf's YAML (its
+# loader reads the floats OmegaConf wrote), returning plain dicts.
+YAML_IO = "job/files.py"
+
+
+def _omegaconf_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("omegaconf"):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.Import) and any(a.name.startswith("omegaconf") for a in node.names):
+            names.add("omegaconf")
+    return names
+
+
+def test_no_module_below_launch_handles_a_dictconfig() -> None:
+    found = {}
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).as_posix()
+        if rel.startswith(ABOVE):
+            continue
+        # MISSING marks schema fields whose default lives in a yaml (schemas are config, not run state)
+        names = _omegaconf_imports(path) - {"MISSING"}
+        if rel == YAML_IO:
+            names -= {"OmegaConf"}
+        if names:
+            found[rel] = sorted(names)
+    assert found == {}, f"modules below launch/ that import omegaconf: {found}"
+    assert "OmegaConf" in _omegaconf_imports(PKG / YAML_IO)  # the check reads imports at all
+
+
+def test_the_check_finds_a_dictconfig_import(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from omegaconf import DictConfig, MISSING\n    return DictConfig\n")
+    assert _omegaconf_imports(f) - {"MISSING"} == {"DictConfig"}
+
+
+def test_a_spec_is_typed_and_frozen() -> None:
+    spec = job_spec(compose(["method=todycomm", "embedder=hashing", "attack=gt50", "train=paper"]))
+    assert isinstance(spec.train, TrainSpec) and isinstance(spec.eval, EvalSpec)
+    assert (spec.train.epochs, spec.train.patience, spec.eval.seed) == (3, None, None)
+    assert isinstance(spec.agents, int) and spec.mode == "train" and spec.device == "auto"
+    assert spec.budget.in_degree is None and spec.embedder == "hashing"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.seed = 1  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.train.epochs = 9  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="frozen"):
+        spec.method.lr = 1.0
+    with pytest.raises(TypeError):
+        spec.attack["rate"] = 0.1  # type: ignore[index]
+    assert isinstance(spec.attack.onset_rounds, tuple)  # lists freeze into tuples
+    assert spec.method.name == "todycomm" and spec.method["name"] == "todycomm"
+    with pytest.raises(AttributeError):
+        _ = spec.method.no_such_key
+
+
+def test_the_spec_records_what_was_composed() -> None:
+    cfg = compose(["method=random", "attack=lt50", "seed=4", "eval.seed=7"])
+    spec = job_spec(cfg)
+    resolved = to_container(cfg)
+    assert spec.as_dict() == resolved  # nothing added or lost (a static run embeds nothing: no embedder)
+    mutable = spec.as_dict()
+    mutable["attack"]["onset_rounds"].append(9)  # a caller's copy, not the spec
+    assert spec.attack.onset_rounds == tuple(resolved["attack"]["onset_rounds"])
+    assert spec.eval.seed == 7 and spec.seed == 4
+
+
+def test_job_spec_validates_and_settles_the_embedder() -> None:
+    spec = job_spec(compose(["method=todycomm"]))
+    assert spec.embedder == "minilm"  # a learned method's default embedder, settled into the record
+    assert spec.as_dict()["embedder"] == "minilm"
+    cfg = compose(["method=complete"])
+    cfg.agents = 1  # an edit that skipped compose's checks
+    with pytest.raises(ConfigError, match="agents must be >= 2"):
+        job_spec(cfg)
+
+
+def test_a_run_directory_config_becomes_a_spec(tmp_path: Path) -> None:
+    """An old config.yaml (written before train.samples and embed existed) migrates in tomacs.job.files."""
+    resolved = to_container(compose(["method=todycomm", "embedder=hashing"]))
+    del resolved["train"]["samples"], resolved["train"]["lr_schedule"], resolved["embed"]
+    write_config(tmp_path, resolved)
+    spec = run_spec(read_run_config(tmp_path) or {})
+    assert (spec.train.samples, spec.train.lr_schedule) == (1, "constant")
+    assert (spec.embed.cache, spec.embed.backend) == (None, "auto")
+    assert read_run_config(tmp_path / "nowhere") is None
+
+
+def test_a_config_that_lacks_a_typed_key_is_one_line() -> None:
+    resolved = to_container(compose(["method=complete"]))
+    del resolved["eval"]["size"]
+    with pytest.raises(ValueError, match="EvalSpec: missing keys size"):
+        RunSpec.of(resolved)
+    resolved = to_container(compose(["method=complete"]))
+    resolved["budget"]["in_dgree"] = 1
+    with pytest.raises(ValueError, match="BudgetSpec: unknown keys in_dgree; valid: in_degree"):
+        RunSpec.of(resolved)
+
+
+def test_params_compare_and_thaw() -> None:
+    p = Params({"a": [1, {"b": 2}], "c": None})
+    assert p == {"a": [1, {"b": 2}], "c": None} and p.plain() == {"a": [1, {"b": 2}], "c": None}
+    assert isinstance(p["a"][1], Params) and len(p) == 2 and list(p) == ["a", "c"]
+
+
+def test_a_successful_compose_composes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The defaults are composed only to explain a failure (issue 41: one `tomacs train` composed
+    three times)."""
+    import hydra
+
+    calls = []
+    real = hydra.compose
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(kwargs.get("overrides"))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hydra, "compose", counting)
+    compose(["method=complete"])
+    assert len(calls) == 1
+    with pytest.raises(ConfigError, match="valid"):
+        compose(["method=nope"])
+    assert len(calls) > 2  # the failure composed the defaults to name the valid options
