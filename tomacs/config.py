@@ -567,9 +567,9 @@ def validate(cfg: DictConfig) -> None:
         AdversarySchedule.from_config(cfg.attack, int(cfg.agents), int(cfg.rounds))
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
-    if cfg.attack.get("target_lure") is not None:
-        from tomacs.backbones.base import backbone_class
+    from tomacs.backbones.base import backbone_class
 
+    if cfg.attack.get("target_lure") is not None:
         if not backbone_class(cfg.backbone).knows_lures:
             raise ConfigError(
                 f"attack.target_lure={cfg.attack.target_lure} follows a question's lure, which only "
@@ -577,7 +577,10 @@ def validate(cfg: DictConfig) -> None:
             )
     if cfg.device.name not in ("cpu", "cuda", "auto"):
         raise ConfigError(f"unknown device '{cfg.device.name}'; valid: auto, cpu, cuda")
-    _check_backbone_limits(cfg.backbone)
+    try:  # the backbone kind's own rules for its settings (spend caps and rate limits of litellm)
+        backbone_class(cfg.backbone).check_settings(to_container(cfg.backbone))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     precision = (cfg.get("embed") or {}).get("precision", "auto")
     if precision not in ("auto", "fp32", "bf16", "fp16"):
         raise ConfigError(f"unknown embed.precision '{precision}'; valid: auto, fp32, bf16, fp16")
@@ -597,34 +600,6 @@ def _check_method_settings(cfg: DictConfig) -> None:
         raise ConfigError(f"method.{e.detail} (method={e.owner})") from None
     except ValueError as e:  # an unknown key (a config.yaml edited by hand)
         raise ConfigError(f"method: {e}") from None
-
-
-BACKBONE_LIMITS = ("max_usd", "max_calls", "sweep_max_usd", "sweep_max_calls", "rpm", "tpm")
-
-
-def _check_backbone_limits(backbone: Any) -> None:
-    """Spend caps (>= 0; 0 = cached replies only) and rate limits (> 0), null = none. Their shipped
-    value is null, which check_option_types reads as "any value", so they are checked here."""
-    for key in BACKBONE_LIMITS:
-        v = backbone.get(key) if isinstance(backbone, DictConfig) else None
-        if v is None:
-            continue
-        ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-        if key in ("max_calls", "sweep_max_calls"):
-            ok = ok and float(v).is_integer()
-        if key in ("rpm", "tpm"):
-            ok = ok and v > 0
-        if not ok:
-            want = (
-                "a whole number >= 0"
-                if "calls" in key
-                else "a number > 0"
-                if key in ("rpm", "tpm")
-                else "a number >= 0"
-            )
-            raise ConfigError(
-                f"bad value '{v}' for 'backbone.{key}': expected {want} or null, e.g. backbone.{key}=100"
-            )
 
 
 def _kind(value: Any) -> str | None:

@@ -93,6 +93,11 @@ class BaseBackbone:
     name: str
 
     @classmethod
+    def check_settings(cls, settings: Mapping[str, object]) -> None:
+        """Rules of this kind's settings (`backbone.*`) its schema's types cannot state; ValueError
+        with one line naming the key and the fix. Called once, where the config is validated."""
+
+    @classmethod
     def from_job(cls, spec: RunSpec, bench: JobBenchmark) -> BaseBackbone:
         """The backbone of one job from its spec (`spec.backbone` is this kind's
         conf/backbone/*.yaml) and its benchmark adapter."""

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from omegaconf import MISSING
 
@@ -205,8 +205,8 @@ class LiteLLMSettings:
     """The keys of a litellm backbone config (`kind: litellm`), their types and defaults: the schema
     conf/backbone/<preset>.yaml extends (`defaults: [/schema/backbone/litellm@_here_, _self_]`), so a
     preset keeps only what differs (its name and model, a server's api_base...). The constructor's
-    defaults are read from here too. Spend caps and rate limits are checked by `tomacs.config`
-    (BACKBONE_LIMITS): a number >= 0, or > 0 for rpm/tpm; null = none."""
+    defaults are read from here too. Spend caps and rate limits are checked by
+    `LiteLLMBackbone.check_settings` (LIMITS): a number >= 0, or > 0 for rpm/tpm; null = none."""
 
     name: str = MISSING  # the preset's name (conf/backbone/<name>.yaml); the label of its results
     kind: str = "litellm"  # the backbone kind (tomacs.backbones.base.BACKBONES)
@@ -345,6 +345,40 @@ class LiteLLMBackbone(BaseBackbone):
         }
 
     # -- construction from config -------------------------------------------------------------
+    LIMITS: ClassVar[tuple[str, ...]] = (
+        "max_usd",
+        "max_calls",
+        "sweep_max_usd",
+        "sweep_max_calls",
+        "rpm",
+        "tpm",
+    )
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, object]) -> None:
+        """Spend caps (>= 0; 0 = cached replies only) and rate limits (> 0), null = none. Their shipped
+        value is null, which the config's type check reads as "any value", so they are checked here."""
+        for key in cls.LIMITS:
+            v = settings.get(key)
+            if v is None:
+                continue
+            ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+            if ok and key in ("max_calls", "sweep_max_calls"):
+                ok = float(v).is_integer()  # type: ignore[arg-type]
+            if ok and key in ("rpm", "tpm"):
+                ok = v > 0  # type: ignore[operator]
+            if not ok:
+                want = (
+                    "a whole number >= 0"
+                    if "calls" in key
+                    else "a number > 0"
+                    if key in ("rpm", "tpm")
+                    else "a number >= 0"
+                )
+                raise ValueError(
+                    f"bad value '{v}' for 'backbone.{key}': expected {want} or null, e.g. backbone.{key}=100"
+                )
+
     @classmethod
     def from_job(cls, spec: RunSpec, bench: JobBenchmark) -> LiteLLMBackbone:
         return cls.from_config(spec.backbone.plain())
