@@ -51,6 +51,7 @@ def summary_table(results: dict) -> Table:
         ("balanced ADAcc %", pct(m.get("adacc_balanced"), 2)),
         ("all-reliable detector %", pct(m.get("adacc_baseline"), 2)),
         *_baseline_rows(results.get("baselines") or {}),
+        *_validation_rows((results.get("train") or {}).get("validation")),
         ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
@@ -60,6 +61,21 @@ def summary_table(results: dict) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def _validation_rows(ends: dict | None) -> list[tuple[str, str]]:
+    """Validation Acc / ADAcc of the epoch best.pt holds and of the last epoch: the test rows score the
+    best, and a fall after it would otherwise not show."""
+    if not ends:
+        return []
+    b, last = ends["best"], ends["last"]
+    return [
+        (
+            "validation Acc / ADAcc %: best | last epoch",
+            f"{pct(b['acc'], 1)} / {pct(b['adacc'], 1)} (epoch {b['epoch']}) | "
+            f"{pct(last['acc'], 1)} / {pct(last['adacc'], 1)} (epoch {last['epoch']})",
+        )
+    ]
 
 
 BASELINE_LABELS = {"complete": "Complete", "untrained": "untrained policy"}

@@ -92,6 +92,38 @@ def selection_score(val_acc: float | None, val_adacc: float | None) -> float | N
     return val_acc + 1e-3 * tie
 
 
+def validation_ends(log_path: Path) -> dict[str, dict[str, float | int]] | None:
+    """The best validation epoch (the one best.pt holds, by `selection_score`; a tie keeps the
+    earlier) and the last one, from train_log.jsonl (so a resumed run's earlier epochs count):
+    results report both, since the test figures of best.pt alone would hide a fall after the peak
+    (issue 40). None without validation."""
+    import json
+
+    rows = []
+    if log_path.is_file():
+        for line in log_path.read_text().splitlines():
+            rec = json.loads(line) if line.strip() else {}
+            if rec.get("val_acc") is not None:
+                rows.append(rec)
+    if not rows:
+        return None
+
+    def end(rec: dict[str, Any]) -> dict[str, float | int]:
+        return {
+            "epoch": int(rec["epoch"]) + 1,
+            "acc": float(rec["val_acc"]),
+            "adacc": float(rec["val_adacc"]),
+        }
+
+    best = rows[0]
+    for rec in rows[1:]:
+        if (selection_score(rec["val_acc"], rec["val_adacc"]) or 0.0) > (
+            selection_score(best["val_acc"], best["val_adacc"]) or 0.0
+        ):
+            best = rec
+    return {"best": end(best), "last": end(rows[-1])}
+
+
 def epoch_questions(comps: Components) -> int:
     """Questions one epoch walks, for the job's ETA: every training episode (`train.samples` per
     training question) and the validation questions."""
@@ -145,7 +177,12 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
             extra["credibility"] = comps.executor.crs.state.to_dict()
         loop.save(is_best, extra)
     loop.finish()
-    return {**loop.summary(), "train_wall_s": loop.wall_s(), "resumed_from_epoch": loop.start}
+    return {
+        **loop.summary(),
+        "validation": validation_ends(loop.log_path),
+        "train_wall_s": loop.wall_s(),
+        "resumed_from_epoch": loop.start,
+    }
 
 
 def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> int:
