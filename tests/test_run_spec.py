@@ -12,7 +12,7 @@ import pytest
 from tomacs.config import ConfigError, compose, to_container
 from tomacs.job.files import read_run_config, run_spec, write_config
 from tomacs.launch.spec import job_spec
-from tomacs.spec import EvalSpec, Params, RunSpec, TrainSpec
+from tomacs.runspec.spec import EvalSpec, Params, RunSpec, TrainSpec
 
 PKG = Path(__file__).resolve().parents[1] / "tomacs"
 # The composition layer: where Hydra's config is made, checked and turned into a spec.

@@ -21,7 +21,7 @@ from omegaconf import MISSING, DictConfig, OmegaConf, open_dict
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.paths import conf_dir
-from tomacs.spec import RunSpec
+from tomacs.runspec.spec import RunSpec
 
 
 class RunMode(StrEnum):

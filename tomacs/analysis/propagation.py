@@ -55,9 +55,9 @@ from tomacs.execution.batches import walk
 from tomacs.execution.executor import Executor, ForceFn
 from tomacs.job.progress import Progress
 from tomacs.methods.base import Method
+from tomacs.runspec.spec import RunSpec
 from tomacs.seeding import stable_seed
 from tomacs.sim.text import honest_analysis
-from tomacs.spec import RunSpec
 from tomacs.types import AdversaryPlan, Episode, Question, RoundGraph
 
 MODES = ("wrong", "right")

@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from tomacs.embedding.embedders import Embedder
     from tomacs.job.progress import Progress
     from tomacs.methods.base import Method
-    from tomacs.spec import RunSpec
+    from tomacs.runspec.spec import RunSpec
 
 __all__ = [
     "Policy",

@@ -23,7 +23,7 @@ from tomacs.sim.diagnose import (
 from tomacs.types import Episode, Question
 
 if TYPE_CHECKING:
-    from tomacs.spec import RunSpec
+    from tomacs.runspec.spec import RunSpec
 
 
 def _run(executor: Any, method: Any, questions: Sequence[Question], batch_size: int) -> list[Episode]:

@@ -15,7 +15,7 @@ from tomacs.registry import Registry
 from tomacs.types import Behaviour, Message, Question
 
 if TYPE_CHECKING:
-    from tomacs.spec import RunSpec
+    from tomacs.runspec.spec import RunSpec
 
 RequestKind = Literal["agent", "decision", "judge"]  # judge: the credibility judge (tomacs.credibility)
 

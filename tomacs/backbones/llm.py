@@ -45,7 +45,7 @@ from tomacs.backbones.spend import SpendCapReached, SpendCaps, SpendGuard, Spend
 from tomacs.tokens import count_chat_tokens, count_tokens
 
 if TYPE_CHECKING:
-    from tomacs.spec import RunSpec
+    from tomacs.runspec.spec import RunSpec
 
 __all__ = [
     "FAST_CALL_SETTINGS",

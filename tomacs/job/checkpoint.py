@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tomacs.config import ConfigError
-from tomacs.spec import RunSpec
+from tomacs.runspec.spec import RunSpec
 
 if TYPE_CHECKING:
     import torch

@@ -20,8 +20,8 @@ from tomacs.config import ConfigError
 from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.methods.registry import build_method, method_settings
+from tomacs.runspec.spec import RunSpec
 from tomacs.seeding import stable_seed
-from tomacs.spec import RunSpec
 from tomacs.types import AgentCondition, Question
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from omegaconf import OmegaConf
 
 from tomacs.config import ConfigError, checked_spec, flat
 from tomacs.job.checkpoint import UNTRAINED, settle_embedder
-from tomacs.spec import RunSpec
+from tomacs.runspec.spec import RunSpec
 from tomacs.types import Episode
 
 EPISODES, CONFIG, RESULTS = "episodes.jsonl", "config.yaml", "results.json"

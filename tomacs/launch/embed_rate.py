@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomacs.spec import RunSpec
+from tomacs.runspec.spec import RunSpec
 
 if TYPE_CHECKING:
     from tomacs.embedding.embedders import EmbedderInfo

@@ -40,7 +40,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from tomacs.backbones.base import GenerationReply, GenerationRequest, backbone_class, backbone_kind
 from tomacs.embedding.embedders import HashingEmbedder
-from tomacs.spec import RunSpec, TrainSpec
+from tomacs.runspec.spec import RunSpec, TrainSpec
 from tomacs.tokens import count_chat_tokens, count_tokens
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Composed config -> run spec: where a job's DictConfig ends.
 
-Everything below tomacs.launch reads a frozen `tomacs.spec.RunSpec`; this is the one place a job's
+Everything below tomacs.launch reads a frozen `tomacs.runspec.spec.RunSpec`; this is the one place a job's
 composed config becomes one (a run directory's config.yaml becomes one in tomacs.job.files)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from omegaconf import DictConfig
 
 from tomacs.config import to_container, validate
 from tomacs.job.checkpoint import settle_embedder
-from tomacs.spec import RunSpec
+from tomacs.runspec.spec import RunSpec
 
 
 def job_spec(cfg: DictConfig, checkpoint: str | None = None) -> RunSpec:

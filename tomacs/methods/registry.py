@@ -16,7 +16,7 @@ from tomacs.methods.base import Method, MethodContext
 from tomacs.methods.settings import MethodSettings, OpenSettings, bookkeeping_fields, bool_fields
 from tomacs.methods.static import STATIC_METHODS
 from tomacs.registry import Registry, load_target
-from tomacs.spec import Params, RunSpec
+from tomacs.runspec.spec import Params, RunSpec
 
 METHODS: Registry[type[Method]] = Registry(
     "method",

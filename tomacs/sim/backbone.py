@@ -28,7 +28,7 @@ from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
 if TYPE_CHECKING:
-    from tomacs.spec import RunSpec
+    from tomacs.runspec.spec import RunSpec
 
 LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
 

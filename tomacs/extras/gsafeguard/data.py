@@ -48,8 +48,8 @@ from tomacs.job.files import EpisodeLog
 from tomacs.job.progress import Progress, Task
 from tomacs.methods.base import BatchState, History, Method, MethodContext
 from tomacs.methods.registry import method_settings
+from tomacs.runspec.spec import RunSpec
 from tomacs.seeding import stable_seed
-from tomacs.spec import RunSpec
 from tomacs.types import DecisionGraph, Question, RoundGraph
 
 __all__ = ["DataSpec", "default_path", "ensure", "random_digraph", "read"]

@@ -32,8 +32,8 @@ from tomacs.job.progress import Progress, pct
 from tomacs.methods.gsafeguard import GraphSample, GSafeguard, graph_sample
 from tomacs.methods.registry import method_settings
 from tomacs.metrics import summarize
+from tomacs.runspec.spec import RunSpec
 from tomacs.seeding import stable_seed
-from tomacs.spec import RunSpec
 from tomacs.training.core import EpochLoop, Trainer, greedy_val_episodes
 
 DATA_FILE = "gsafeguard_data.jsonl"

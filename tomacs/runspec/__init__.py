@@ -1,0 +1,1 @@
+"""A job's frozen, typed settings: `tomacs.runspec.spec`."""
