@@ -10,6 +10,7 @@ from rich.console import Console
 
 from tests.test_todycomm import _one_thread  # noqa: F401 (autouse fixture)
 from tomacs.config import compose
+from tomacs.job.progress import pct
 from tomacs.launch.hydra_app import summary_table
 from tomacs.launch.run import run_job
 from tomacs.training.reinforce import validation_ends
@@ -63,5 +64,7 @@ def test_a_learned_job_reports_both_and_its_summary_shows_them(tmp_path: Path) -
     console = Console(record=True, width=220)
     console.print(summary_table(res))
     text = " ".join(console.export_text().split())
-    assert f"(epoch {ends['best']['epoch']}) |" in text and "(epoch 3)" in text
-    assert "validation Acc / ADAcc %: best | last epoch" in text
+    best, last = ends["best"], ends["last"]
+    assert f"validation Acc / ADAcc % (best: epoch {best['epoch']}) │ {pct(best['acc'], 2)} / " in text
+    row = f"{pct(last['acc'], 2)} / {pct(last['adacc'], 2)}"
+    assert f"validation Acc / ADAcc % (last: epoch 3) │ {row}" in text

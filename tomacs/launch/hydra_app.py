@@ -68,13 +68,12 @@ def _validation_rows(ends: dict | None) -> list[tuple[str, str]]:
     best, and a fall after it would otherwise not show."""
     if not ends:
         return []
-    b, last = ends["best"], ends["last"]
     return [
         (
-            "validation Acc / ADAcc %: best | last epoch",
-            f"{pct(b['acc'], 1)} / {pct(b['adacc'], 1)} (epoch {b['epoch']}) | "
-            f"{pct(last['acc'], 1)} / {pct(last['adacc'], 1)} (epoch {last['epoch']})",
+            f"validation Acc / ADAcc % ({which}: epoch {e['epoch']})",
+            f"{pct(e['acc'], 2)} / {pct(e['adacc'], 2)}",
         )
+        for which, e in (("best", ends["best"]), ("last", ends["last"]))
     ]
 
 
