@@ -128,8 +128,10 @@
         const div = h("div", { class: "curve" });
         box.append(div);
         Plotly.newPlot(div, t, {
-          title: { text: title, font: { size: 13 } }, height: 260, margin: { l: 45, r: 10, t: 35, b: 35 },
-          xaxis: { title: { text: "epoch" }, dtick: 1 }, legend: { orientation: "h", y: -0.3 },
+          title: { text: title, font: { size: 13 } }, height: 290, margin: { l: 45, r: 10, t: 35, b: 80 },
+          // the legend goes under the axis title ("epoch"), which it covered at y -0.3 with a 35 px margin
+          xaxis: { title: { text: "epoch", standoff: 4 }, dtick: 1 },
+          legend: { orientation: "h", x: 0, y: -0.32, yanchor: "top" },
         }, PLOT_CONFIG);
       }
     });
