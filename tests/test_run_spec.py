@@ -123,6 +123,15 @@ def test_params_compare_and_thaw() -> None:
     assert isinstance(p["a"][1], Params) and len(p) == 2 and list(p) == ["a", "c"]
 
 
+def test_a_spec_copies_and_pickles() -> None:
+    import copy
+    import pickle
+
+    spec = job_spec(compose(["method=complete", "attack=gt50"]))
+    for twin in (copy.deepcopy(spec), pickle.loads(pickle.dumps(spec))):
+        assert twin == spec and twin.as_dict() == spec.as_dict() and isinstance(twin.attack, Params)
+
+
 def test_a_successful_compose_composes_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The defaults are composed only to explain a failure (issue 41: one `tomacs train` composed
     three times)."""

@@ -67,6 +67,10 @@ class Params(Mapping[str, Any]):
     def __hash__(self) -> int:
         return hash(repr(self))
 
+    def __reduce__(self) -> tuple[type[Params], tuple[dict[str, Any]]]:
+        # rebuilt through the constructor: copy and pickle must not set attributes of a frozen object
+        return (Params, (self.plain(),))
+
     def __repr__(self) -> str:
         return f"Params({self.plain()!r})"
 
