@@ -20,7 +20,7 @@ from tomacs.config import ConfigError
 from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext, resolve_decision
 from tomacs.methods.registry import build_method, method_settings
-from tomacs.runspec.spec import RunSpec
+from tomacs.runspec.spec import Params, RunSpec
 from tomacs.seeding import stable_seed
 from tomacs.types import AgentCondition, Question
 
@@ -86,7 +86,11 @@ CONDITION_KEYS: dict[str, Any] = {"capability": 1.0, "cost": 1.0, "backbone": No
 def agent_conditions(spec: RunSpec, n: int) -> list[AgentCondition]:
     """Per-agent conditions (CARD): capability (competence multiplier the sim honours), cost (per
     call, relative), backbone (a label). Missing -> every agent alike."""
-    raw = spec.resolved.plain().get("conditions")
+    raw = (
+        None
+        if spec.conditions is None
+        else [c.plain() if isinstance(c, Params) else c for c in spec.conditions]
+    )
     if raw is None:
         return [AgentCondition(capability=1.0, cost=1.0, backbone=str(spec.backbone.name)) for _ in range(n)]
     if not isinstance(raw, list) or len(raw) != n:
