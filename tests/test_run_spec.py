@@ -150,3 +150,46 @@ def test_a_successful_compose_composes_once(monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(ConfigError, match="valid"):
         compose(["method=nope"])
     assert len(calls) > 2  # the failure composed the defaults to name the valid options
+
+
+def test_a_single_run_composes_and_validates_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41, item 3: `tomacs train` composed its config twice (the CLI's one-line check, then
+    hydra.main) and validated it twice; now Hydra runs the config the CLI composed."""
+    import sys
+
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from typer.testing import CliRunner
+
+    import tomacs.config
+    import tomacs.launch.spec
+    from tomacs.cli import app
+    from tomacs.job.rundir import ARGV_ENV
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setenv(ARGV_ENV, "")
+    composed, validated = [], []
+    real_load, real_validate = ConfigLoaderImpl.load_configuration, tomacs.config.validate
+
+    def load(self: ConfigLoaderImpl, *args: object, **kwargs: object) -> object:
+        composed.append(kwargs.get("overrides"))
+        return real_load(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def check(cfg: object) -> None:
+        validated.append(cfg)
+        real_validate(cfg)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", load)
+    monkeypatch.setattr(tomacs.config, "validate", check)
+    monkeypatch.setattr(tomacs.launch.spec, "validate", check)
+    run = tmp_path / "run"
+    res = CliRunner().invoke(
+        app, ["train", "method=complete", "benchmark=synthetic", "eval.size=2", f"hydra.run.dir={run}"]
+    )
+    assert res.exit_code == 0, res.output
+    assert (run / "results.json").is_file() and (run / ".hydra" / "hydra.yaml").is_file()
+    assert len(composed) == 1, composed
+    assert len(validated) == 1
+    # what hydra.main recorded is recorded still: the job's name (its log file) and the run mode
+    hydra_yaml = (run / ".hydra" / "hydra.yaml").read_text()
+    assert "- hydra.mode=RUN" in hydra_yaml and "name: hydra_app" in hydra_yaml
+    assert (run / "hydra_app.log").is_file()

@@ -290,8 +290,11 @@ def _is_hydra_override(ov: str) -> bool:
     return key.startswith("hydra") or key.startswith("hydra/")
 
 
-def compose(overrides: list[str]) -> DictConfig:
-    """Compose the config for the given (non-sweep) overrides, raising ConfigError on any problem."""
+def compose(overrides: list[str], job_name: str | None = None) -> DictConfig:
+    """Compose the config for the given (non-sweep) overrides, raising ConfigError on any problem.
+
+    With `job_name`, the whole job's config: Hydra's own node and the hydra.* overrides included, under
+    that job name, so `tomacs.launch.hydra_app.run_composed` can run it without composing it again."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -300,11 +303,10 @@ def compose(overrides: list[str]) -> DictConfig:
     reject_removed_keys(overrides)
     register_schema()
     GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+    given = overrides if job_name else [o for o in overrides if not _is_hydra_override(o)]
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3", job_name=job_name or "app"):
         try:
-            cfg = hydra_compose(
-                config_name="config", overrides=[o for o in overrides if not _is_hydra_override(o)]
-            )
+            cfg = hydra_compose(config_name="config", overrides=given, return_hydra_config=bool(job_name))
         except Exception as exc:
             bad_group = _non_string_group_choice(overrides)
             if bad_group:
@@ -314,8 +316,9 @@ def compose(overrides: list[str]) -> DictConfig:
             except Exception as broken:  # a broken shipped config is a bug, say so plainly
                 raise ConfigError(f"shipped config does not compose: {friendly_error(broken)}") from broken
             raise ConfigError(friendly_error(exc, _chosen_groups(hydra_compose, overrides, default))) from exc
-    validate(cfg)
-    _strict_bool_overrides(overrides, cfg)
+    task = OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"]) if job_name else cfg
+    validate(task)  # without Hydra's node: its sweep keys do not resolve in a single run
+    _strict_bool_overrides(overrides, task)
     return cfg
 
 
@@ -474,14 +477,14 @@ def expand_sweep(overrides: list[str]) -> list[list[str]]:
 def check_overrides(overrides: list[str], multirun: bool, command: str = "train") -> None:
     """Compose every value of every override once; raise ConfigError on the first problem."""
     if not multirun:
-        _reject_sweep_without_multirun(overrides, command)
+        reject_sweep_without_multirun(overrides, command)
         compose(overrides)
         return
     for ovs in expand_sweep(overrides):
         compose(ovs)
 
 
-def _reject_sweep_without_multirun(overrides: list[str], command: str) -> None:
+def reject_sweep_without_multirun(overrides: list[str], command: str) -> None:
     """Hydra's answer to `method=complete,random` without -m is several lines, of which only the
     first ("Ambiguous value") survived; say the whole hint in one line."""
     from hydra.core.override_parser.overrides_parser import OverridesParser

@@ -1,5 +1,6 @@
-"""`tomacs train` and `tomacs evaluate`: jobs go through `hydra.main`, after every override is composed
-once so a typo fails in one line with the valid choices instead of a traceback."""
+"""`tomacs train` and `tomacs evaluate`. A single run is composed once, here, so a typo fails in one line
+with the valid choices instead of a traceback, and Hydra runs that config (launch.hydra_app.run_composed);
+a sweep goes through `hydra.main`, after every value of every override is composed once the same way."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import os
 import sys
 
 import typer
+from omegaconf import DictConfig
 
 from tomacs.cli.common import MULTIRUN_HELP, err, fail
-from tomacs.config import ConfigError, check_overrides, quote_path_values
+from tomacs.config import (
+    ConfigError,
+    check_overrides,
+    compose,
+    quote_path_values,
+    reject_sweep_without_multirun,
+)
 
 
 def train(
@@ -46,26 +54,26 @@ def launch(mode: str, overrides: list[str], multirun: bool) -> None:
         err.print(f"table {name}: {n_jobs} jobs", highlight=False)
     if any(o.startswith("mode=") for o in overrides):
         fail("'mode' is set by the command; use `tomacs train` or `tomacs evaluate`")
+    argv = [*overrides, f"mode={mode}", *_logs_to_stderr(overrides)]
     try:
-        check_overrides(overrides, multirun, mode)
+        # a single run is composed here once, whole (Hydra's node too), and Hydra runs that config; a
+        # sweep's values are each composed here for the one-line errors, then by the sweeper, per job
+        composed = None if multirun else compose_job(overrides, argv, mode)
+        if multirun:
+            check_overrides(overrides, multirun, mode)
     except ConfigError as exc:
         fail(str(exc))
     _check_output_dir(overrides, multirun)
     _hold_run_dir(overrides, multirun)
-    from tomacs.launch.hydra_app import hydra_entry
+    if composed is not None:
+        from tomacs.launch.hydra_app import run_composed
 
-    sys.argv = [
-        "tomacs",
-        *(["--multirun"] if multirun else []),
-        *overrides,
-        f"mode={mode}",
-        *_logs_to_stderr(overrides),
-    ]
-    if not multirun:
-        hydra_entry()
+        run_composed(composed)
         return
     from tomacs.job.rundir import forward_sigterm_to_workers, interrupted_by
+    from tomacs.launch.hydra_app import hydra_entry
 
+    sys.argv = ["tomacs", "--multirun", *argv]
     forward_sigterm_to_workers()
     try:
         hydra_entry()
@@ -77,6 +85,13 @@ def launch(mode: str, overrides: list[str], multirun: bool) -> None:
             highlight=False,
         )
         raise SystemExit(143 if what == "SIGTERM" else 130) from None
+
+
+def compose_job(overrides: list[str], argv: list[str], mode: str) -> DictConfig:
+    """The single run's whole config (Hydra's node included), composed and validated once; the job
+    name is the one `hydra.main` gives hydra_entry (its log file is <run dir>/hydra_app.log)."""
+    reject_sweep_without_multirun(overrides, mode)
+    return compose([*argv, "hydra.mode=RUN"], job_name="hydra_app")  # hydra.main records it so too
 
 
 def _logs_to_stderr(overrides: list[str]) -> list[str]:

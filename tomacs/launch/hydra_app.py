@@ -150,6 +150,46 @@ def _calls(m: dict, stats: dict) -> str:
 
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def hydra_entry(cfg: DictConfig) -> float:
+    """A sweep's job (the sweeper composes each one; its launcher may run it on another host)."""
+    return job_main(cfg)
+
+
+def run_composed(cfg: DictConfig) -> None:
+    """One job on the config the CLI composed and validated (tomacs.config.compose with a job name):
+    what `hydra.main` does for a single run, less its second composition. The run directory, .hydra/
+    files, logging and callbacks are Hydra's own (hydra.core.utils.run_job)."""
+    from hydra._internal.callbacks import Callbacks
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import create_config_search_path, run_and_report
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.utils import configure_log, run_job
+    from hydra.types import HydraContext, RunMode
+
+    def run() -> None:
+        GlobalHydra.instance().clear()
+        app = Hydra.create_main_hydra2(
+            task_name=str(cfg.hydra.job.name), config_search_path=create_config_search_path(str(conf_dir()))
+        )
+        if cfg.hydra.mode != RunMode.RUN:
+            raise ConfigError("a single run's config must set hydra.mode=RUN (tomacs.cli.run.compose_job)")
+        configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
+        callbacks = Callbacks(cfg)
+        callbacks.on_run_start(config=cfg, config_name="config")
+        ret = run_job(
+            hydra_context=HydraContext(config_loader=app.config_loader, callbacks=callbacks),
+            task_function=lambda task_cfg: job_main(task_cfg, validated=True),
+            config=cfg,
+            job_dir_key="hydra.run.dir",
+            job_subdir_key=None,
+        )
+        callbacks.on_run_end(config=cfg, config_name="config", job_return=ret)
+        _ = ret.return_value  # a failed job's exception, reported as hydra.main reports it
+
+    run_and_report(run)
+
+
+def job_main(cfg: DictConfig, validated: bool = False) -> float:
+    """Run one job inside Hydra's job context; `validated`: the CLI already validated this config."""
     from tomacs.launch.run import run_job
 
     hc = HydraConfig.get()
@@ -191,6 +231,7 @@ def hydra_entry(cfg: DictConfig) -> float:
             Progress.for_job(multirun),
             job,
             on_start=lambda: print(f"{where}run directory: {out_dir}", file=sys.stderr, flush=True),
+            validated=validated,
         )
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (turned into one by tomacs.job.rundir)
         what = interrupted_by()

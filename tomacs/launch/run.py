@@ -133,6 +133,7 @@ def run_job(
     progress: Progress | None = None,
     job: dict[str, str] | None = None,
     on_start: Callable[[], None] | None = None,
+    validated: bool = False,
 ) -> dict[str, Any]:
     """Train (when asked and the method learns) then evaluate; write config.yaml and results.json.
 
@@ -141,9 +142,10 @@ def run_job(
     "skipped": True), so re-running a sweep in the same directory only does what is missing.
     The job holds out_dir for its whole life: a second job there fails at once (tomacs.job.rundir).
     `on_start` runs once the job is past every check, before it writes anything (the CLI prints
-    the run directory there, so a refused job says only why)."""
+    the run directory there, so a refused job says only why). `validated`: the caller validated `cfg`
+    (a single run's CLI, which composed it), so it is not validated twice."""
     with hold(out_dir):
-        return _locked_job(cfg, mode, out_dir, progress, job, on_start)
+        return _locked_job(cfg, mode, out_dir, progress, job, on_start, validated)
 
 
 def _locked_job(
@@ -153,9 +155,10 @@ def _locked_job(
     progress: Progress | None,
     job: dict[str, str] | None,
     on_start: Callable[[], None] | None = None,
+    validated: bool = False,
 ) -> dict[str, object]:
     t0 = time.perf_counter()
-    spec = job_spec(cfg)  # validated once; the embedder config.yaml records is settled on it
+    spec = job_spec(cfg, validated=validated)  # the embedder config.yaml records is settled on it
     resolved = spec.as_dict()
     done = finished_results(out_dir, resolved, mode)
     if done is not None:

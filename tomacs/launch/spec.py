@@ -12,11 +12,12 @@ from tomacs.job.checkpoint import settle_embedder
 from tomacs.runspec.spec import RunSpec
 
 
-def job_spec(cfg: DictConfig, checkpoint: str | None = None) -> RunSpec:
+def job_spec(cfg: DictConfig, checkpoint: str | None = None, validated: bool = False) -> RunSpec:
     """Validate the composed config once, settle the embedder (a checkpoint's recorded one wins, as
     config.yaml must record the embedder the run really uses) and freeze it. `checkpoint` replaces
-    the config's (a command's --checkpoint option)."""
-    validate(cfg)
+    the config's (a command's --checkpoint option); `validated`: tomacs.config.compose already did."""
+    if not validated:
+        validate(cfg)
     resolved = to_container(cfg)
     resolved.pop("hydra", None)
     if checkpoint is not None:
