@@ -630,3 +630,28 @@ def test_repeats_of_a_question_without_wording_are_one_question(tmp_path: Path) 
     # the wording, where a file has it, still decides across sources whose ids differ
     worded = [replace(debates[0], question="What is  X?"), replace(debates[5], question="what is x?")]
     assert worded[0].question_key == worded[1].question_key
+
+
+def test_held_out_debates_without_a_parsed_answer_score_nan_not_a_crash() -> None:
+    """A small model (SmolLM2 on llama.cpp, 6 debates) left every held-out honest answer unparsed, and
+    `tomacs calibrate --from-episodes` died on a ZeroDivisionError after fitting; now the figures are NaN
+    and the table says why."""
+    roles = [
+        AgentInfo(agent=0, role="adversary", onset=1, target="B"),
+        AgentInfo(agent=1),
+        AgentInfo(agent=2),
+    ]
+    fit = [
+        _debate(f"f{q}", {(i, r): LETTERS[(q + i) % 3] for i in range(3) for r in (1, 2)}, roles)
+        for q in range(4)
+    ]
+    held = [
+        _debate(f"h{q}", {(i, r): (None if i else "B") for i in range(3) for r in (1, 2)}, roles)
+        for q in range(3)
+    ]
+    res = ho.evaluate(_profile(), held, None, fit, sm.load_profiles()["mmlu"], draws=20, reps=50)
+    assert res["answers"] == 0
+    ll = res["loglik_per_answer"]
+    assert math.isnan(ll["fitted"]) and math.isnan(ll["keep_previous"]) and math.isnan(ll["paper"])
+    _, lls = ho.tables(res)
+    assert "nothing to score" in str(lls.title)

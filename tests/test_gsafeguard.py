@@ -382,27 +382,14 @@ def _method_with_params(params: dict[str, Any]) -> GSafeguard:
 
 
 # -- the commands a user types -----------------------------------------------------------------------------
-def _tomacs(*args: str, cwd: Path) -> Any:
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "tomacs.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=cwd,
-        env=env,
-    )
-
-
-@pytest.mark.slow
-def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_path: Path) -> None:
+def test_data_then_train_then_evaluate_then_report_from_the_command_line(
+    tmp_path: Path, tomacs_here: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In process (tests/conftest.py tomacs_here): what the commands do, not the console script."""
+    monkeypatch.chdir(tmp_path)
     data = tmp_path / "conv.jsonl"
     common = ["benchmark=synthetic", "embedder=hashing", "train.size=6", *TINY_DATA]
-    p = _tomacs("gsafeguard-data", *common, f"method.data={data}", cwd=tmp_path)
+    p = tomacs_here("gsafeguard-data", *common, f"method.data={data}")
     assert p.returncode == 0, p.stderr[-2000:]
     assert "8 conversations (8 generated now, 96 LLM calls" in p.stdout and "backbone=sim" in p.stdout
     import shlex
@@ -414,7 +401,7 @@ def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_pat
 
     run = tmp_path / "run"
     job = ["method=gsafeguard", *common, "train.val_size=3", "eval.size=4", "attack=gt50", "method.epochs=2"]
-    p = _tomacs("train", *job, f"method.data={data}", f"hydra.run.dir={run}", cwd=tmp_path)
+    p = tomacs_here("train", *job, f"method.data={data}", f"hydra.run.dir={run}")
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads((run / "results.json").read_text())
     assert res["backbone"] == "sim" and res["method"] == "gsafeguard" and res["oracle"] is False
@@ -423,7 +410,7 @@ def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_pat
     assert len((run / "train_log.jsonl").read_text().splitlines()) == 2
 
     again = tmp_path / "eval"
-    p = _tomacs(
+    p = tomacs_here(
         "evaluate",
         "method=gsafeguard",
         "benchmark=synthetic",
@@ -432,14 +419,13 @@ def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_pat
         *TINY_DATA,
         f"checkpoint={run / 'best.pt'}",
         f"hydra.run.dir={again}",
-        cwd=tmp_path,
     )
     assert p.returncode == 0, p.stderr[-2000:]
     ev = json.loads((again / "results.json").read_text())
     assert ev["metrics"]["acc"] == res["metrics"]["acc"] and ev["metrics"]["adacc"] == res["metrics"]["adacc"]
     assert ev["config"]["embedder"] == "hashing"  # the checkpoint's embedder, no override needed
 
-    p = _tomacs("report", str(tmp_path), cwd=tmp_path)
+    p = tomacs_here("report", str(tmp_path))
     assert p.returncode == 0, p.stderr[-2000:]
     report = tmp_path / "report"
     assert (report / "detector_curves_synthetic.png").is_file()
@@ -447,13 +433,12 @@ def test_data_then_train_then_evaluate_then_report_from_the_command_line(tmp_pat
     cell = f"| ADAcc % | **{100 * res['metrics']['adacc']:.2f} (n=1)** / *—* |"
     assert any(line.startswith("| gsafeguard[") and line.endswith(cell) for line in md.splitlines()), md
 
-    p = _tomacs(
+    p = tomacs_here(
         "train",
         *job,
         "method.samples=3",
         f"method.data={data}",
         f"hydra.run.dir={tmp_path / 'x'}",
-        cwd=tmp_path,
     )
     assert p.returncode != 0
     line = p.stderr.strip().splitlines()[-1]

@@ -110,7 +110,7 @@ def test_tiny_train_through_litellm_and_cached_rerun(llama_server: str, tmp_path
                 "train.val_size=0",
                 "train.batch_size=2",
                 "train.epochs=1",
-                "eval.size=3",
+                "eval.size=2",
                 f"hydra.run.dir={out}",
             ],
             capture_output=True,
@@ -125,14 +125,14 @@ def test_tiny_train_through_litellm_and_cached_rerun(llama_server: str, tmp_path
     st, m = res["backbone_stats"], res["metrics"]
     assert res["backbone"] == "litellm:openai/smollm2" and res["method"] == "todycomm"
     assert res["train"]["iterations"] == 1
-    # 2 train + 3 test questions; each: 3 agents answer in round 1 and again in round 2 (participants
+    # 2 train + 2 test questions; each: 3 agents answer in round 1 and again in round 2 (participants
     # with messages, the others alone: isolated=answer); attack=none decides by vote, no LLM call
-    assert 5 * 3 <= st["calls"] <= 5 * 3 * 2 and st["cache_hits"] == 0 and st["errors"] == 0
+    assert 4 * 3 <= st["calls"] <= 4 * 3 * 2 and st["cache_hits"] == 0 and st["errors"] == 0
     assert st["prompt_tokens"] > 0 and st["completion_tokens"] > 0
     assert st["tokens_estimated"] == 0  # llama.cpp reports usage; nothing counted by our tokenizer
-    assert m["n_queries"] == 3 and 0.0 <= m["acc"] <= 1.0 and m["token"] > 0
+    assert m["n_queries"] == 2 and 0.0 <= m["acc"] <= 1.0 and m["token"] > 0
     eps = [json.loads(x) for x in (tmp_path / "a" / "episodes.jsonl").read_text().splitlines()]
-    assert len(eps) == 3
+    assert len(eps) == 2
     print(
         f"\nlocal llama.cpp run: {st['calls']} calls, "
         f"{st['prompt_tokens']}+{st['completion_tokens']} tokens, "
@@ -168,7 +168,7 @@ def test_real_debate_episodes_fit_a_profile_that_a_sim_run_uses(llama_server: st
             "rounds=2",
             "attack=gt50",
             "attack.onset_rounds=[1,1]",
-            "eval.size=10",
+            "eval.size=8",
             f"hydra.run.dir={run}",
         ],
         capture_output=True,

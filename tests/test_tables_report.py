@@ -9,6 +9,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -217,8 +218,9 @@ KEY_AXES = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(KEY_AXES))
-def test_smoke_every_table_runs_end_to_end(name: str, tmp_path: Path) -> None:
-    """What `make smoke-tables` does, cut to the table's defining axis: every job of it runs."""
+def test_smoke_every_table_runs_end_to_end(name: str, tmp_path: Path, tomacs_here: Any) -> None:
+    """What `make smoke-tables` does, cut to the table's defining axis: every job of it runs (in process:
+    tests/conftest.py tomacs_here)."""
     from tomacs.launch.table_sweeps import sweep_params
 
     keep = [*KEY_AXES[name], "benchmark"]  # the synthetic benchmark below replaces the real ones
@@ -226,9 +228,9 @@ def test_smoke_every_table_runs_end_to_end(name: str, tmp_path: Path) -> None:
     smoke = ["eval.size=2", "eval.batch_size=2", "train.size=2", "train.val_size=0", "train.batch_size=2"]
     smoke += ["train.epochs=1", "embedder=hashing", "benchmark=synthetic"]
     sweep = tmp_path / "sweep"
-    p = tomacs("train", f"table={name}", *cut, *smoke, f"hydra.sweep.dir={sweep}")
+    p = tomacs_here("train", f"table={name}", *cut, *smoke, f"hydra.sweep.dir={sweep}")
     assert p.returncode == 0, p.stderr[-3000:]
     n = len(jobs(name, [*cut, "benchmark=synthetic"]))
     assert len(list(sweep.rglob("results.json"))) == n
-    rep = tomacs("report", str(sweep))
+    rep = tomacs_here("report", str(sweep))
     assert rep.returncode == 0, rep.stderr[-2000:]

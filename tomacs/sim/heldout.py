@@ -369,14 +369,21 @@ def evaluate(
             )
     blocks = fe.observations(debates, model)
     n_ans = fe.n_answers(blocks)
-    fitted_ll = fe.loglik(profile, blocks, lure=lure, acc_by=acc_by, pers_by=pers_by)
-    ll: dict[str, object] = {"fitted": fitted_ll / n_ans if n_ans else float("nan")}
+
+    def per_answer(total: float) -> float:
+        # held-out debates whose honest answers all went unparsed (a small model) score nothing: NaN, as a
+        # missing figure, not a division by zero that loses the fit made before it
+        return total / n_ans if n_ans else float("nan")
+
+    ll: dict[str, object] = {
+        "fitted": per_answer(fe.loglik(profile, blocks, lure=lure, acc_by=acc_by, pers_by=pers_by))
+    }
     if fit_debates is not None:
         acc, eps = keep_previous_baseline(fe.observations(fit_debates, model))
-        ll["keep_previous"] = keep_previous_loglik(blocks, acc, eps) / n_ans
+        ll["keep_previous"] = per_answer(keep_previous_loglik(blocks, acc, eps))
         ll["keep_previous_params"] = {"round1_accuracy": acc, "change_rate": eps}
     if paper is not None:
-        ll["paper"] = fe.loglik(replace(paper, n_cand=profile.n_cand), blocks) / n_ans
+        ll["paper"] = per_answer(fe.loglik(replace(paper, n_cand=profile.n_cand), blocks))
         ll["paper_profile"] = paper.name
     n_inside = sum(c["inside"] for c in cells)
     return {
@@ -424,9 +431,11 @@ def tables(result: dict[str, Any], title: str = "held-out") -> list[Table]:
             t.add_row(STAT_LABELS[st], *row)
     t.caption = "* observed rate 0 or 1: exact (Clopper-Pearson) interval, a bootstrap cannot widen it"
     ll = result["loglik_per_answer"]
-    t2 = Table(
-        title=f"{title}: log-likelihood per answer ({result['answers']} honest answers; higher is better)"
+    none = (
+        " (none held out was parsed: nothing to score; use more questions)" if not result["answers"] else ""
     )
+    answers = f"{result['answers']} honest answers{none}"
+    t2 = Table(title=f"{title}: log-likelihood per answer ({answers}; higher is better)")
     t2.add_column("model")
     t2.add_column("log-lik / answer", justify="right")
     t2.add_row("fitted profile", f"{ll['fitted']:.4f}")
