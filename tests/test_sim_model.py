@@ -173,3 +173,22 @@ def test_defecting_adversary_states_its_own_first_answer_belief() -> None:
     got = np.bincount([adversarial_answer(half, lat, 3, 4, 1, rng) for _ in range(20000)], minlength=4)
     # target 3: 0.5 + 0.5 * 0.1; truth 1: 0.5 * 0.6
     assert got / 20000 == pytest.approx([0.05, 0.30, 0.10, 0.55], abs=0.015)
+
+
+def test_sample_index_is_generator_choice_draw_for_draw() -> None:
+    """sample_index skips Generator.choice's argument checks for speed; it must draw the same index and
+    leave the generator where choice leaves it, or every seeded sim number would move."""
+    from tomacs.sim.model import sample_index
+
+    ours, numpy_s, shapes = np.random.default_rng(5), np.random.default_rng(5), np.random.default_rng(1)
+    for i in range(20000):
+        n = int(shapes.integers(2, 7))
+        p = shapes.dirichlet(np.full(n, 0.3))
+        if i % 7 == 0:  # a certain answer: all mass on one option
+            p = np.zeros(n)
+            p[int(shapes.integers(n))] = 1.0
+        assert sample_index(p, ours) == int(numpy_s.choice(n, p=p)), (i, p)
+    assert ours.random() == numpy_s.random()
+    for bad in ([0.5, 0.6], [1.2, -0.2], [np.nan, 1.0]):
+        with pytest.raises(ValueError, match="sum to 1"):
+            sample_index(np.array(bad), ours)

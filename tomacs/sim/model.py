@@ -156,11 +156,16 @@ def _check(n_cand: int, truth_idx: int) -> None:
         raise ValueError(f"truth index {truth_idx} outside 0..{n_cand - 1}")
 
 
-def effective_competence(competence: float | np.ndarray, capability: float = 1.0) -> np.ndarray:
+def effective_competence(competence: float | np.ndarray, capability: float = 1.0) -> float | np.ndarray:
     """Competence after a per-agent capability multiplier on its odds (capability 1 = unchanged)."""
     if capability <= 0:
         raise ValueError(f"capability must be > 0, got {capability}")
-    c = np.clip(competence, _EPS, 1.0 - _EPS)
+    # a float (the per-call path) is clipped without np.clip's array machinery: the same value, 10x faster
+    c = (
+        min(max(competence, _EPS), 1.0 - _EPS)
+        if isinstance(competence, float)
+        else np.clip(competence, _EPS, 1.0 - _EPS)
+    )
     if capability == 1.0:
         return c
     return capability * c / (capability * c + 1.0 - c)
@@ -375,5 +380,13 @@ def sample_wrong(rng: np.random.Generator, n_cand: int, truth_idx: int) -> int:
 
 
 def sample_index(probs: np.ndarray, rng: np.random.Generator) -> int:
-    """Draw one candidate index from a probability vector."""
-    return int(rng.choice(len(probs), p=probs))
+    """Draw one candidate index from a probability vector.
+
+    Generator.choice(len(p), p=p)'s own draw (one rng.random() against the normalised cumulative sum, so
+    the same index and the same stream; tests/test_sim_model.py checks it), without its argument checks,
+    which took three quarters of its time in the simulator's inner loops (8.6 -> 3.3 us a draw)."""
+    cdf = np.cumsum(probs, dtype=np.float64)
+    if not (abs(cdf[-1] - 1.0) <= 1.5e-8 and probs.min() >= 0.0):  # numpy's tolerance: sqrt(float64 eps)
+        raise ValueError(f"probabilities must be >= 0 and sum to 1 (got {probs})")
+    cdf /= cdf[-1]
+    return int(cdf.searchsorted(rng.random(), side="right"))
