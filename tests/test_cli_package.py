@@ -20,6 +20,7 @@ MODE_OPTIONS = {
     "fit": {"--profile", "--trials", "--seed", "--write", "--jobs"},
     "fit-episodes": {
         "--mechanisms",
+        "--shrink",
         "--name",
         "--split",
         "--split-seed",

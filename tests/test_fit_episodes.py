@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -655,3 +656,61 @@ def test_held_out_debates_without_a_parsed_answer_score_nan_not_a_crash() -> Non
     assert math.isnan(ll["fitted"]) and math.isnan(ll["keep_previous"]) and math.isnan(ll["paper"])
     _, lls = ho.tables(res)
     assert "nothing to score" in str(lls.title)
+
+
+@pytest.mark.slow  # four fits of 30 questions
+def test_shrinking_pulls_a_small_fit_toward_the_prior_and_zero_changes_nothing() -> None:
+    """Issue 39: a source of few questions (gpt-4o's 36) overfits; `shrink` makes the fit a maximum a
+    posteriori toward a prior profile. At 0 it is the plain fit, exactly; strong, it lands on the prior;
+    the reported log-likelihood is the data's alone, never the penalty's."""
+    true = _profile(n_cand=4, accuracy=0.8, persuasion=3.0, share_weight=2.0, compliance=0.9)
+    prior = _profile(n_cand=4, accuracy=0.5, persuasion=1.0, share_weight=0.5, self_weight=1.5)
+    debates = _generate(true, 30, seed=3)
+    plain = fe.fit(debates, restarts=1)
+    zero = fe.fit(debates, restarts=1, prior=prior, shrink=0.0)
+    assert zero.profile == plain.profile and zero.loglik == plain.loglik
+    mid = fe.fit(debates, restarts=1, prior=prior, shrink=0.05)
+    strong = fe.fit(debates, restarts=1, prior=prior, shrink=1e4)
+    span = fe._UPPER - fe._LOWER
+
+    def distance(r: fe.FitResult) -> float:  # to the prior, each parameter scaled to its bounds
+        return sum(
+            ((getattr(r.profile, k) - getattr(prior, k)) / span[i]) ** 2 for i, k in enumerate(fe.FIT_PARAMS)
+        )
+
+    assert distance(strong) < 1e-4 < distance(mid) < distance(plain)
+    blocks = fe.observations(debates)
+    for r in (plain, mid, strong):
+        assert r.loglik == pytest.approx(fe.loglik(r.profile, blocks), rel=1e-9)
+    assert plain.loglik >= mid.loglik >= strong.loglik  # in sample, the plain fit is the maximum
+    with pytest.raises(ValueError, match="prior"):
+        fe.fit(debates, restarts=1, shrink=0.1)
+
+
+@pytest.mark.slow  # 2 strengths x 3 folds of fits, then three small fits: about 6 s
+def test_choose_shrink_holds_few_questions_near_the_prior_and_records_its_choice(tmp_path: Path) -> None:
+    """`--shrink auto`: the strength is chosen by cross-validation on the fitting questions, and the
+    profile's provenance says which and why (a given strength, or too few questions to choose)."""
+    from tomacs.sim import from_episodes as fx
+    from tomacs.transcripts.jsonl import write_debates
+
+    true = _profile(n_cand=4, accuracy=0.8, persuasion=3.0, share_weight=2.0, compliance=0.9)
+    far = _profile(n_cand=4, accuracy=0.3, persuasion=0.2, share_weight=0.1, self_weight=6.0)
+    debates = _generate(true, 24, seed=5)
+    lam, scores = fe.choose_shrink(debates, far, grid=(0.0, 1.0))
+    assert set(scores) == {0.0, 1.0} and lam == max(scores, key=lambda k: scores[k])
+    assert all(np.isfinite(v) for v in scores.values())
+    path = tmp_path / "d.jsonl"
+    write_debates(path, debates[:10])
+    res = fx.run([str(path)], "few", shrink=None, draws=5, restarts=1, out_dir=tmp_path)
+    assert res["fit"]["shrink"]["strength"] == 0.0 and "too few" in res["fit"]["shrink"]["rule"]
+    res = fx.run([str(path)], "given", shrink=0.5, draws=5, restarts=1, out_dir=tmp_path)
+    assert res["provenance"]["shrink"] == {"strength": 0.5, "prior": "mmlu", "rule": "given (--shrink)"}
+    with pytest.raises(ValueError, match="--shrink"):
+        fx.run([str(path)], "bad", shrink=-1.0, draws=5, restarts=1, out_dir=tmp_path)
+
+
+def test_a_bad_shrink_is_one_line(tomacs_here: Any) -> None:
+    r = tomacs_here("sim", "fit-episodes", "nowhere.jsonl", "--name", "x", "--shrink", "lots")
+    assert r.returncode == 2 and "--shrink: expected auto or a number >= 0, got 'lots'" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -168,7 +168,7 @@ def test_real_debate_episodes_fit_a_profile_that_a_sim_run_uses(llama_server: st
             "rounds=2",
             "attack=gt50",
             "attack.onset_rounds=[1,1]",
-            "eval.size=8",
+            "eval.size=6",
             f"hydra.run.dir={run}",
         ],
         capture_output=True,

@@ -30,6 +30,7 @@ Corpus of the formats this is held to: ``tests/data/parser_corpus.jsonl``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal, InvalidOperation
@@ -555,9 +556,16 @@ _IS_NOT = re.compile(r"\b(is|was|are)n['’]t\b", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"[(\[]\s*X\s*[)\]][*_`]*")
 
 
+@functools.lru_cache(maxsize=4096)
+def _option_texts(options: tuple[str, ...], n_options: int) -> _OptionTexts:
+    """One question's option patterns, compiled once: every agent's reply to a question is parsed against
+    the same options, and compiling them per reply was about an eighth of a simulator run."""
+    return _OptionTexts(options, n_options)
+
+
 def _parse_letter(text: str, n_options: int, options: tuple[str, ...] | None = None) -> str | None:
     text = _IS_NOT.sub(r"\1 not", text)
-    texts = _OptionTexts(options, n_options) if options else None
+    texts = _option_texts(tuple(options), n_options) if options else None
     # 1. explicit "Answer:" lines, \boxed{X} and a filled-in "(X)", last first
     explicit: list[tuple[int, str, bool]] = [
         (m.start(), _clip(m.group("rest")), False) for m in _ANSWER_LINE.finditer(text)

@@ -79,6 +79,9 @@ def calibrate(
         "--mechanisms",
         help="--from-episodes: optional mechanisms (auto, none or a comma list; `tomacs sim fit-episodes`).",
     ),
+    shrink: str = typer.Option(
+        "0", "--shrink", help="--from-episodes: pull toward the paper profile (0, a strength, or auto)."
+    ),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
     With --diagnose: break the simulator's multi-round debates down (tomacs/analysis/sim_debates.py).
@@ -109,6 +112,7 @@ def calibrate(
             by_benchmark,
             by_sender,
             mechanisms,
+            shrink,
         )
         return
     if predict or name:

@@ -80,6 +80,12 @@ def sim_fit_episodes(
         help="Optional mechanisms: 'auto' keeps each that beats none in cross-validation on the fitting "
         "questions; 'none'; or a comma list of later_weight, target_persistence.",
     ),
+    shrink: str = typer.Option(
+        "0",
+        "--shrink",
+        help="Pull toward the paper profile: 0 (plain maximum likelihood), a strength, or 'auto' (chosen by "
+        "cross-validation on the fitting questions; for a source of few questions).",
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
     out: str = typer.Option(None, "--out", "-o", help=OUT_HELP),
 ) -> None:
@@ -99,6 +105,7 @@ def sim_fit_episodes(
         by_benchmark,
         by_sender,
         mechanisms,
+        shrink,
     )
 
 
@@ -164,6 +171,7 @@ def from_episodes(
     by_benchmark: bool = True,
     by_sender: bool = True,
     mechanisms: str = "auto",
+    shrink: str = "0",
 ) -> None:
     """`sim fit-episodes` (WHO names it in messages): fit, store, and print the held-out tables."""
     import json
@@ -198,6 +206,10 @@ def from_episodes(
             f"use auto, none, or a comma list of {', '.join(fe.MECHANISMS)}"
         )
     try:
+        strength = None if shrink.strip().lower() == "auto" else float(shrink)
+    except ValueError:
+        fail(f"--shrink: expected auto or a number >= 0, got {shrink!r}")
+    try:
         res = fx.run(
             paths,
             name,
@@ -210,6 +222,7 @@ def from_episodes(
             by_benchmark=by_benchmark,
             by_sender=by_sender,
             mechanisms=chosen,
+            shrink=strength,
         )
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
@@ -244,6 +257,19 @@ def from_episodes(
         f" (cross-validated log-lik/answer: {', '.join(f'{k} {v:.4f}' for k, v in cv.items())})" if cv else ""
     )
     out_console.print(f"  mechanisms kept: {kept_txt}{cv_txt}", highlight=False, markup=False)
+    shr = fit.get("shrink") or {}
+    if shr.get("strength") or shr.get("cv_loglik_per_answer"):
+        scv = shr.get("cv_loglik_per_answer") or {}
+        scv_txt = (
+            f" (cross-validated log-lik/answer: {', '.join(f'{k} {v:.4f}' for k, v in scv.items())})"
+            if scv
+            else ""
+        )
+        out_console.print(
+            f"  pull toward the {shr['prior']} profile: {shr['strength']:g}{scv_txt}",
+            highlight=False,
+            markup=False,
+        )
     for key, title in (("held_out", "held-out questions"), ("predict", "--predict")):
         if key in res:
             for t in ho.tables(res[key], title):

@@ -532,6 +532,9 @@ def fit(
     by_benchmark: bool = False,
     by_sender: bool = False,
     warm: FitResult | None = None,
+    prior: SimProfile | None = None,
+    shrink: float = 0.0,
+    also_from: FitResult | None = None,
 ) -> FitResult:
     """Maximum likelihood over FIT_PARAMS (plus `extra` profile fields, starting at their defaults),
     L-BFGS-B within bounds from `restarts` starting points; the best optimum wins.
@@ -540,7 +543,16 @@ def fit(
     a model with more mechanisms begins where the nested one ended and can only gain in-sample.
 
     `by_benchmark`: one accuracy per benchmark of the fitting blocks instead of `accuracy`;
-    `by_sender`: one persuasion per adversary model read instead of `persuasion` (module docstring)."""
+    `by_sender`: one persuasion per adversary model read instead of `persuasion` (module docstring).
+
+    `shrink` > 0 with a `prior` profile: maximum a posteriori instead, the log-likelihood per answer less
+    `shrink` times the squared distance to the prior, each parameter scaled to its bounds (per-benchmark
+    accuracies and per-sender persuasions toward the prior's one value, a mechanism toward its neutral
+    value, the lure free). A source of few questions then stays near the prior where its data say little
+    (`choose_shrink` picks the strength by cross-validation). The result's loglik is the likelihood alone.
+
+    `also_from`: one more start, at that fit's optimum (its mechanisms included): a path of strengths then
+    moves from one optimum to the next instead of landing in unrelated local optima of a small source."""
     import time
 
     t0 = time.perf_counter()
@@ -604,10 +616,24 @@ def fit(
         lure = float(x[n_p + n_b + n_s]) if fit_lure else None
         return prof, acc_by, pers_by, lure
 
+    def data_nll(z: np.ndarray) -> float:
+        prof, acc_by, pers_by, lure = unpack(lo + z * span)
+        return -loglik(prof, blocks, nodes, lure=lure, acc_by=acc_by, pers_by=pers_by) / n_ans
+
+    if shrink > 0 and prior is None:
+        raise ValueError("shrink > 0 needs a prior profile to shrink toward")
+    z_prior, pulled = np.zeros(len(lo)), np.zeros(len(lo))
+    if shrink > 0 and prior is not None:
+        x_prior = [float(getattr(prior, k)) if k in FIT_PARAMS else EXTRA_START[k] for k in names]
+        x_prior += [prior.accuracy] * n_b + [prior.persuasion] * n_s
+        z_prior[: len(x_prior)] = np.clip(
+            (np.array(x_prior) - lo[: len(x_prior)]) / span[: len(x_prior)], 0, 1
+        )
+        pulled[: len(x_prior)] = 1.0  # the lure (last, when fitted) is the source's rule: no prior
+
     def nll(z: np.ndarray) -> float:
         # the optimiser works on [0, 1] per parameter, so one step size suits all of them
-        prof, acc_by, pers_by, lure = unpack(lo + z * span)
-        v = -loglik(prof, blocks, nodes, lure=lure, acc_by=acc_by, pers_by=pers_by) / n_ans
+        v = data_nll(z) + shrink * float((pulled * (z - z_prior) ** 2).sum())
         return v if np.isfinite(v) else 1e6
 
     starts: list[np.ndarray] = []
@@ -628,6 +654,21 @@ def fit(
         if fit_lure:
             x0 = np.r_[x0, warm.target_lure if warm.target_lure is not None else 1.0 / max(n_cand - 1, 1)]
         starts = [x0]
+    if also_from is not None:
+        a = also_from
+        x0 = np.array([float(getattr(a.profile, k)) for k in names])
+        x0 = np.r_[
+            x0,
+            [(a.accuracy_by_benchmark or {}).get(bn, a.profile.accuracy) for bn in benches],
+            [(a.persuasion_by_model or {}).get(m, a.profile.persuasion) for m in senders],
+        ]
+        if fit_lure:
+            x0 = np.r_[x0, a.target_lure if a.target_lure is not None else 1.0 / max(n_cand - 1, 1)]
+        starts.append(x0)
+    if shrink > 0:  # the prior itself is a start: a strong pull must not leave the fit in a far optimum
+        starts.append(
+            lo + z_prior * span if not fit_lure else np.r_[(lo + z_prior * span)[:-1], starts[0][-1]]
+        )
     best: Any = None
     for x0 in starts:
         z0 = np.clip((x0 - lo) / span, 1e-6, 1 - 1e-6)
@@ -636,6 +677,7 @@ def fit(
         )
         if best is None or res.fun < best.fun:
             best = res
+    data_fun = data_nll(best.x) if shrink > 0 else float(best.fun)  # the likelihood alone, not the penalty
     best.x = lo + best.x * span
     prof, acc_by, pers_by, lure = unpack(best.x)
     if by_benchmark and not acc_by and len(q_by_bench) == 1:
@@ -649,7 +691,7 @@ def fit(
         prof = replace(prof, persuasion=stored_persuasion(pers_by, msgs, model))
     return FitResult(
         profile=prof,
-        loglik=-best.fun * n_ans,
+        loglik=-data_fun * n_ans,
         n_answers=n_ans,
         n_debates=len(debates),
         n_questions=sum(b.n_groups for b in blocks),
@@ -702,11 +744,7 @@ def cv_loglik(
     mechanism (key ``()``) and for each set in `mechanisms`. Each set starts from the fold's fit without
     mechanisms (`fit(warm=...)`), so it differs from it only by what the mechanisms add: a poor local
     optimum of one fit cannot pass for a mechanism's gain. Folds split QUESTIONS, seeded."""
-    keys = sorted({d.question_key for d in debates})
-    if len(keys) < folds:
-        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for choosing mechanisms")
-    perm = np.random.default_rng(seed).permutation(len(keys))
-    fold_of = {keys[i]: k % folds for k, i in enumerate(perm)}
+    fold_of = _folds(debates, folds, seed)
     configs = [()] + [tuple(m) for m in mechanisms]
     total = dict.fromkeys(configs, 0.0)
     n_ans = 0
@@ -757,6 +795,58 @@ def select_mechanisms(
         if len(kept) < len(candidates) or scores["all"] <= max(scores[m] for m in kept) + MIN_CV_GAIN:
             kept = [max(kept, key=lambda m: scores[m])]  # together no better: the best alone
     return kept, scores
+
+
+# Strengths of the pull toward the prior (`fit(shrink=...)`) that `choose_shrink` compares (0: the plain fit).
+SHRINK_GRID: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def _folds(debates: Sequence[Debate], folds: int, seed: int) -> dict[str, int]:
+    """Each question's fold (seeded): every debate of a question goes with it."""
+    keys = sorted({d.question_key for d in debates})
+    if len(keys) < folds:
+        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for cross-validation")
+    perm = np.random.default_rng(seed).permutation(len(keys))
+    return {keys[i]: k % folds for k, i in enumerate(perm)}
+
+
+def choose_shrink(
+    debates: Sequence[Debate],
+    prior: SimProfile,
+    model: str | None = None,
+    extra: Sequence[str] = (),
+    grid: Sequence[float] = SHRINK_GRID,
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+) -> tuple[float, dict[float, float]]:
+    """How strongly a source's fit should be pulled toward `prior`: each strength of `grid` scored by
+    cross-validated log-likelihood per answer on the FITTING questions (folds by question); the best
+    wins, the weaker on a tie within MIN_CV_GAIN. A source of many questions keeps its own fit (0 or
+    nearly); one of few questions, whose fit the folds show overfitting, is held near the prior."""
+    fold_of = _folds(debates, folds, seed)
+    total, n_ans = dict.fromkeys(grid, 0.0), 0
+    kw: dict[str, Any] = dict(model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender)
+    for k in range(folds):
+        train = [d for d in debates if fold_of[d.question_key] != k]
+        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
+        n_ans += n_answers(blocks)
+        path: FitResult | None = None
+        for lam in sorted(grid, reverse=True):  # from the prior down, each fit also starting at the last
+            res = path = fit(
+                train, restarts=1, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw
+            )
+            total[lam] += loglik(
+                res.profile,
+                blocks,
+                lure=res.target_lure,
+                acc_by=res.accuracy_by_benchmark,
+                pers_by=res.persuasion_by_model,
+            )
+    scores = {lam: (v / n_ans if n_ans else float("nan")) for lam, v in total.items()}
+    best = max(scores.values())
+    return min(lam for lam in grid if scores[lam] >= best - MIN_CV_GAIN), scores
 
 
 def split_questions(

@@ -124,6 +124,38 @@ def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     }
 
 
+def _shrink_strength(
+    shrink: float | None,
+    fit_d: Sequence[Debate],
+    paper: SimProfile,
+    model: str | None,
+    kept: Sequence[str],
+    seed: int,
+    by_benchmark: bool,
+    by_sender: bool,
+) -> tuple[float, dict[str, Any]]:
+    """The strength of the pull toward the paper profile, and what the provenance says of its choice."""
+    if shrink is not None:
+        if shrink < 0:
+            raise ValueError(f"--shrink must be auto or >= 0 (got {shrink})")
+        return shrink, {"strength": shrink, "prior": paper.name, "rule": "given (--shrink)"}
+    n_fit_q = len({d.question_key for d in fit_d})
+    if n_fit_q < fe.MIN_CV_QUESTIONS:
+        rule = f"0: {n_fit_q} fitting questions are too few to choose by cross-validation"
+        return 0.0, {"strength": 0.0, "prior": paper.name, "rule": rule}
+    strength, scores = fe.choose_shrink(
+        fit_d, paper, model, kept, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender
+    )
+    return strength, {
+        "strength": strength,
+        "prior": paper.name,
+        "rule": f"the strength of {list(fe.SHRINK_GRID)} with the best log-lik per answer in "
+        f"{fe.CV_FOLDS}-fold cross-validation by question on the fitting questions (the weaker within "
+        f"{fe.MIN_CV_GAIN:g})",
+        "cv_loglik_per_answer": {f"{k:g}": round(v, 6) for k, v in scores.items()},
+    }
+
+
 def run(
     paths: Sequence[str],
     name: str,
@@ -138,12 +170,16 @@ def run(
     by_benchmark: bool = True,
     by_sender: bool = True,
     mechanisms: Sequence[str] | None = None,
+    shrink: float | None = 0.0,
 ) -> dict[str, Any]:
     """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
     write the profile. Returns everything the CLI prints.
 
     `mechanisms`: None chooses among `fit_episodes.MECHANISMS` by cross-validation on the fitting
-    questions (`select_mechanisms`); a list fits exactly those (empty: none)."""
+    questions (`select_mechanisms`); a list fits exactly those (empty: none).
+
+    `shrink`: the pull toward the paper profile (`fit_episodes.fit`); None chooses it by cross-validation
+    on the fitting questions (`choose_shrink`), after the mechanisms; 0 is the plain maximum likelihood."""
     if not name:
         raise ValueError("--name is empty: give a plain profile name, e.g. --name my-model")
     from tomacs.sim.profiles import _check_name
@@ -177,6 +213,10 @@ def run(
         if unknown:
             raise ValueError(f"unknown mechanism(s) {', '.join(unknown)}; known: {', '.join(fe.MECHANISMS)}")
         kept, choice = list(mechanisms), {"rule": "given (--mechanisms)"}
+    paper = paper_profile()
+    strength, shrinking = _shrink_strength(
+        shrink, fit_d, paper, model, kept, split_seed, by_benchmark, by_sender
+    )
     res = fe.fit(
         fit_d,
         name=name,
@@ -186,6 +226,8 @@ def run(
         fit_lure=True,
         by_benchmark=by_benchmark,
         by_sender=by_sender,
+        prior=paper,
+        shrink=strength,
     )
     choice["kept"] = {m: round(float(getattr(res.profile, m)), 6) for m in kept}
     choice["dropped"] = [m for m in fe.MECHANISMS if m not in kept]
@@ -193,7 +235,6 @@ def run(
     acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
     # the texts of the same fitting questions (never a held-out one): how the model writes
     tm = fit_text_model(fit_d, seed=split_seed, source=", ".join(str(p) for p in paths))
-    paper = paper_profile()
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),
         "fit": {
@@ -209,6 +250,7 @@ def run(
             "persuasion_by_model": pers_by,
             "persuasive_messages_by_model": res.messages_by_model,
             "mechanisms": choice,
+            "shrink": shrinking,
         },
     }
 
@@ -250,6 +292,7 @@ def run(
         + ("; persuasion per sender model" if pers_by and len(pers_by) > 1 else ""),
         "fitted": list(fe.FIT_PARAMS) + kept + ["compliance (adversaries' target rate)"],
         "mechanisms": choice,
+        "shrink": shrinking,
         # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
         # the adversaries' target); the simulator draws targets independently of the lure
         "target_lure": None if lure is None else round(lure, 6),
