@@ -26,18 +26,18 @@ _default_data = REPO.parent / "shared" / "data"
 if "TOMACS_DATA" not in os.environ and _default_data.is_dir():
     os.environ["TOMACS_DATA"] = str(_default_data)
 
-# The longest test files of `make test` (seconds on 2 idle cores: local_llm 240, tables_report 150,
-# run_lifecycle 120, one_line_errors 65, sim_episodes 60, slurm 60, llm_run 45, arch_golden 40, ...).
+# The longest test files of `make test` (seconds on 2 idle cores, 2026-11-28: local_llm 150,
+# run_lifecycle 115, tables_report 114, one_line_errors 59, slurm 57, sim_episodes 56, llm_run 45, ...).
 # Under pytest-xdist (`--dist loadfile --no-loadscope-reorder`) files are handed to the workers in
 # collection order, so these go first: a long file started last would leave the other worker idle
 # for minutes. Order only (no test depends on it); a serial run keeps pytest's order.
 _LONGEST_FIRST = (
     "test_local_llm.py",
-    "test_tables_report.py",
     "test_run_lifecycle.py",
+    "test_tables_report.py",
     "test_one_line_errors.py",
-    "test_sim_episodes.py",
     "test_slurm.py",
+    "test_sim_episodes.py",
     "test_llm_run.py",
     "test_arch_golden.py",
     "test_todycomm_learning.py",
