@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
+from tomacs.sim import fit_choice as fc
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.sim import model as sm
@@ -697,7 +698,7 @@ def test_choose_shrink_holds_few_questions_near_the_prior_and_records_its_choice
     true = _profile(n_cand=4, accuracy=0.8, persuasion=3.0, share_weight=2.0, compliance=0.9)
     far = _profile(n_cand=4, accuracy=0.3, persuasion=0.2, share_weight=0.1, self_weight=6.0)
     debates = _generate(true, 24, seed=5)
-    lam, scores = fe.choose_shrink(debates, far, grid=(0.0, 1.0))
+    lam, scores = fc.choose_shrink(debates, far, grid=(0.0, 1.0))
     assert set(scores) == {0.0, 1.0} and lam == max(scores, key=lambda k: scores[k])
     assert all(np.isfinite(v) for v in scores.values())
     path = tmp_path / "d.jsonl"

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.test_executor import FixedGraph, Q, make
+from tomacs.sim import fit_choice as fc
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import model as sm
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
@@ -176,7 +177,7 @@ def _generate(prof: sm.SimProfile, n_questions: int, seed: int) -> list[Debate]:
 def test_cross_validation_keeps_a_mechanism_the_debates_have() -> None:
     true = replace(PROF, n_cand=4, persuasion=1.0, count_weight=0.5, later_weight=4.0)
     debates = _generate(true, 240, seed=5)
-    kept, scores = fe.select_mechanisms(
+    kept, scores = fc.select_mechanisms(
         debates, candidates=("later_weight",), by_benchmark=False, by_sender=False
     )
     assert kept == ["later_weight"]
@@ -184,4 +185,4 @@ def test_cross_validation_keeps_a_mechanism_the_debates_have() -> None:
     res = fe.fit(debates, restarts=1, extra=kept)
     assert res.profile.later_weight == pytest.approx(4.0, rel=0.5)
     with pytest.raises(ValueError, match="unknown mechanism"):
-        fe.select_mechanisms(debates, candidates=("bogus",))
+        fc.select_mechanisms(debates, candidates=("bogus",))

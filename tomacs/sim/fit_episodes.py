@@ -499,6 +499,43 @@ def _profile_at(base: SimProfile, names: Sequence[str], x: np.ndarray) -> SimPro
     return replace(base, **values)
 
 
+def _prior_point(
+    prior: SimProfile | None, names: Sequence[str], n_b: int, n_s: int, lo: np.ndarray, span: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The prior in `fit`'s [0, 1] coordinates, and which coordinates it pulls: every one but the lure
+    (the last, when fitted), which is the source's rule. No prior: nothing is pulled."""
+    z_prior, pulled = np.zeros(len(lo)), np.zeros(len(lo))
+    if prior is not None:
+        x_prior = [float(getattr(prior, k)) if k in FIT_PARAMS else EXTRA_START[k] for k in names]
+        x_prior += [prior.accuracy] * n_b + [prior.persuasion] * n_s
+        n = len(x_prior)
+        z_prior[:n] = np.clip((np.array(x_prior) - lo[:n]) / span[:n], 0, 1)
+        pulled[:n] = 1.0
+    return z_prior, pulled
+
+
+def _optimum_of(
+    res: FitResult,
+    names: Sequence[str],
+    benches: Sequence[str],
+    senders: Sequence[str],
+    lure_start: float | None,
+    neutral: Sequence[str] = (),
+) -> np.ndarray:
+    """An earlier fit's optimum as a starting point of `fit`'s vector (`neutral` fields at their neutral
+    starts; the lure is appended when it is fitted, `lure_start` where the earlier fit had none)."""
+    p = res.profile
+    x0 = np.array([EXTRA_START[k] if k in neutral else float(getattr(p, k)) for k in names])
+    x0 = np.r_[
+        x0,
+        [(res.accuracy_by_benchmark or {}).get(bn, p.accuracy) for bn in benches],
+        [(res.persuasion_by_model or {}).get(m, p.persuasion) for m in senders],
+    ]
+    if lure_start is not None:
+        x0 = np.r_[x0, res.target_lure if res.target_lure is not None else lure_start]
+    return x0
+
+
 def persuasive_messages(blocks: Sequence[Observations]) -> dict[str, int]:
     """Persuasive messages read by the modelled agents, per sender model (models never read left out)."""
     out: dict[str, int] = {}
@@ -622,14 +659,7 @@ def fit(
 
     if shrink > 0 and prior is None:
         raise ValueError("shrink > 0 needs a prior profile to shrink toward")
-    z_prior, pulled = np.zeros(len(lo)), np.zeros(len(lo))
-    if shrink > 0 and prior is not None:
-        x_prior = [float(getattr(prior, k)) if k in FIT_PARAMS else EXTRA_START[k] for k in names]
-        x_prior += [prior.accuracy] * n_b + [prior.persuasion] * n_s
-        z_prior[: len(x_prior)] = np.clip(
-            (np.array(x_prior) - lo[: len(x_prior)]) / span[: len(x_prior)], 0, 1
-        )
-        pulled[: len(x_prior)] = 1.0  # the lure (last, when fitted) is the source's rule: no prior
+    z_prior, pulled = _prior_point(prior if shrink > 0 else None, names, n_b, n_s, lo, span)
 
     def nll(z: np.ndarray) -> float:
         # the optimiser works on [0, 1] per parameter, so one step size suits all of them
@@ -643,28 +673,11 @@ def fit(
         if fit_lure:
             x0 = np.r_[x0, 1.0 / max(n_cand - 1, 1)]
         starts.append(x0)
-    if warm is not None:
-        w = warm.profile
-        x0 = np.array([EXTRA_START[k] if k in extra else float(getattr(w, k)) for k in names])
-        x0 = np.r_[
-            x0,
-            [(warm.accuracy_by_benchmark or {}).get(bn, w.accuracy) for bn in benches],
-            [(warm.persuasion_by_model or {}).get(m, w.persuasion) for m in senders],
-        ]
-        if fit_lure:
-            x0 = np.r_[x0, warm.target_lure if warm.target_lure is not None else 1.0 / max(n_cand - 1, 1)]
-        starts = [x0]
+    layout = (names, benches, senders, 1.0 / max(n_cand - 1, 1) if fit_lure else None)
+    if warm is not None:  # the nested fit's optimum, the mechanisms it lacks at their neutral values
+        starts = [_optimum_of(warm, *layout, neutral=extra)]
     if also_from is not None:
-        a = also_from
-        x0 = np.array([float(getattr(a.profile, k)) for k in names])
-        x0 = np.r_[
-            x0,
-            [(a.accuracy_by_benchmark or {}).get(bn, a.profile.accuracy) for bn in benches],
-            [(a.persuasion_by_model or {}).get(m, a.profile.persuasion) for m in senders],
-        ]
-        if fit_lure:
-            x0 = np.r_[x0, a.target_lure if a.target_lure is not None else 1.0 / max(n_cand - 1, 1)]
-        starts.append(x0)
+        starts.append(_optimum_of(also_from, *layout))
     if shrink > 0:  # the prior itself is a start: a strong pull must not leave the fit in a far optimum
         starts.append(
             lo + z_prior * span if not fit_lure else np.r_[(lo + z_prior * span)[:-1], starts[0][-1]]
@@ -721,132 +734,6 @@ MECHANISMS: dict[str, str] = {
     "later_weight": "persuasion at exposures after the first, relative to the first",
     "target_persistence": "extra stickiness while an adversary read backs one's previous answer",
 }
-CV_FOLDS = 3
-MIN_CV_QUESTIONS = 4 * CV_FOLDS  # fewer fitting questions: no choice is made, no mechanism fitted
-# A mechanism is kept when it beats none by more than this (nats per answer, cross-validated): below
-# it the difference is the optimiser's tolerance, not the data (a mechanism whose fitted value is
-# neutral gains about 1e-6).
-MIN_CV_GAIN = 1e-4
-
-
-def cv_loglik(
-    debates: Sequence[Debate],
-    mechanisms: Sequence[Sequence[str]],
-    model: str | None = None,
-    folds: int = CV_FOLDS,
-    seed: int = 0,
-    nodes: int = QUAD_NODES,
-    by_benchmark: bool = True,
-    by_sender: bool = True,
-    restarts: int = 1,
-) -> dict[tuple[str, ...], float]:
-    """Log-likelihood per answer of each fold's questions under a fit to the other folds, for no
-    mechanism (key ``()``) and for each set in `mechanisms`. Each set starts from the fold's fit without
-    mechanisms (`fit(warm=...)`), so it differs from it only by what the mechanisms add: a poor local
-    optimum of one fit cannot pass for a mechanism's gain. Folds split QUESTIONS, seeded."""
-    fold_of = _folds(debates, folds, seed)
-    configs = [()] + [tuple(m) for m in mechanisms]
-    total = dict.fromkeys(configs, 0.0)
-    n_ans = 0
-    for k in range(folds):
-        train = [d for d in debates if fold_of[d.question_key] != k]
-        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
-        n_ans += n_answers(blocks)
-        kw: dict[str, Any] = dict(
-            model=model, nodes=nodes, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
-        )
-        nested = fit(train, restarts=restarts, **kw)
-        for cfg in configs:
-            res = nested if not cfg else fit(train, extra=list(cfg), warm=nested, **kw)
-            total[cfg] += loglik(
-                res.profile,
-                blocks,
-                nodes,
-                lure=res.target_lure,
-                acc_by=res.accuracy_by_benchmark,
-                pers_by=res.persuasion_by_model,
-            )
-    return {cfg: (v / n_ans if n_ans else float("nan")) for cfg, v in total.items()}
-
-
-def select_mechanisms(
-    debates: Sequence[Debate],
-    model: str | None = None,
-    candidates: Sequence[str] = tuple(MECHANISMS),
-    folds: int = CV_FOLDS,
-    seed: int = 0,
-    by_benchmark: bool = True,
-    by_sender: bool = True,
-) -> tuple[list[str], dict[str, float]]:
-    """Which mechanisms this model's debates support: each candidate alone against none, by
-    cross-validated log-likelihood per answer on the FITTING questions (the held-out questions stay
-    untouched for the scorecard). A mechanism is kept when it beats none by `MIN_CV_GAIN`; returns
-    (kept, scores by configuration: "none", each candidate, and "all" when more than one is kept)."""
-    unknown = [m for m in candidates if m not in MECHANISMS]
-    if unknown:
-        raise ValueError(f"unknown mechanism(s) {unknown}; known: {', '.join(MECHANISMS)}")
-
-    sets = [(m,) for m in candidates] + ([tuple(candidates)] if len(candidates) > 1 else [])
-    cv = cv_loglik(debates, sets, model, folds, seed, by_benchmark=by_benchmark, by_sender=by_sender)
-    scores = {"none": cv[()]} | {m: cv[(m,)] for m in candidates}
-    kept = [m for m in candidates if scores[m] > scores["none"] + MIN_CV_GAIN]
-    if len(kept) > 1:
-        scores["all"] = cv[tuple(candidates)]
-        if len(kept) < len(candidates) or scores["all"] <= max(scores[m] for m in kept) + MIN_CV_GAIN:
-            kept = [max(kept, key=lambda m: scores[m])]  # together no better: the best alone
-    return kept, scores
-
-
-# Strengths of the pull toward the prior (`fit(shrink=...)`) that `choose_shrink` compares (0: the plain fit).
-SHRINK_GRID: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
-
-
-def _folds(debates: Sequence[Debate], folds: int, seed: int) -> dict[str, int]:
-    """Each question's fold (seeded): every debate of a question goes with it."""
-    keys = sorted({d.question_key for d in debates})
-    if len(keys) < folds:
-        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for cross-validation")
-    perm = np.random.default_rng(seed).permutation(len(keys))
-    return {keys[i]: k % folds for k, i in enumerate(perm)}
-
-
-def choose_shrink(
-    debates: Sequence[Debate],
-    prior: SimProfile,
-    model: str | None = None,
-    extra: Sequence[str] = (),
-    grid: Sequence[float] = SHRINK_GRID,
-    folds: int = CV_FOLDS,
-    seed: int = 0,
-    by_benchmark: bool = True,
-    by_sender: bool = True,
-) -> tuple[float, dict[float, float]]:
-    """How strongly a source's fit should be pulled toward `prior`: each strength of `grid` scored by
-    cross-validated log-likelihood per answer on the FITTING questions (folds by question); the best
-    wins, the weaker on a tie within MIN_CV_GAIN. A source of many questions keeps its own fit (0 or
-    nearly); one of few questions, whose fit the folds show overfitting, is held near the prior."""
-    fold_of = _folds(debates, folds, seed)
-    total, n_ans = dict.fromkeys(grid, 0.0), 0
-    kw: dict[str, Any] = dict(model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender)
-    for k in range(folds):
-        train = [d for d in debates if fold_of[d.question_key] != k]
-        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
-        n_ans += n_answers(blocks)
-        path: FitResult | None = None
-        for lam in sorted(grid, reverse=True):  # from the prior down, each fit also starting at the last
-            res = path = fit(
-                train, restarts=1, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw
-            )
-            total[lam] += loglik(
-                res.profile,
-                blocks,
-                lure=res.target_lure,
-                acc_by=res.accuracy_by_benchmark,
-                pers_by=res.persuasion_by_model,
-            )
-    scores = {lam: (v / n_ans if n_ans else float("nan")) for lam, v in total.items()}
-    best = max(scores.values())
-    return min(lam for lam in grid if scores[lam] >= best - MIN_CV_GAIN), scores
 
 
 def split_questions(

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tomacs.sim import fit_choice as fc
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
@@ -124,6 +125,33 @@ def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     }
 
 
+def _mechanism_choice(
+    mechanisms: Sequence[str] | None,
+    fit_d: Sequence[Debate],
+    model: str | None,
+    seed: int,
+    by_benchmark: bool,
+    by_sender: bool,
+) -> tuple[list[str], dict[str, Any]]:
+    """The mechanisms a profile carries, and what the provenance says of their choice."""
+    n_fit_q = len({d.question_key for d in fit_d})
+    if mechanisms is None and n_fit_q < fc.MIN_CV_QUESTIONS:
+        return [], {"rule": f"none: {n_fit_q} fitting questions are too few to choose by cross-validation"}
+    if mechanisms is None:
+        kept, scores = fc.select_mechanisms(
+            fit_d, model, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender
+        )
+        return kept, {
+            "rule": f"kept when it beats none by more than {fc.MIN_CV_GAIN:g} nats per answer in "
+            f"{fc.CV_FOLDS}-fold cross-validation by question on the fitting questions",
+            "cv_loglik_per_answer": {k: round(v, 6) for k, v in scores.items()},
+        }
+    unknown = [m for m in mechanisms if m not in fe.MECHANISMS]
+    if unknown:
+        raise ValueError(f"unknown mechanism(s) {', '.join(unknown)}; known: {', '.join(fe.MECHANISMS)}")
+    return list(mechanisms), {"rule": "given (--mechanisms)"}
+
+
 def _shrink_strength(
     shrink: float | None,
     fit_d: Sequence[Debate],
@@ -140,18 +168,18 @@ def _shrink_strength(
             raise ValueError(f"--shrink must be auto or >= 0 (got {shrink})")
         return shrink, {"strength": shrink, "prior": paper.name, "rule": "given (--shrink)"}
     n_fit_q = len({d.question_key for d in fit_d})
-    if n_fit_q < fe.MIN_CV_QUESTIONS:
+    if n_fit_q < fc.MIN_CV_QUESTIONS:
         rule = f"0: {n_fit_q} fitting questions are too few to choose by cross-validation"
         return 0.0, {"strength": 0.0, "prior": paper.name, "rule": rule}
-    strength, scores = fe.choose_shrink(
+    strength, scores = fc.choose_shrink(
         fit_d, paper, model, kept, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender
     )
     return strength, {
         "strength": strength,
         "prior": paper.name,
-        "rule": f"the strength of {list(fe.SHRINK_GRID)} with the best log-lik per answer in "
-        f"{fe.CV_FOLDS}-fold cross-validation by question on the fitting questions (the weaker within "
-        f"{fe.MIN_CV_GAIN:g})",
+        "rule": f"the strength of {list(fc.SHRINK_GRID)} with the best log-lik per answer in "
+        f"{fc.CV_FOLDS}-fold cross-validation by question on the fitting questions (the weaker within "
+        f"{fc.MIN_CV_GAIN:g})",
         "cv_loglik_per_answer": {f"{k:g}": round(v, 6) for k, v in scores.items()},
     }
 
@@ -191,28 +219,7 @@ def run(
         fit_d, held = list(debates), []
     else:
         fit_d, held = fe.split_questions(debates, split, split_seed)
-    choice: dict[str, Any]
-    kept: list[str]
-    n_fit_q = len({d.question_key for d in fit_d})
-    if mechanisms is None and n_fit_q < fe.MIN_CV_QUESTIONS:
-        kept, choice = (
-            [],
-            {"rule": f"none: {n_fit_q} fitting questions are too few to choose by cross-validation"},
-        )
-    elif mechanisms is None:
-        kept, scores = fe.select_mechanisms(
-            fit_d, model, seed=split_seed, by_benchmark=by_benchmark, by_sender=by_sender
-        )
-        choice = {
-            "rule": f"kept when it beats none by more than {fe.MIN_CV_GAIN:g} nats per answer in "
-            f"{fe.CV_FOLDS}-fold cross-validation by question on the fitting questions",
-            "cv_loglik_per_answer": {k: round(v, 6) for k, v in scores.items()},
-        }
-    else:
-        unknown = [m for m in mechanisms if m not in fe.MECHANISMS]
-        if unknown:
-            raise ValueError(f"unknown mechanism(s) {', '.join(unknown)}; known: {', '.join(fe.MECHANISMS)}")
-        kept, choice = list(mechanisms), {"rule": "given (--mechanisms)"}
+    kept, choice = _mechanism_choice(mechanisms, fit_d, model, split_seed, by_benchmark, by_sender)
     paper = paper_profile()
     strength, shrinking = _shrink_strength(
         shrink, fit_d, paper, model, kept, split_seed, by_benchmark, by_sender

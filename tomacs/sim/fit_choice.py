@@ -1,0 +1,150 @@
+"""Choosing a profile's form by cross-validation on its FITTING questions (issue 39): which optional
+mechanisms it carries (`select_mechanisms`) and how strongly a small source is pulled toward a prior
+(`choose_shrink`). Folds split questions, never a question's debates; the held-out questions stay untouched
+for the scorecard (tomacs.sim.heldout)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tomacs.sim.fit_episodes import (
+    MECHANISMS,
+    QUAD_NODES,
+    FitResult,
+    fit,
+    loglik,
+    n_answers,
+    observations,
+)
+from tomacs.sim.model import SimProfile
+from tomacs.transcripts.schema import Debate
+
+CV_FOLDS = 3
+MIN_CV_QUESTIONS = 4 * CV_FOLDS  # fewer fitting questions: no choice is made, no mechanism fitted
+# A mechanism is kept when it beats none by more than this (nats per answer, cross-validated): below
+# it the difference is the optimiser's tolerance, not the data (a mechanism whose fitted value is
+# neutral gains about 1e-6).
+MIN_CV_GAIN = 1e-4
+
+
+def cv_loglik(
+    debates: Sequence[Debate],
+    mechanisms: Sequence[Sequence[str]],
+    model: str | None = None,
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    nodes: int = QUAD_NODES,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+    restarts: int = 1,
+) -> dict[tuple[str, ...], float]:
+    """Log-likelihood per answer of each fold's questions under a fit to the other folds, for no
+    mechanism (key ``()``) and for each set in `mechanisms`. Each set starts from the fold's fit without
+    mechanisms (`fit(warm=...)`), so it differs from it only by what the mechanisms add: a poor local
+    optimum of one fit cannot pass for a mechanism's gain. Folds split QUESTIONS, seeded."""
+    fold_of = _folds(debates, folds, seed)
+    configs = [()] + [tuple(m) for m in mechanisms]
+    total = dict.fromkeys(configs, 0.0)
+    n_ans = 0
+    for k in range(folds):
+        train = [d for d in debates if fold_of[d.question_key] != k]
+        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
+        n_ans += n_answers(blocks)
+        kw: dict[str, Any] = dict(
+            model=model, nodes=nodes, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
+        )
+        nested = fit(train, restarts=restarts, **kw)
+        for cfg in configs:
+            res = nested if not cfg else fit(train, extra=list(cfg), warm=nested, **kw)
+            total[cfg] += loglik(
+                res.profile,
+                blocks,
+                nodes,
+                lure=res.target_lure,
+                acc_by=res.accuracy_by_benchmark,
+                pers_by=res.persuasion_by_model,
+            )
+    return {cfg: (v / n_ans if n_ans else float("nan")) for cfg, v in total.items()}
+
+
+def select_mechanisms(
+    debates: Sequence[Debate],
+    model: str | None = None,
+    candidates: Sequence[str] = tuple(MECHANISMS),
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+) -> tuple[list[str], dict[str, float]]:
+    """Which mechanisms this model's debates support: each candidate alone against none, by
+    cross-validated log-likelihood per answer on the FITTING questions (the held-out questions stay
+    untouched for the scorecard). A mechanism is kept when it beats none by `MIN_CV_GAIN`; returns
+    (kept, scores by configuration: "none", each candidate, and "all" when more than one is kept)."""
+    unknown = [m for m in candidates if m not in MECHANISMS]
+    if unknown:
+        raise ValueError(f"unknown mechanism(s) {unknown}; known: {', '.join(MECHANISMS)}")
+
+    sets = [(m,) for m in candidates] + ([tuple(candidates)] if len(candidates) > 1 else [])
+    cv = cv_loglik(debates, sets, model, folds, seed, by_benchmark=by_benchmark, by_sender=by_sender)
+    scores = {"none": cv[()]} | {m: cv[(m,)] for m in candidates}
+    kept = [m for m in candidates if scores[m] > scores["none"] + MIN_CV_GAIN]
+    if len(kept) > 1:
+        scores["all"] = cv[tuple(candidates)]
+        if len(kept) < len(candidates) or scores["all"] <= max(scores[m] for m in kept) + MIN_CV_GAIN:
+            kept = [max(kept, key=lambda m: scores[m])]  # together no better: the best alone
+    return kept, scores
+
+
+# Strengths of the pull toward the prior (`fit(shrink=...)`) that `choose_shrink` compares (0: the plain fit).
+SHRINK_GRID: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+def _folds(debates: Sequence[Debate], folds: int, seed: int) -> dict[str, int]:
+    """Each question's fold (seeded): every debate of a question goes with it."""
+    keys = sorted({d.question_key for d in debates})
+    if len(keys) < folds:
+        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for cross-validation")
+    perm = np.random.default_rng(seed).permutation(len(keys))
+    return {keys[i]: k % folds for k, i in enumerate(perm)}
+
+
+def choose_shrink(
+    debates: Sequence[Debate],
+    prior: SimProfile,
+    model: str | None = None,
+    extra: Sequence[str] = (),
+    grid: Sequence[float] = SHRINK_GRID,
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+) -> tuple[float, dict[float, float]]:
+    """How strongly a source's fit should be pulled toward `prior`: each strength of `grid` scored by
+    cross-validated log-likelihood per answer on the FITTING questions (folds by question); the best
+    wins, the weaker on a tie within MIN_CV_GAIN. A source of many questions keeps its own fit (0 or
+    nearly); one of few questions, whose fit the folds show overfitting, is held near the prior."""
+    fold_of = _folds(debates, folds, seed)
+    total, n_ans = dict.fromkeys(grid, 0.0), 0
+    kw: dict[str, Any] = dict(model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender)
+    for k in range(folds):
+        train = [d for d in debates if fold_of[d.question_key] != k]
+        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
+        n_ans += n_answers(blocks)
+        path: FitResult | None = None
+        for lam in sorted(grid, reverse=True):  # from the prior down, each fit also starting at the last
+            res = path = fit(
+                train, restarts=1, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw
+            )
+            total[lam] += loglik(
+                res.profile,
+                blocks,
+                lure=res.target_lure,
+                acc_by=res.accuracy_by_benchmark,
+                pers_by=res.persuasion_by_model,
+            )
+    scores = {lam: (v / n_ans if n_ans else float("nan")) for lam, v in total.items()}
+    best = max(scores.values())
+    return min(lam for lam in grid if scores[lam] >= best - MIN_CV_GAIN), scores
