@@ -5,7 +5,7 @@ for the scorecard (tomacs.sim.heldout)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ from tomacs.sim.fit_episodes import (
     MECHANISMS,
     QUAD_NODES,
     FitResult,
+    Observations,
     fit,
     loglik,
     n_answers,
@@ -28,6 +29,21 @@ MIN_CV_QUESTIONS = 4 * CV_FOLDS  # fewer fitting questions: no choice is made, n
 # it the difference is the optimiser's tolerance, not the data (a mechanism whose fitted value is
 # neutral gains about 1e-6).
 MIN_CV_GAIN = 1e-4
+
+
+def _fold_sets(
+    debates: Sequence[Debate], folds: int, seed: int, model: str | None
+) -> Iterator[tuple[list[Debate], list[Observations]]]:
+    """Per fold: the debates fitted (the other folds) and the observations scored (this fold). Folds split
+    QUESTIONS, seeded: every debate of a question goes with it."""
+    keys = sorted({d.question_key for d in debates})
+    if len(keys) < folds:
+        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for cross-validation")
+    perm = np.random.default_rng(seed).permutation(len(keys))
+    fold_of = {keys[i]: k % folds for k, i in enumerate(perm)}
+    for k in range(folds):
+        train = [d for d in debates if fold_of[d.question_key] != k]
+        yield train, observations([d for d in debates if fold_of[d.question_key] == k], model)
 
 
 def cv_loglik(
@@ -45,17 +61,14 @@ def cv_loglik(
     mechanism (key ``()``) and for each set in `mechanisms`. Each set starts from the fold's fit without
     mechanisms (`fit(warm=...)`), so it differs from it only by what the mechanisms add: a poor local
     optimum of one fit cannot pass for a mechanism's gain. Folds split QUESTIONS, seeded."""
-    fold_of = _folds(debates, folds, seed)
     configs = [()] + [tuple(m) for m in mechanisms]
     total = dict.fromkeys(configs, 0.0)
     n_ans = 0
-    for k in range(folds):
-        train = [d for d in debates if fold_of[d.question_key] != k]
-        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
+    kw: dict[str, Any] = dict(
+        model=model, nodes=nodes, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
+    )
+    for train, blocks in _fold_sets(debates, folds, seed, model):
         n_ans += n_answers(blocks)
-        kw: dict[str, Any] = dict(
-            model=model, nodes=nodes, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
-        )
         nested = fit(train, restarts=restarts, **kw)
         for cfg in configs:
             res = nested if not cfg else fit(train, extra=list(cfg), warm=nested, **kw)
@@ -102,15 +115,6 @@ def select_mechanisms(
 SHRINK_GRID: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 
 
-def _folds(debates: Sequence[Debate], folds: int, seed: int) -> dict[str, int]:
-    """Each question's fold (seeded): every debate of a question goes with it."""
-    keys = sorted({d.question_key for d in debates})
-    if len(keys) < folds:
-        raise ValueError(f"{len(keys)} questions cannot make {folds} folds for cross-validation")
-    perm = np.random.default_rng(seed).permutation(len(keys))
-    return {keys[i]: k % folds for k, i in enumerate(perm)}
-
-
 def choose_shrink(
     debates: Sequence[Debate],
     prior: SimProfile,
@@ -127,12 +131,9 @@ def choose_shrink(
     wins, the weaker on a tie within MIN_CV_GAIN. On the shipped sources it keeps a source of many
     questions at 0 or nearly; on gpt-4o's 36 questions the folds' scores are too noisy to choose by
     (docs/experiments/2026-11-28-sim-profile-shrinkage.md). No answer to score: 0, the plain fit."""
-    fold_of = _folds(debates, folds, seed)
     total, n_ans = dict.fromkeys(grid, 0.0), 0
     kw: dict[str, Any] = dict(model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender)
-    for k in range(folds):
-        train = [d for d in debates if fold_of[d.question_key] != k]
-        blocks = observations([d for d in debates if fold_of[d.question_key] == k], model)
+    for train, blocks in _fold_sets(debates, folds, seed, model):
         n_ans += n_answers(blocks)
         path: FitResult | None = None
         for lam in sorted(grid, reverse=True):  # from the prior down, each fit also starting at the last

@@ -160,7 +160,7 @@ def effective_competence(competence: float | np.ndarray, capability: float = 1.0
     """Competence after a per-agent capability multiplier on its odds (capability 1 = unchanged)."""
     if capability <= 0:
         raise ValueError(f"capability must be > 0, got {capability}")
-    # a float (the per-call path) is clipped without np.clip's array machinery: the same value, 10x faster
+    # a float (the per-call path) is clipped without np.clip's array machinery: the same value, faster
     c = (
         min(max(competence, _EPS), 1.0 - _EPS)
         if isinstance(competence, float)
