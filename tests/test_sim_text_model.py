@@ -19,6 +19,7 @@ from tomacs.sim.text_model import (
     PhaseText,
     TextModel,
     common_stems,
+    discussion,
     fit_text_model,
     generic_form,
     split_sentences,
@@ -153,6 +154,137 @@ def test_fit_by_role_and_phase_lengths_and_banks_by_hand() -> None:
         "Looking at {k} carefully, the reasoning seems fine.",
         "Looking at {k} again, the reasoning seems fine to me.",
     }
+
+
+def test_later_rounds_discussion_has_its_own_bank_and_rate_by_hand() -> None:
+    """From round 2 on, a middle sentence engaging the others goes to the discussion bank of replies
+    that kept (or changed) their answer, not to the general bank; round 1 keeps it as style."""
+    tm = fit_text_model(_fit_debates(), source="fixture")
+    assert tm is not None
+    adv = tm.phases["adversary"]["later"]
+    # every later adversary reply: opener, "I strongly disagree with the others.", "(B)"; kept its B
+    assert adv.discuss == ("I strongly disagree with the others.",) and adv.general == ()
+    assert adv.discuss_rate == 1.0 and adv.discuss_changed == ()
+    assert (
+        tm.phases["adversary"]["first"].discuss == () and tm.phases["adversary"]["first"].discuss_rate == 0.0
+    )
+    # the generic share no longer counts the discussion: only the opener (6 of 13 words) is generic
+    assert adv.generic_share == pytest.approx(6 / 13, abs=1e-6)
+    assert tm.phases["adversary"]["first"].generic_share == pytest.approx(12 / 13, abs=1e-6)
+    hon = tm.phases["honest"]["later"]
+    assert hon.discuss == () and hon.discuss_rate == 0.0  # one sentence and the answer: no middle
+
+
+def test_changed_replies_discuss_from_their_own_bank() -> None:
+    base = _fit_debates(6)
+    moved = []
+    for d in base:  # agent 1 moves to B in round 2 and says why
+        turns = tuple(
+            Turn(
+                t.round,
+                t.agent,
+                "B",
+                text="Looking at this again, the reasoning seems fine. After reading the other agents, "
+                "I now agree with their argument. (B)",
+            )
+            if (t.agent, t.round) == (1, 2)
+            else t
+            for t in d.turns
+        )
+        moved.append(Debate(**{**d.__dict__, "turns": turns}))
+    hon = fit_text_model(moved)
+    assert hon is not None
+    later = hon.phases["honest"]["later"]
+    assert later.discuss_changed == ("After reading the other agents, I now agree with their argument.",)
+    assert later.discuss_changed_rate == 1.0 and later.discuss_rate == 0.0 and later.discuss == ()
+
+
+def _discussing(rate: float, changed_bank: tuple[str, ...] = ()) -> PhaseText:
+    from dataclasses import replace
+
+    return replace(
+        _style(150, BANK),
+        discuss_rate=rate,
+        discuss=(
+            "The other agents overlook how {k} bears on ({a}).",
+            "I disagree with their reading of {k}.",
+        ),
+        discuss_changed_rate=1.0 if changed_bank else 0.0,
+        discuss_changed=changed_bank,
+    )
+
+
+def test_a_fitted_discussion_replaces_the_templated_one_when_something_was_read() -> None:
+    msg = Message(sender=1, role="Critic", text="I think (A).\n\nAnswer: A", answer="A", persuasive=False)
+    fitted_hits = templated = 0
+    for s in range(20):
+        t = adversarial_analysis(
+            Q, "C", np.random.default_rng(s), style=_discussing(2.0), max_words=None, round=2, incoming=[msg]
+        )
+        assert parse_answer(Q, t) == "C" and "{k}" not in t
+        fitted_hits += "overlook how" in t or "I disagree with their reading" in t
+        templated += "Critic" in t  # the templates name the role they discuss; the bank does not
+    assert fitted_hits >= 15 and templated == 0
+    # nothing read (a sparse graph): the templated discussion, whatever the style
+    t = honest_analysis(
+        Q, "Critic", "B", np.random.default_rng(0), round=2, incoming=[], style=_discussing(2.0)
+    )
+    assert "overlook how" not in t and "I disagree with their reading" not in t
+
+
+def test_a_fitted_style_writes_no_persona_and_app_d_keeps_its_own() -> None:
+    """Under a source-fitted style nobody names a role or persona, and every agent draws its angle
+    from one pool: the sources' agents had none, and the adversary's "senior domain expert" (App. D)
+    was a cue real adversaries do not give. Without a style App. D's adversary keeps its persona."""
+    from dataclasses import replace
+
+    from tomacs.agents.roles import ROLES
+    from tomacs.sim.text import ADVERSARY_PERSONA
+
+    bare = replace(_style(150, BANK), opener_share=0.0)  # the templated opener is kept
+    critic = ROLES["Critic"].focus
+    adv_focus = honest_focus = 0
+    for s in range(60):
+        a = adversarial_analysis(Q, "C", np.random.default_rng(s), style=bare, max_words=None)
+        h = honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=bare)
+        assert ADVERSARY_PERSONA not in a and "as the critic" not in h.lower()
+        adv_focus += any(f in a for f in critic)
+        honest_focus += any(f in h for f in ROLES["Knowledgeable Expert"].focus)
+    assert adv_focus > 0 and honest_focus > 0  # one pool: an adversary may write a Critic's angle
+    app_d = [adversarial_analysis(Q, "C", np.random.default_rng(s)) for s in range(60)]
+    assert any(ADVERSARY_PERSONA in t for t in app_d)
+
+
+def test_a_slot_never_repeats_a_term_and_falls_back_to_a_neutral_noun() -> None:
+    from tomacs.sim.text_model import NEUTRAL_TERMS, _fill_slots
+
+    for s in range(20):
+        out = _fill_slots(
+            "The {k} shapes the {k}, and the {k} follows from ({a}).",
+            "B",
+            ["A"],
+            np.random.default_rng(s),
+            ["swallowing"],
+        )
+        words = out.replace(",", "").replace(".", "").split()
+        assert words.count("swallowing") == 1 and "(B)" in out
+        fills = [w for w in words if w in NEUTRAL_TERMS]
+        assert len(fills) == 2 and len(set(fills)) == 2
+    two = _fill_slots("{k} and {k}", "B", [], np.random.default_rng(0), ["alpha", "beta"])
+    assert sorted(two.split(" and ")) == ["alpha", "beta"]
+
+
+def test_discussion_draws_nothing_without_a_bank_and_uses_the_changed_bank() -> None:
+    """A style fitted before the banks existed writes as before: `discussion` returns None and leaves
+    the random stream untouched; a changed reply reads the changed bank."""
+    rng = np.random.default_rng(3)
+    state = rng.bit_generator.state
+    assert discussion(_style(150, BANK), rng, False, "B", Q.labels) is None
+    assert rng.bit_generator.state == state
+    bank = ("After reading them, I now side with ({a}).",)
+    out = discussion(_discussing(0.0, bank), np.random.default_rng(0), True, "B", Q.labels)
+    assert out == ["After reading them, I now side with (B)."]
+    assert discussion(_discussing(0.0, bank), np.random.default_rng(0), False, "B", Q.labels) == []
 
 
 def test_text_model_round_trips_and_a_bad_section_is_one_line() -> None:

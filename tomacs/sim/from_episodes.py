@@ -18,7 +18,7 @@ from tomacs.sim import fit_choice as fc
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
-from tomacs.sim.text_model import TextModel, fit_text_model
+from tomacs.sim.text_model import BANKS, KINDS, TextModel, fit_text_model
 from tomacs.transcripts.schema import Debate
 
 MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26)"
@@ -110,19 +110,23 @@ def write_profile(
 
 def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     """What the provenance says of a fitted text model: per role and phase, replies, median words,
-    generic share and bank sizes (the banks themselves are in the file's `text` section)."""
+    generic share, discussion rates (later rounds) and bank sizes (the banks themselves are in the
+    file's `text` section)."""
     if tm is None:
         return None
-    return {
-        f"{role}/{phase}": {
-            "replies": pt.replies,
-            "median_words": round(pt.words_median(), 1),
-            "generic_share": pt.generic_share,
-            "bank": {"openers": len(pt.openers), "general": len(pt.general), "closers": len(pt.closers)},
-        }
-        for role, by in tm.phases.items()
-        for phase, pt in by.items()
-    }
+    out: dict[str, object] = {}
+    for role, by in tm.phases.items():
+        for phase, pt in by.items():
+            row: dict[str, object] = {
+                "replies": pt.replies,
+                "median_words": round(pt.words_median(), 1),
+                "generic_share": pt.generic_share,
+                "bank": {k: len(getattr(pt, k)) for k in BANKS if phase == "later" or k in KINDS},
+            }
+            if phase == "later":
+                row["discuss_rate"] = {"kept": pt.discuss_rate, "changed": pt.discuss_changed_rate}
+            out[f"{role}/{phase}"] = row
+    return out
 
 
 def _mechanism_choice(

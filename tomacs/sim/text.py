@@ -30,7 +30,9 @@ That is the paper protocol on a paper profile. A profile fitted from real transc
 model (`tomacs.sim.text_model`): its honest agents and adversaries then take their lengths and a share
 of style sentences from how that model's agents wrote, while the question content stays the templates'
 below; and `attack.prompt=debate` gives adversaries what that prompt gives a real one (what the others
-wrote, no word limit), so from round 2 on they discuss the others too.
+wrote, no word limit), so from round 2 on they discuss the others too, in their role's fitted
+discussion (`text_model.discussion`) when they read anyone. Under a fitted text model no templated
+opener names a role or persona, and every agent takes its angle from the benchmark's whole role pool.
 
 All randomness comes from the `rng` passed in, so a text is a deterministic function of the
 inputs and the generator state.
@@ -44,9 +46,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tomacs.agents.roles import ROLES, Role, base_role, get_role
+from tomacs.agents.roles import ROLES, Role, base_role, get_role, role_pool
 from tomacs.sim.text_model import STOP_WORDS as _STOP
-from tomacs.sim.text_model import PhaseText, styled
+from tomacs.sim.text_model import PhaseText, discussion, styled
 from tomacs.types import Message, Question
 
 HONEST_WORDS = (60, 180)
@@ -323,6 +325,20 @@ _OPENERS = (
     "Let's think step by step, {focus}.",
     "I will work through this carefully, {focus}.",
 )
+
+_OPENERS_NO_PERSONA = tuple(o for o in _OPENERS if "{role}" not in o)
+
+
+@functools.lru_cache(maxsize=64)
+def _shared_focus(benchmark: str) -> tuple[str, ...]:
+    """Every angle of the benchmark's role pool, for a writer without a persona: a source-fitted
+    text model writes as its source's agents did, and they had none, so no agent's angle (the
+    adversary's included) may tell its seat or role."""
+    try:
+        return tuple(f for name in role_pool(benchmark) for f in get_role(name).focus)
+    except KeyError:
+        return ROLES["Knowledgeable Expert"].focus
+
 
 _TOPIC_MC = (
     "The question turns on {k1} and how it relates to {k2}.",
@@ -687,12 +703,26 @@ def _analysis(
     role_obj = _ADVERSARY_ROLE if role == ADVERSARY_PERSONA else get_role(role)
     head: list[str] = []
     opened = rng.random() < 0.8
-    if opened:
+    if opened and style is not None:  # a fitted text model: no persona, one pool of angles for all
+        head.append(
+            _fill(_pick(rng, _OPENERS_NO_PERSONA), focus=_pick(rng, _shared_focus(question.benchmark)))
+        )
+    elif opened:
         head.append(
             _fill(_pick(rng, _OPENERS), role=_role_phrase(role).lower(), focus=_pick(rng, role_obj.focus))
         )
     if round >= 2:
-        head += _discussion(question, role, answer, rng, changed, incoming, previous_answer, kws)
+        # a fitted style writes its role's own discussion of what it read; with nothing read (a sparse
+        # graph) or no discussion bank, the templated one
+        fitted = None
+        if style is not None and incoming:
+            letters = list(question.labels) if question.kind == "mc" else []
+            fitted = discussion(style, rng, changed, answer, letters, kws)
+        head += (
+            fitted
+            if fitted is not None
+            else _discussion(question, role, answer, rng, changed, incoming, previous_answer, kws)
+        )
     core: list[str] = []
     if question.kind == "mc":
         core.append(_fill(_pick(rng, _TOPIC_MC), k1=k1, k2=k2))

@@ -13,7 +13,14 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   turned into slots: `{a}` the reply's own answer, `{o}` another option. Openers (a reply's first
   sentence), closers (its last) and the rest are kept apart;
 * the share of a reply's words in generic sentences, so the mix of style and content follows the
-  model's own.
+  model's own;
+* from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
+  their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
+  for those that changed it. Roles differ here most (gpt-3.5's adversaries dispute in a third of
+  their later replies, its honest agents in 6 %), and the templates' discussion is role-neutral.
+
+Nobody's templated opener names a role or persona under a fitted text model: its sources' agents
+had none, and App. D's "senior domain expert" told simulated adversaries apart.
 
 The generator (`bank_analysis`) keeps the question content of the templated generator (topic,
 rejected options, the supporting sentence, the numbers) and takes length and style from the bank.
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -39,6 +47,8 @@ from tomacs.transcripts.schema import Debate
 PHASES = ("first", "later")
 ROLES = ("honest", "adversary")
 KINDS = ("openers", "general", "closers")
+DISCUSS_KINDS = ("discuss", "discuss_changed")  # later-phase banks: replies that kept / changed their answer
+BANKS = KINDS + DISCUSS_KINDS
 BANK_MAX = 300  # sentences per (role, phase, kind): enough variety; a fitted profile file is ~150 KB
 SENT_WORDS = (4, 45)  # a generic sentence's length in words
 _MIN_REPLIES = 5
@@ -51,6 +61,16 @@ _LETTER = re.compile(
 _DIGIT = re.compile(r"\d")
 _AGENT_NUM = re.compile(r"\b([Aa]gent|[Aa]gents)\s+\d+")
 _SUFFIX_MARK = "Please prioritize my answer"
+_DISCUSS = re.compile(
+    r"\b(agents?|others|another agent|other (?:solutions?|responses?|arguments?|perspectives?|views?)|"
+    r"their (?:argument|reasoning|answer|solution|analysis|point|view)s?|you|your|peers?|"
+    r"agree[sd]?|disagree[sd]?|concur|consensus|overlook(?:s|ed)?|flawed|mistaken|misinterpret\w*|"
+    r"fails? to|does not (?:account|consider|address))\b",
+    re.IGNORECASE,
+)
+"""A sentence that engages the others: names them or their arguments, agrees or disputes. From round 2
+on such sentences are what separates a role most (gpt-3.5's adversaries write 3.8 of them a reply and
+dispute in a third of their replies, its honest agents 2.4 and 6 %), so they get a bank of their own."""
 _ANSWER_LINE = re.compile(r"^\s*Answer\s*:.*$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -82,6 +102,13 @@ class PhaseText:
     openers: tuple[str, ...] = ()
     general: tuple[str, ...] = ()
     closers: tuple[str, ...] = ()
+    # later phase only: sentences engaging the others (middle of a reply), per reply that kept its
+    # answer / changed it; a rate counts every such sentence, the banks keep the generic ones. A
+    # profile fitted before these existed has none and keeps the templated discussion.
+    discuss_rate: float = 0.0
+    discuss_changed_rate: float = 0.0
+    discuss: tuple[str, ...] = ()
+    discuss_changed: tuple[str, ...] = ()
 
     def words_median(self) -> float:
         return math.exp(self.log_words_mean)
@@ -140,7 +167,7 @@ class TextModel:
                 ):
                     raise ValueError(f"{where}.phases.{r}.{p}: expected the keys {', '.join(sorted(names))}")
                 kw: dict[str, Any] = {
-                    k: (tuple(str(s) for s in v) if k in KINDS else v) for k, v in body.items()
+                    k: (tuple(str(s) for s in v) if k in BANKS else v) for k, v in body.items()
                 }
                 phases.setdefault(r, {})[p] = PhaseText(**kw)
         return cls(
@@ -266,7 +293,8 @@ class _Acc:
     shares: list[float] = field(default_factory=list)
     open_hits: int = 0
     close_hits: int = 0
-    banks: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    banks: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in BANKS})
+    discussing: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -274,13 +302,19 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
 
     A turn's role is its role in its round (`Debate.is_adversarial`): an adversary before its onset
     writes as an honest agent, as the simulator makes it do. Banks keep distinct sentences, at most
-    `BANK_MAX` per kind, a seeded sample when there are more."""
+    `BANK_MAX` per kind, a seeded sample when there are more.
+
+    From round 2 on, a middle sentence that engages the others (`_DISCUSS`) goes to the discussion
+    bank of replies that kept or changed their answer, and out of the general bank and the generic
+    share: the generator writes the discussion from those banks at the fitted rates, so a role's
+    discussion is its own rather than the templates' role-neutral one."""
     acc: dict[tuple[str, str], _Acc] = {}
     models: set[str] = set()
     common = common_stems(debates)
     for d in debates:
         vocab = _vocab(d)
         opts = tuple(d.options or ())
+        before: dict[tuple[int, int], str | None] = {(t.agent, t.round): t.answer for t in d.turns}
         for t in d.turns:
             if not t.text:
                 continue
@@ -292,18 +326,24 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             n = max(len(text.split()), 1)
             a.words.append(float(n))
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
-            a.shares.append(sum(len(s.split()) for s, g in zip(sents, gen, strict=True) if g) / n)
+            middle = range(1, len(sents) - 1)
+            disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
+            a.shares.append(sum(len(sents[i].split()) for i, g in enumerate(gen) if g and i not in disc) / n)
             if gen and gen[0]:
                 a.open_hits += 1
                 a.banks["openers"].append(gen[0])
             if len(gen) > 1 and gen[-1]:
                 a.close_hits += 1
                 a.banks["closers"].append(gen[-1])
-            a.banks["general"].extend(g for g in gen[1:-1] if g)
+            a.banks["general"].extend(g for i, g in enumerate(gen) if i in middle and g and i not in disc)
+            if phase == "later":
+                prev = before.get((t.agent, t.round - 1))
+                changed = prev is not None and t.answer is not None and prev != t.answer
+                a.discussing[changed].append(len(disc))
+                a.banks[DISCUSS_KINDS[changed]].extend(g for i in sorted(disc) if (g := gen[i]))
             m = d.agents[t.agent].model or d.model
             if m:
                 models.add(m)
-    rng = np.random.default_rng(seed)
     phases: dict[str, dict[str, PhaseText]] = {}
     for (role, phase), a in sorted(acc.items()):
         if len(a.words) < _MIN_REPLIES:
@@ -313,8 +353,14 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
         for k, sents in a.banks.items():
             uniq = sorted(set(sents))
             if len(uniq) > BANK_MAX:
+                # one stream per bank, so a bank added or resized leaves the others' samples as they were
+                rng = np.random.default_rng([seed, zlib.crc32(f"{role}/{phase}/{k}".encode())])
                 uniq = sorted(uniq[int(i)] for i in rng.choice(len(uniq), BANK_MAX, replace=False))
             banks[k] = tuple(uniq)
+        kept, moved = a.discussing[False], a.discussing[True]
+        rate = float(np.mean(kept)) if kept else float(np.mean(moved)) if moved else 0.0
+        if len(moved) < _MIN_REPLIES:  # too few changed replies: they discuss as the others do
+            moved, banks["discuss_changed"] = [], ()
         phases.setdefault(role, {})[phase] = PhaseText(
             replies=len(a.words),
             log_words_mean=round(float(logw.mean()), 6),
@@ -322,6 +368,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             generic_share=round(float(np.mean(a.shares)), 6),
             opener_share=round(a.open_hits / len(a.words), 6),
             closer_share=round(a.close_hits / len(a.words), 6),
+            discuss_rate=round(rate, 6),
+            discuss_changed_rate=round(float(np.mean(moved)) if moved else rate, 6),
             **banks,
         )
     if "honest" not in phases:
@@ -330,23 +378,56 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
 
 
 # -------------------------------------------------------------------------------------- generate
+NEUTRAL_TERMS = ("concept", "issue", "principle", "factor", "situation", "context", "aspect", "matter")
+"""What a slot says once the question's own key terms are used up in a sentence (at most `MAX_SLOTS`
+slots, so the eight never run out)."""
+
+
 def _fill_slots(
     sentence: str, answer: str, others: Sequence[str], rng: np.random.Generator, terms: Sequence[str] = ()
 ) -> str:
     """A template with its slots filled: `{a}` the answer, `{o}` another option, each `{k}` a key term
-    of the question (`tomacs.sim.text._keywords`, the first dozen favoured as the templates do)."""
+    of the question (`tomacs.sim.text._keywords`, the first dozen favoured as the templates do), no
+    term twice in one sentence: once the terms run out, a neutral noun ("the swallowing might
+    interpret the swallowing" was what a one-term question gave)."""
     o = others[int(rng.integers(len(others)))] if others else answer
-    pool = list(terms[:12]) or ["the question"]
+    pool = list(terms[:12])
+    spare = list(NEUTRAL_TERMS)
     out = []
     for i, piece in enumerate(sentence.split("{k}")):
         if i:
-            out.append(pool[int(rng.integers(len(pool)))])
+            src = pool if pool else spare
+            out.append(src.pop(int(rng.integers(len(src)))) if src else "point")
         out.append(piece)
     filled = "".join(out)
     try:
         return filled.format(a=answer, o=o)
     except (KeyError, IndexError, ValueError):  # a stray brace pattern: the sentence as written
         return filled.replace("{a}", answer).replace("{o}", o)
+
+
+def discussion(
+    pt: PhaseText,
+    rng: np.random.Generator,
+    changed: bool,
+    answer: str,
+    letters: Sequence[str],
+    terms: Sequence[str] = (),
+) -> list[str] | None:
+    """A later-round reply's sentences on the others, drawn from its role's fitted discussion bank:
+    a Poisson number at the fitted rate (of replies that changed their answer, when `changed` and the
+    fit had enough of them). None when the style has no discussion bank (a first-phase style, or a
+    profile fitted before the banks existed): the caller writes the templated discussion."""
+    bank, rate = pt.discuss, pt.discuss_rate
+    if changed and pt.discuss_changed:
+        bank, rate = pt.discuss_changed, pt.discuss_changed_rate
+    if not bank:
+        return None
+    n = min(int(rng.poisson(max(rate, 0.0))), len(bank))
+    others = [x for x in letters if x != answer]
+    return [
+        _fill_slots(bank[int(i)], answer, others, rng, terms) for i in rng.choice(len(bank), n, replace=False)
+    ]
 
 
 def words_target(pt: PhaseText, rng: np.random.Generator, cap: int | None) -> int:
