@@ -345,6 +345,21 @@ def test_styled_reply_has_the_fitted_length_bank_sentences_and_a_parsable_answer
     assert 180 <= float(np.median(lens)) <= 260  # the fitted median (220), not the templates' 110
 
 
+def test_a_short_fitted_length_drops_opener_and_extra_rejections_as_app_d_does() -> None:
+    """Real replies of some models run under the templated content (qwen3-8b's honest ones ~50 words):
+    the fitted length wins over the opener and the extra rejected options, not over the topic, the
+    supporting sentence or the answer."""
+    short, long_ = [], []
+    for s in range(30):
+        t = honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=_style(25, ()))
+        assert parse_answer(Q, t) == "B" and t.rstrip().endswith("Answer: B")
+        short.append(len(t.split()))
+        long_.append(
+            len(honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=_style(220, ())).split())
+        )
+    assert max(short) < min(long_) and float(np.median(short)) <= 45  # templated content alone: ~60-90 words
+
+
 def test_app_d_cap_holds_under_a_long_style() -> None:
     for s in range(20):
         t = adversarial_analysis(Q, "C", np.random.default_rng(s), style=_style(300, BANK))

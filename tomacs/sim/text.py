@@ -756,10 +756,18 @@ def _analysis(
         target = _length_target(rng, lo, hi)
     else:
         letters = list(question.labels) if question.kind == "mc" else []
+        before = len(head)
         head, core, fillers, tail, body = styled(
             style, rng, head, core, fillers, tail, answer, letters, max_words, kws, opened and bool(head)
         )
         target = body + _words(answer_line)
+        # a fitted length shorter than the templated content is honoured as App. D's cap is: the opener
+        # goes first, then the extra rejected options (real qwen3-8b honest replies run ~50 words,
+        # under what topic, two rejections, support and conclusion take)
+        if head and (opened or len(head) > before) and _n_words(head, core, tail, answer_line) > target:
+            head = head[1:]
+        while _n_words(head, core, tail, answer_line) > target and question.kind == "mc" and len(core) > 2:
+            core.pop(len(core) - 2)
         lo = min(lo, target)
         hi = max(hi, 2 * target) if max_words is None else hi
     text = _assemble(rng, head, core, fillers, tail, answer_line, lo, hi, target)
