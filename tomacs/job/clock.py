@@ -51,9 +51,11 @@ class JobClock:
     def this_process(self) -> float:
         return round(time.perf_counter() - self.t0, 3)
 
-    def total(self) -> float:
-        """Seconds of every process of the job, this one so far included."""
-        return round(self.before + self.this_process(), 3)
+    def total(self, own: float | None = None) -> float:
+        """Seconds of every process of the job, this one so far included; pass `own` (a reading of
+        `this_process`) so the two figures a result prints come from one clock reading, not two that a
+        millisecond tick can split."""
+        return round(self.before + (self.this_process() if own is None else own), 3)
 
     def tick(self, force: bool = False) -> None:
         """Record this process's seconds so far (every `every_s` at most, unless forced)."""

@@ -223,6 +223,7 @@ def _run(
         # a single learned job's summary shows whether training won (tomacs.launch.baselines); sweeps
         # hold their own comparisons, and a report reads them
         baselines = run_baselines(resolved, out_dir, is_simulated_label(label), run_job, progress)
+    own = clock.this_process()
     results = {
         "backbone": label,
         "benchmark": comps.bench.name,
@@ -250,8 +251,8 @@ def _run(
         "embedding": embedded,
         **({"baselines": baselines} if baselines is not None else {}),
         **({"credibility": crs_summary(comps)} if comps.executor.crs is not None else {}),
-        "wall_s": clock.total(),  # every process of the job (a resumed one's earlier ones too)
-        "wall_s_this_process": clock.this_process(),
+        "wall_s": clock.total(own),  # every process of the job (a resumed one's earlier ones too)
+        "wall_s_this_process": own,
         "test_questions": len(comps.test_qs),
         "config": resolved,
     }
