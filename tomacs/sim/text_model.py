@@ -16,8 +16,8 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   model's own;
 * from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
   their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
-  for those that changed it. Roles differ here most (gpt-3.5's adversaries dispute in a third of
-  their later replies, its honest agents in 6 %), and the templates' discussion is role-neutral.
+  for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
+  sentences a later reply, its honest agents 0.06), and the templates' discussion is role-neutral.
 
 Nobody's templated opener names a role or persona under a fitted text model: its sources' agents
 had none, and App. D's "senior domain expert" told simulated adversaries apart.
@@ -70,7 +70,7 @@ _DISCUSS = re.compile(
 )
 """A sentence that engages the others: names them or their arguments, agrees or disputes. From round 2
 on such sentences are what separates a role most (gpt-3.5's adversaries write 3.8 of them a reply and
-dispute in a third of their replies, its honest agents 2.4 and 6 %), so they get a bank of their own."""
+write 0.32 disputing ones, its honest agents 2.4 and 0.06), so they get a bank of their own."""
 _ANSWER_LINE = re.compile(r"^\s*Answer\s*:.*$", re.MULTILINE | re.IGNORECASE)
 
 
