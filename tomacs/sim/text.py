@@ -701,6 +701,7 @@ def _analysis(
     k1 = _kw(rng, kws)
     k2 = _kw(rng, [w for w in kws if w != k1], "the details given")
     role_obj = _ADVERSARY_ROLE if role == ADVERSARY_PERSONA else get_role(role)
+    letters = list(question.labels) if question.kind == "mc" else []  # what a style's `{o}` slots may name
     head: list[str] = []
     opened = rng.random() < 0.8
     if opened and style is not None:  # a fitted text model: no persona, one pool of angles for all
@@ -716,7 +717,6 @@ def _analysis(
         # graph) or no discussion bank, the templated one
         fitted = None
         if style is not None and incoming:
-            letters = list(question.labels) if question.kind == "mc" else []
             fitted = discussion(style, rng, changed, answer, letters, kws)
         head += (
             fitted
@@ -755,7 +755,6 @@ def _analysis(
     if style is None:
         target = _length_target(rng, lo, hi)
     else:
-        letters = list(question.labels) if question.kind == "mc" else []
         before = len(head)
         head, core, fillers, tail, body = styled(
             style, rng, head, core, fillers, tail, answer, letters, max_words, kws, opened and bool(head)

@@ -22,7 +22,7 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
 Nobody's templated opener names a role or persona under a fitted text model: its sources' agents
 had none, and App. D's "senior domain expert" told simulated adversaries apart.
 
-The generator (`bank_analysis`) keeps the question content of the templated generator (topic,
+The generator (`styled`, `discussion`) keeps the question content of the templated generator (topic,
 rejected options, the supporting sentence, the numbers) and takes length and style from the bank.
 
 Fitted only from the transcripts the profile is fitted from (the fitting share of the questions of
@@ -70,7 +70,10 @@ _DISCUSS = re.compile(
 )
 """A sentence that engages the others: names them or their arguments, agrees or disputes. From round 2
 on such sentences are what separates a role most (gpt-3.5's adversaries write 3.8 of them a reply and
-write 0.32 disputing ones, its honest agents 2.4 and 0.06), so they get a bank of their own."""
+write 0.32 disputing ones, its honest agents 2.4 and 0.06), so they get a bank of their own.
+Deliberately not `tomacs.analysis.texts`' lexicon (its others/agreeing/disputing statistics): that one
+measures the texts, this one shapes them; they share many words, so those statistics show the
+generator follows its fit, and the probes are the independent check."""
 _ANSWER_LINE = re.compile(r"^\s*Answer\s*:.*$", re.MULTILINE | re.IGNORECASE)
 
 
