@@ -100,7 +100,9 @@ BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 NORMALIZERS = ("none", "running", "layernorm")
 ISOLATED = ("silent", "answer")
 COMMS = ("learned", "debate")
-DECISION_CREDITS = ("episode", "counterfactual")
+DECISION_CREDITS = ("episode", "counterfactual", "expected")
+# `decision_credit=expected` sums over every participation vector of the decision round: 2^N of them
+EXPECTED_MAX_AGENTS = 12
 
 
 @dataclass
@@ -147,8 +149,10 @@ class TodyCommSettings(LearnedSettings):
     comm: str = choice("learned", COMMS)
     # The advantage of the decision's participation terms (Eq. 7's round T+1): episode (the paper: u - b
     # for every agent) | counterfactual (ours: per agent, u minus the expected utility of the vote over
-    # that agent's own sampled action, the others' held fixed; votes are recounted, no LLM call).
-    # See `decision_advantages` and docs/deviations.md (issue 40)
+    # that agent's own sampled action, the others' held fixed; votes are recounted, no LLM call) |
+    # expected (ours: the decision's exact expected utility over all 2^N participation vectors, votes
+    # recounted, in place of one sampled vector; the communication rounds' return is that expectation).
+    # See `decision_advantages`, `expected_vote_utility` and docs/deviations.md (issue 40)
     decision_credit: str = choice("episode", DECISION_CREDITS)
 
 
@@ -250,6 +254,32 @@ def decision_advantages(
     return out
 
 
+def participation_vectors(n: int) -> np.ndarray:
+    """Every participation vector of n agents, (2^n, n) of 0/1, row k the binary digits of k."""
+    k = np.arange(2**n)[:, None]
+    return ((k >> np.arange(n)[None, :]) & 1).astype(np.int64)
+
+
+def vote_table(question: Question, answers: list[str | None], credits: np.ndarray, tau: float) -> np.ndarray:
+    """`vote_utility` of every participation vector (rows of `participation_vectors`): (2^N,)."""
+    masks = participation_vectors(len(answers))
+    return np.array([vote_utility(question, answers, credits, m, tau) for m in masks], dtype=np.float64)
+
+
+def expected_vote_utility(logits: torch.Tensor, table: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """sum_m P(m) U(m) per question: the decision's exact expected utility under Alg. 2's sampling
+    (a_i ~ Bernoulli(c_i), flipped with probability eps), differentiable in the logits. logits (Q, N),
+    table (Q, 2^N) from `vote_table`. Why: its gradient is the expectation of Eq. 7's decision term
+    over the decision's own sampling, so that term's sampling noise is gone at the cost of 2^N recounts."""
+    torch = _torch()
+    n = logits.shape[-1]
+    masks = torch.as_tensor(participation_vectors(n), dtype=logits.dtype, device=logits.device)
+    c = torch.sigmoid(logits)
+    p = (c * (1.0 - epsilon) + (1.0 - c) * epsilon).clamp(1e-12, 1.0 - 1e-12)
+    logp = torch.log(p) @ masks.T + torch.log1p(-p) @ (1.0 - masks).T  # (Q, 2^N)
+    return (torch.exp(logp) * table).sum(-1)
+
+
 # Wider embeddings than this get emb_proj = AUTO_PROJ by default (emb_proj: null)
 AUTO_WIDTH, AUTO_PROJ = 64, 32
 
@@ -295,11 +325,16 @@ class TodyComm(LearnedMethod):
         self.epsilon, self.gamma, self.tau, self.tie_tol = s.epsilon, s.gamma, s.decision_tau, s.tie_tol
         self.comm = s.comm
         self.decision_credit = s.decision_credit
-        if self.decision_credit == "counterfactual" and ctx.decision not in ("auto", "vote"):
+        if self.decision_credit != "episode" and ctx.decision not in ("auto", "vote"):
             raise ValueError(
-                "method.decision_credit=counterfactual recounts TodyComm's credit-weighted vote; with "
-                f"decision={ctx.decision} the decision is not that vote: use decision=vote or "
+                f"method.decision_credit={self.decision_credit} recounts TodyComm's credit-weighted vote; "
+                f"with decision={ctx.decision} the decision is not that vote: use decision=vote or "
                 "method.decision_credit=episode"
+            )
+        if self.decision_credit == "expected" and ctx.n_agents > EXPECTED_MAX_AGENTS:
+            raise ValueError(
+                f"method.decision_credit=expected sums over 2^N participation vectors; N={ctx.n_agents} "
+                f"agents is more than {EXPECTED_MAX_AGENTS}: use method.decision_credit=counterfactual"
             )
         clip = s.norm_clip
         # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
@@ -425,6 +460,8 @@ class TodyComm(LearnedMethod):
             state["sampled"][t] = actions
             if t == self.ctx.rounds + 1 and self.decision_credit == "counterfactual":
                 state["logp_agents"] = bernoulli_terms(logits, actions)  # (Q, N): one term per agent
+            if t == self.ctx.rounds + 1 and self.decision_credit == "expected":
+                state["decision_logits"] = logits  # (Q, N), attached: the exact expectation's input
         elif self.ablation == "no_removal":
             actions = np.ones((qn, n), dtype=np.int64)
         else:
@@ -547,6 +584,8 @@ class TodyComm(LearnedMethod):
         state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
         if self.decision_credit == "counterfactual":
             return self._counterfactual_loss(state, episodes, u, baseline)
+        if self.decision_credit == "expected":
+            return self._expected_loss(state, episodes)
         if self.comm == "debate":  # no communication action was taken: the decision term alone
             total = state["logp"][T + 1]
         else:
@@ -585,6 +624,33 @@ class TodyComm(LearnedMethod):
             loss = loss + reinforce_loss(comm, u, baseline)
         return loss
 
+    def _expected_loss(self, state: dict[str, Any], episodes: list[Episode]) -> torch.Tensor:
+        """-E[U] of the decision (`expected_vote_utility`, exact over its participation) plus Eq. 7's
+        communication terms, whose return is that expectation given the episode (the decision's own
+        draw averaged out) less its batch baseline."""
+        torch = _torch()
+        T = self.ctx.rounds
+        if len(episodes) != len(state["questions"]):
+            raise ValueError(f"{len(episodes)} episodes for {len(state['questions'])} questions")
+        logits = state["decision_logits"]
+        credits = state["credits"][T + 1]
+        table = np.stack(
+            [
+                vote_table(ep.question, [o.answer for o in ep.rounds[-1]], credits[q], self.tau)
+                for q, ep in enumerate(episodes)
+            ]
+        )
+        state["vote_table"] = torch.as_tensor(table, dtype=logits.dtype, device=logits.device)
+        expected = expected_vote_utility(logits, state["vote_table"], self.epsilon)
+        loss = -expected.mean()
+        if self.comm != "debate":
+            ev = expected.detach().cpu().numpy().astype(np.float64)
+            baseline = self.baseline_value(ev, [q.id for q in state["questions"]])
+            state["advantage"] = ev - baseline
+            comm = sum(self._round_weight(t) * state["logp"][t] for t in range(2, T + 1))
+            loss = loss + reinforce_loss(comm, ev, baseline)
+        return loss
+
     def _round_weight(self, t: int) -> float:
         """Eq. 7's weight of round t's log-prob: gamma^{T+1-t} for communication, 1 for the decision."""
         T = self.ctx.rounds
@@ -604,7 +670,9 @@ class TodyComm(LearnedMethod):
             logits, h = self.net(state["feats"][t], h)
             if t not in state["logp_old"]:
                 continue
-            if t == self.ctx.rounds + 1 and "decision_advantage" in state:  # per agent, times N: a sum
+            if t == self.ctx.rounds + 1 and "vote_table" in state:  # the exact expectation, again
+                term = -expected_vote_utility(logits.view(qn, n), state["vote_table"], self.epsilon).mean()
+            elif t == self.ctx.rounds + 1 and "decision_advantage" in state:  # per agent, times N: a sum
                 new_terms = bernoulli_terms(logits.view(qn, n), state["sampled"][t]).flatten()
                 old_terms, adv = state["logp_agents_old"].flatten(), state["decision_advantage"].flatten()
                 term = n * clipped_surrogate_loss(new_terms, old_terms, adv, clip)
