@@ -78,6 +78,22 @@ def test_the_loss_by_hand_and_its_first_reused_step() -> None:
         assert torch.allclose(a, b, atol=1e-6)
 
 
+def test_a_moving_baseline_moves_once_per_batch_by_the_expected_utilities() -> None:
+    # moving_avg: b is the earlier batches' average and moves by each draw; the communication terms' return is
+    # the decision's expected utility, so the average must take those, once per batch (not u, not twice)
+    m = _method(decision_credit="expected", baseline="moving_avg", baseline_momentum=0.5)
+    state, episodes = _batch(m)
+    m.loss(state, episodes, [1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    ev = expected_vote_utility(state["decision_logits"], state["vote_table"], m.epsilon).detach().numpy()
+    assert m._ma == pytest.approx(float(ev.mean()))  # the first batch: its own mean, from the expectation
+    assert ev.mean() < 1.0  # so the sampled u (all 1) would have given another value
+    assert state["advantage"] == pytest.approx(ev - ev.mean())
+    state, episodes = _batch(m)
+    m.loss(state, episodes, [0.0] * 6)
+    ev2 = expected_vote_utility(state["decision_logits"], state["vote_table"], m.epsilon).detach().numpy()
+    assert m._ma == pytest.approx(0.5 * float(ev.mean()) + 0.5 * float(ev2.mean()))
+
+
 def test_refusals_name_the_fix() -> None:
     ctx = MethodContext(n_agents=4, rounds=3, roles=[f"r{i}" for i in range(4)], seed=0, decision="llm")
     with pytest.raises(ValueError, match="decision_credit=expected recounts .* use decision=vote"):

@@ -269,8 +269,9 @@ def vote_table(question: Question, answers: list[str | None], credits: np.ndarra
 def expected_vote_utility(logits: torch.Tensor, table: torch.Tensor, epsilon: float) -> torch.Tensor:
     """sum_m P(m) U(m) per question: the decision's exact expected utility under Alg. 2's sampling
     (a_i ~ Bernoulli(c_i), flipped with probability eps), differentiable in the logits. logits (Q, N),
-    table (Q, 2^N) from `vote_table`. Why: its gradient is the expectation of Eq. 7's decision term
-    over the decision's own sampling, so that term's sampling noise is gone at the cost of 2^N recounts."""
+    table (Q, 2^N) from `vote_table`. Why: its gradient is what Eq. 7's decision term estimates from one
+    sample (exactly its expectation at eps = 0), so that term's sampling noise is gone at the cost of 2^N
+    recounts."""
     torch = _torch()
     n = logits.shape[-1]
     masks = torch.as_tensor(participation_vectors(n), dtype=logits.dtype, device=logits.device)
@@ -578,14 +579,15 @@ class TodyComm(LearnedMethod):
         missing = [t for t in needed if t not in state["logp"]]
         if missing:
             raise RuntimeError(f"no log-probs for rounds {missing}: call act for 2..T and decide first")
-        baseline = self.baseline_value(u, [q.id for q in state["questions"]])
-        # what `reuse_loss` needs: the advantage (its baseline drawn once) and the sampling policy's terms
-        state["advantage"] = u - baseline
+        # what `reuse_loss` needs: the sampling policy's terms and the advantage (its baseline drawn once:
+        # moving_avg's baseline moves with each draw, so `expected`, whose return is not u, draws its own)
         state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
-        if self.decision_credit == "counterfactual":
-            return self._counterfactual_loss(state, episodes, u, baseline)
         if self.decision_credit == "expected":
             return self._expected_loss(state, episodes)
+        baseline = self.baseline_value(u, [q.id for q in state["questions"]])
+        state["advantage"] = u - baseline
+        if self.decision_credit == "counterfactual":
+            return self._counterfactual_loss(state, episodes, u, baseline)
         if self.comm == "debate":  # no communication action was taken: the decision term alone
             total = state["logp"][T + 1]
         else:
@@ -660,7 +662,7 @@ class TodyComm(LearnedMethod):
         """Eq. 7's terms as PPO's clipped surrogate, round by round, with the log-probs of the batch's
         sampled actions recomputed from the inputs the network read (the GRU replayed from h = 0; the
         running standardiser is not updated again). Its gradient at the sampling weights is `loss`'s."""
-        if "advantage" not in state:
+        if "logp_old" not in state:
             raise RuntimeError("reuse_loss follows loss on the same batch")
         torch = _torch()
         qn, n = len(state["questions"]), self.ctx.n_agents
