@@ -601,13 +601,12 @@ class TodyComm(LearnedMethod):
         """Eq. 7 with the decision's terms weighted per agent by `decision_advantages`; the
         communication rounds keep the episode's advantage u - b."""
         T = self.ctx.rounds
-        if len(episodes) != len(state["questions"]):
-            raise ValueError(f"{len(episodes)} episodes for {len(state['questions'])} questions")
+        answers = self._final_answers(state, episodes)
         adv = np.stack(
             [
                 decision_advantages(
                     ep.question,
-                    [o.answer for o in ep.rounds[-1]],
+                    answers[q],
                     state["credits"][T + 1][q],
                     state["actions"][T + 1][q],
                     float(u[q]),
@@ -622,7 +621,7 @@ class TodyComm(LearnedMethod):
         terms = state["logp_agents"]
         loss = -(terms * terms.new_tensor(adv)).sum(-1).mean()
         if self.comm != "debate":
-            comm = sum(self._round_weight(t) * state["logp"][t] for t in range(2, T + 1))
+            comm = self._comm_log_prob(state)
             loss = loss + reinforce_loss(comm, u, baseline)
         return loss
 
@@ -632,15 +631,10 @@ class TodyComm(LearnedMethod):
         draw averaged out) less its batch baseline."""
         torch = _torch()
         T = self.ctx.rounds
-        if len(episodes) != len(state["questions"]):
-            raise ValueError(f"{len(episodes)} episodes for {len(state['questions'])} questions")
         logits = state["decision_logits"]
-        credits = state["credits"][T + 1]
+        credits, answers = state["credits"][T + 1], self._final_answers(state, episodes)
         table = np.stack(
-            [
-                vote_table(ep.question, [o.answer for o in ep.rounds[-1]], credits[q], self.tau)
-                for q, ep in enumerate(episodes)
-            ]
+            [vote_table(ep.question, answers[q], credits[q], self.tau) for q, ep in enumerate(episodes)]
         )
         state["vote_table"] = torch.as_tensor(table, dtype=logits.dtype, device=logits.device)
         expected = expected_vote_utility(logits, state["vote_table"], self.epsilon)
@@ -649,9 +643,19 @@ class TodyComm(LearnedMethod):
             ev = expected.detach().cpu().numpy().astype(np.float64)
             baseline = self.baseline_value(ev, [q.id for q in state["questions"]])
             state["advantage"] = ev - baseline
-            comm = sum(self._round_weight(t) * state["logp"][t] for t in range(2, T + 1))
+            comm = self._comm_log_prob(state)
             loss = loss + reinforce_loss(comm, ev, baseline)
         return loss
+
+    def _final_answers(self, state: dict[str, Any], episodes: list[Episode]) -> list[list[str | None]]:
+        """Each episode's last-round answers: the votes the decision's recounts count."""
+        if len(episodes) != len(state["questions"]):
+            raise ValueError(f"{len(episodes)} episodes for {len(state['questions'])} questions")
+        return [[o.answer for o in ep.rounds[-1]] for ep in episodes]
+
+    def _comm_log_prob(self, state: dict[str, Any]) -> torch.Tensor:
+        """Eq. 7's communication terms: sum over rounds 2..T of gamma^{T+1-t} log P^t, per question."""
+        return sum(self._round_weight(t) * state["logp"][t] for t in range(2, self.ctx.rounds + 1))
 
     def _round_weight(self, t: int) -> float:
         """Eq. 7's weight of round t's log-prob: gamma^{T+1-t} for communication, 1 for the decision."""
