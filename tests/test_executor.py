@@ -301,3 +301,29 @@ def test_a_graph_breaking_the_runs_constraints_is_an_error_naming_the_method(
     ) as e:
         ex.run_batch([Q], Careless(ctx, nodes=[0, 1, 2], edges=[]), train=False, phase="eval")
     assert says in str(e.value)
+
+
+@pytest.mark.parametrize("interrupted", [True, False])
+def test_a_ctrl_c_whose_cancellation_asyncio_leaves_pending_is_still_a_keyboard_interrupt(
+    interrupted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio.Runner turns its SIGINT's cancellation into KeyboardInterrupt only when the batch task's
+    cancel count returns to 0; cancelled once more (a request task cancelled on the same signal) it
+    re-raised CancelledError, and a Ctrl-C exited 1 with a traceback instead of 130 and the resume
+    command. A cancellation without any Ctrl-C stays what it is."""
+    import asyncio
+    import signal
+
+    ex = make()[0]
+
+    async def cancelled_twice(*args: object, **kwargs: object) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        if interrupted:
+            signal.raise_signal(signal.SIGINT)  # the Runner's handler cancels the task a second time
+        await asyncio.sleep(1)
+
+    monkeypatch.setattr(ex, "arun_batch", cancelled_twice)
+    with pytest.raises(KeyboardInterrupt if interrupted else asyncio.CancelledError):
+        ex.run_batch([], None, train=False, phase="eval")  # type: ignore[arg-type]

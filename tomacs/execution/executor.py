@@ -131,6 +131,15 @@ class Executor:
         except KeyboardInterrupt:
             _settle(self._loop)
             raise
+        except asyncio.CancelledError:
+            # asyncio.Runner turns its SIGINT's cancellation into a KeyboardInterrupt only when the
+            # batch task's cancel count comes back to 0; a request task cancelled on the same
+            # signal can leave it above, and the CancelledError then escaped as a traceback with exit 1
+            # instead of the resume command and 130 (seen once in tests/test_run_lifecycle.py)
+            if getattr(self._loop, "_interrupt_count", 0) == 0:
+                raise
+            _settle(self._loop)
+            raise KeyboardInterrupt from None
 
     async def arun_batch(
         self,
