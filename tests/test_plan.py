@@ -239,7 +239,7 @@ def test_sweep_expansion_is_hydras_and_tables_are_the_tables_jobs() -> None:
 
 
 def test_plan_of_a_sim_job_costs_nothing_and_both_budgets_are_shown() -> None:
-    cfg = compose(["method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4"])
+    cfg = compose(["method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4", "train=default"])
     from tomacs.launch.plan import other_budgets
 
     p = plan_job(cfg, "train", sample=4)
@@ -249,11 +249,23 @@ def test_plan_of_a_sim_job_costs_nothing_and_both_budgets_are_shown() -> None:
     assert p.other_budgets["paper"]["epochs"] == 3
     # 256 training questions scaled from 4: calls per epoch x epochs
     assert p.other_budgets["default"]["calls"] > 7 * p.other_budgets["paper"]["calls"]
+    # TodyComm's own budget is the paper's (conf/method/todycomm.yaml): what its plain plan prices
+    own = plan_job(
+        compose(["method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4"]), "train", sample=4
+    )
+    assert (own.budget, own.epochs) == ("paper", 3)
 
 
 def test_plan_command_prints_both_budgets_and_refuses_bad_flags(tomacs_here: Cli) -> None:
     p = tomacs_here(
-        "plan", "method=todycomm", "embedder=hashing", "attack=gt50", "eval.size=4", "--sample", "32"
+        "plan",
+        "method=todycomm",
+        "embedder=hashing",
+        "attack=gt50",
+        "eval.size=4",
+        "train=default",
+        "--sample",
+        "32",
     )
     assert p.returncode == 0, p.stderr[-2000:]
     out = " ".join(p.stdout.split())

@@ -22,7 +22,7 @@ from tomacs.report.collect import CellKey, cells, find_jobs, setting_keys
 
 CONFIG = {
     "benchmark": {"name": "mmlu", "path": "/data/a"},
-    "method": {"name": "todycomm", "embedder": "hashing"},
+    "method": {"name": "todycomm", "embedder": "hashing", "decision_credit": "auto", "updates": None},
     "attack": {"name": "gt50", "count": None, "rate": 0.6667},
     "budget": {"name": "none"},
     "backbone": {"name": "sim", "cache": {"path": "outputs/cache/x.sqlite"}},

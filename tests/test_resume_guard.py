@@ -59,6 +59,8 @@ def test_a_run_dir_written_with_the_old_embedder_keys_resumes(
 
 
 OLD_CONFIGS = Path(__file__).resolve().parent / "data" / "old_configs"
+# the overrides that give a TodyComm run from before issue 40 its defaults of then
+TODYCOMM_BEFORE_ISSUE_40 = ["train=default", "method.decision_credit=episode", "method.updates=1"]
 
 
 @pytest.mark.parametrize("file", sorted(OLD_CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
@@ -77,14 +79,26 @@ def test_a_config_yaml_written_before_the_option_schemas_resumes_and_skips(
 
     monkeypatch.delenv("TOMACS_DATA", raising=False)  # the fixtures were composed without it
     overrides = file.read_text().splitlines()[1].lstrip("# ").split()
-    cfg = compose(overrides)
-    settle_embedder(cfg)  # as a job does before it checks the directory (tomacs.launch.run)
-    new = to_container(cfg)
-    new.pop("hydra", None)
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.yaml").write_text(file.read_text())
     (run / "episodes.jsonl").write_text("")
+    if "method=todycomm" in overrides:
+        # TodyComm's defaults changed since (issue 40: its own budget, the expected decision, 4 steps): the
+        # same overrides now compose another job, refused naming the keys; given back, the run resumes
+        today = compose(overrides)
+        settle_embedder(today)
+        plain = to_container(today)
+        plain.pop("hydra", None)
+        with pytest.raises(
+            ConfigError, match=r"decision_credit: 'episode' -> 'auto'.*train\.name: 'default' -> 'paper'"
+        ):
+            check_resumable(run, plain)
+        overrides = [*overrides, *TODYCOMM_BEFORE_ISSUE_40]
+    cfg = compose(overrides)
+    settle_embedder(cfg)  # as a job does before it checks the directory (tomacs.launch.run)
+    new = to_container(cfg)
+    new.pop("hydra", None)
     check_resumable(run, new)
     old = yaml.safe_load(file.read_text())
     (run / "results.json").write_text(json.dumps({"config": old, "mode": "train"}))

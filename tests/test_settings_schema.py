@@ -48,7 +48,10 @@ def _repeated_defaults(name: str, shipped: dict[str, object]) -> list[str]:
 def test_yaml_extends_its_schema_and_repeats_no_default(name: str) -> None:
     """Fails if conf/method/<name>.yaml writes a value its schema already has (a default written twice)."""
     shipped = _shipped(name)
-    assert shipped["defaults"] == [SCHEMA_ENTRY.format(name), "_self_"]
+    # the schema first, _self_ last; between them only a budget of the method's own (train=...)
+    first, *between, last = shipped["defaults"]
+    assert (first, last) == (SCHEMA_ENTRY.format(name), "_self_")
+    assert all(list(e) == ["override /train@_global_.train"] for e in between), between
     repeated = _repeated_defaults(name, shipped)
     assert not repeated, f"{name}.yaml repeats schema defaults {repeated}: delete them from the yaml"
 

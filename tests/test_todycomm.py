@@ -39,7 +39,9 @@ def _ctx(n: int = 4, rounds: int = 3, **kw) -> MethodContext:
 
 
 def _method(n: int = 4, rounds: int = 3, ctx_kw: dict | None = None, **params) -> TodyComm:
-    params = {"embedder": "hashing", "emb_dim": 16, **params}
+    # Eq. 7 as the paper writes it (its decision term from the one sampled vector); the default, the
+    # decision's exact expectation, has its own hand-computed tests in tests/test_todycomm_expected.py
+    params = {"embedder": "hashing", "emb_dim": 16, "decision_credit": "episode", **params}
     return TodyComm(_ctx(n, rounds, **(ctx_kw or {})), **params)
 
 

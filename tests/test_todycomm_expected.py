@@ -114,3 +114,51 @@ def test_a_tiny_run_trains_with_it_and_records_it(tmp_path: Path, comm: str) -> 
     res = run_job(cfg, "train", tmp_path / "run")
     assert res["train"]["iterations"] == 2
     assert res["config"]["method"]["decision_credit"] == "expected"
+    assert (res["train"]["decision_credit"], res["train"]["updates"]) == ("expected", 2)  # what ran
+
+
+# -- TodyComm's defaults since issue 40: the expected decision with 4 steps, at the paper's budget ----------
+@pytest.mark.parametrize(
+    ("decision", "agents", "setting", "credit", "updates"),
+    [
+        ("auto", 6, {}, "expected", 4),  # the default
+        ("vote", 12, {}, "expected", 4),
+        ("auto", 13, {}, "episode", 1),  # 2^13 recounts: the paper's step, not an error
+        ("llm", 6, {}, "episode", 1),  # not the credit-weighted vote: nothing to recount
+        ("crs", 6, {}, "episode", 1),
+        ("auto", 6, {"decision_credit": "episode"}, "episode", 1),  # the paper's step in one override
+        ("auto", 6, {"decision_credit": "counterfactual"}, "counterfactual", 4),
+        ("auto", 6, {"decision_credit": "episode", "updates": 4}, "episode", 4),
+        ("auto", 6, {"updates": 2}, "expected", 2),
+    ],
+)
+def test_the_default_decision_credit_and_steps_resolve_by_the_run(
+    decision: str, agents: int, setting: dict, credit: str, updates: int
+) -> None:
+    ctx = MethodContext(agents, 3, [f"r{i}" for i in range(agents)], seed=0, decision=decision)
+    m = TodyComm(ctx, embedder="hashing", emb_dim=16, **setting)
+    assert (m.decision_credit, m.updates) == (credit, updates)
+
+
+def test_todycomm_trains_at_the_papers_budget_unless_told_otherwise() -> None:
+    from tomacs.config import compose
+
+    assert compose(["method=todycomm"]).train.name == "paper"
+    assert compose(["method=todycomm", "train=default"]).train.name == "default"
+    assert compose(["train=default", "method=todycomm"]).train.name == "default"
+    assert compose(["method=todycomm", "train.epochs=5"]).train.epochs == 5
+    for other in ("gdesigner", "agentprune", "complete"):  # every other method keeps the shared default
+        assert compose([f"method={other}"]).train.name == "default"
+
+
+def test_a_result_file_without_the_keys_is_labelled_with_the_papers_step() -> None:
+    """A run from before issue 40 recorded neither key and ran Eq. 7's step: the report must not give it
+    today's default label."""
+    from tomacs.report.collect import method_label
+
+    old = {"method": "todycomm", "config": {"method": {"name": "todycomm", "epsilon": 0.1, "gamma": 0.9}}}
+    today = {"name": "todycomm", "decision_credit": "auto", "updates": None}
+    assert method_label(old) == "todycomm[decision_credit=episode,updates=1]"
+    assert method_label({"method": "todycomm", "config": {"method": today}}) == "todycomm"
+    # a block that only names the method (a hand-made file) records no settings: no era to read from it
+    assert method_label({"method": "todycomm", "config": {"method": {"name": "todycomm"}}}) == "todycomm"

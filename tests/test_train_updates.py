@@ -51,7 +51,10 @@ def test_surrogate_gradient_at_the_sampling_policy_is_reinforce() -> None:
 
 def _method(**params: object) -> TodyComm:
     ctx = MethodContext(n_agents=4, rounds=3, roles=[f"r{i}" for i in range(4)], seed=0)
-    return TodyComm(ctx, **{"embedder": "hashing", "emb_dim": 16, "gamma": 0.5, **params})
+    # Eq. 7's paper form; the exact decision's first reused step: tests/test_todycomm_expected.py
+    return TodyComm(
+        ctx, **{"embedder": "hashing", "emb_dim": 16, "gamma": 0.5, "decision_credit": "episode", **params}
+    )
 
 
 def _train_batch(m: TodyComm, seed: int = 3) -> dict:

@@ -271,8 +271,6 @@ TRAIN_KEYS_ADDED: dict[str, object] = {
     "lr_schedule": "constant",
     "grad_clip": None,
 }
-# A learned method's key whose default is not the behaviour runs had before it existed: their value then
-METHOD_KEYS_BEFORE: dict[str, object] = {"updates": 1}
 
 
 def _settled(config: dict[str, Any]) -> dict[str, object]:
@@ -309,6 +307,7 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         # a method key added since (e.g. todycomm's `comm`) is absent from older runs' files; a new key's
         # default is the behaviour before it existed (the rule every new key follows), so fill it in
         from tomacs.methods.registry import METHODS, method_defaults
+        from tomacs.methods.settings import METHOD_KEYS_BEFORE
 
         name = str(method["name"])
         defaults = (method_defaults(name) if name in METHODS else None) or {}

@@ -188,10 +188,17 @@ class LearnedMethod(Method):
         self.baseline = "none"
         self._ma: float | None = None  # moving-average reward baseline
         self.device = self._checked_device(ctx.device)
-        if self.settings.updates > 1 and not self.reuses:
+        # gradient steps per batch, read by the trainer (a method may resolve a null setting: TodyComm)
+        self.updates: int = int(self.settings.updates or 1)
+        if self.updates > 1 and not self.reuses:
             raise ValueError(
                 f"{self.name} takes one gradient step per batch of episodes; set method.updates=1"
             )
+
+    def resolved_settings(self) -> dict[str, object]:
+        """What the method resolved from `auto`/null settings at this run, beyond `updates` (results.json
+        -> train)."""
+        return {}
 
     # -- network, device ---------------------------------------------------------------------------
     def seeded(self, build: Callable[..., _Net], *args: object) -> _Net:

@@ -195,9 +195,16 @@ class LearnedSettings(MethodSettings):
     # null = top-level train.lr; read by the trainer, not by the method
     lr: float | None = None
     # gradient steps per batch of episodes (read by the trainer): 1 = one REINFORCE step (the papers');
-    # >1 adds PPO-clipped steps on the same episodes, no extra LLM call (methods whose `reuses` is True)
-    updates: int = bounded(1, 1)
+    # >1 adds PPO-clipped steps on the same episodes, no extra LLM call (methods whose `reuses` is True);
+    # null = the method's own choice (TodyComm's `resolve_updates`), else 1
+    updates: int | None = bounded(1, 1)
     update_clip: float = bounded(0.2, 0.0, 1.0, open_low=True, open_high=True)  # updates > 1: the ratio clip
+
+
+# A learned method's key whose default is not the behaviour runs had before it existed: their value then, for
+# resuming, skipping and labelling a run whose file lacks the key (tomacs.job.files, tomacs.report.collect).
+# TodyComm's `decision_credit` and `updates` became auto/null (the expected decision, 4 steps) in issue 40.
+METHOD_KEYS_BEFORE: dict[str, object] = {"updates": 1, "decision_credit": "episode"}
 
 
 @dataclass

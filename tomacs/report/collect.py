@@ -179,10 +179,16 @@ def method_label(results: dict[str, Any]) -> str:
     learned method evaluated without training (checkpoint=untrained)."""
     from tomacs.methods.base import own_decision
     from tomacs.methods.registry import bookkeeping_keys
+    from tomacs.methods.settings import METHOD_KEYS_BEFORE
 
     name = str(results["method"])
-    cfg = (results.get("config") or {}).get("method") or {}
     base = _method_defaults(name)
+    recorded = (results.get("config") or {}).get("method") or {}
+    # a key a run's file lacks ran as it did before the key existed, not as today's default. Only where the
+    # file records the method's settings (tomacs writes every key of the block): a block that names the
+    # method alone, or no config at all, says nothing about when it ran
+    before = {k: v for k, v in METHOD_KEYS_BEFORE.items() if k in base} if set(recorded) - {"name"} else {}
+    cfg = {**before, **recorded}
     skip = ("name", "embedder", *bookkeeping_keys())  # embedder: a key of old configs
     diffs = [f"{k}={cfg[k]}" for k in sorted(cfg) if k not in skip and k in base and cfg[k] != base[k]]
     if results.get("untrained"):  # a learned method scored without training is another row

@@ -179,6 +179,9 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
     loop.finish()
     return {
         **loop.summary(),
+        # what a setting left to the method (null, auto) resolved to: results name the estimator that ran
+        "updates": method.updates,
+        **method.resolved_settings(),
         "validation": validation_ends(loop.log_path),
         "train_wall_s": loop.wall_s(),
         "resumed_from_epoch": loop.start,
@@ -201,7 +204,7 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     base_lr = float(optimizer.defaults["lr"])  # what `train` built the optimiser with
     schedule = spec.train.lr_schedule
     clip = spec.train.grad_clip
-    updates, update_clip = method.settings.updates, method.settings.update_clip
+    updates, update_clip = method.updates, method.settings.update_clip
     bs = spec.train.batch_size * k
     total = spec.train.epochs * math.ceil(len(qs) / bs)  # the job's iterations: the schedule's span
     # the sampling (exploring) policy's Acc/ADAcc, not the greedy one validation scores
