@@ -123,9 +123,9 @@ def test_a_tiny_run_trains_with_it_and_records_it(tmp_path: Path, comm: str) -> 
     [
         ("auto", 6, {}, "expected", 4),  # the default
         ("vote", 12, {}, "expected", 4),
-        ("auto", 13, {}, "episode", 1),  # 2^13 recounts: the paper's step, not an error
-        ("llm", 6, {}, "episode", 1),  # not the credit-weighted vote: nothing to recount
-        ("crs", 6, {}, "episode", 1),
+        ("auto", 13, {}, "episode", 4),  # 2^13 recounts: the paper's term, not an error, with 4 steps
+        ("llm", 6, {}, "episode", 4),  # not the credit-weighted vote: nothing to recount
+        ("crs", 6, {}, "episode", 4),
         ("auto", 6, {"decision_credit": "episode"}, "episode", 1),  # the paper's step in one override
         ("auto", 6, {"decision_credit": "counterfactual"}, "counterfactual", 4),
         ("auto", 6, {"decision_credit": "episode", "updates": 4}, "episode", 4),
