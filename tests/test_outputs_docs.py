@@ -109,6 +109,18 @@ def test_list_shows_table_and_decision() -> None:
     lines = {line.split("│")[1].strip(): line for line in res.output.splitlines() if line.startswith("│ ")}
     assert "table7" in lines["table"] and "table8" in lines["table"]
     assert all(d in lines["decision"] for d in ("auto", "vote", "llm", "crs"))
+    # TodyComm's option file chooses the paper's budget for itself (conf/method/todycomm.yaml)
+    assert "paper (default of todycomm)" in lines["train"], lines["train"]
+
+
+def test_method_budgets_read_the_option_files(tmp_path: Path) -> None:
+    from tomacs.config import method_budgets
+
+    assert method_budgets() == {"todycomm": "paper"}
+    (tmp_path / "method").mkdir()
+    (tmp_path / "method" / "a.yaml").write_text("defaults:\n  - override /train@_global_.train: short\n")
+    (tmp_path / "method" / "b.yaml").write_text("defaults:\n  - _self_\nname: b\n")
+    assert method_budgets(tmp_path) == {"a": "short"}
 
 
 def test_calibrate_check_says_which_cells_are_table_7_and_8() -> None:

@@ -211,6 +211,21 @@ def group_defaults(root: Path | None = None) -> dict[str, str]:
 
 # The config groups (benchmark, method, attack, ...): the group entries of conf/config.yaml's defaults list.
 GROUPS: tuple[str, ...] = tuple(group_defaults())
+# How a method's option file chooses its own training budget (conf/method/todycomm.yaml)
+_OWN_BUDGET = "override /train@_global_.train"
+
+
+def method_budgets(root: Path | None = None) -> dict[str, str]:
+    """The methods whose option file chooses their own `train` option, and that option: what `tomacs list`
+    shows beside the shared default (a `train=` on the command line still wins)."""
+    root = root or conf_dir()
+    out: dict[str, str] = {}
+    for f in sorted((root / "method").glob("*.yaml")):
+        entries = _option_file(str(f)).get("defaults") or []
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and _OWN_BUDGET in entry:
+                out[f.stem] = str(entry[_OWN_BUDGET])
+    return out
 
 
 def _closest(word: str, options: list[str]) -> str:

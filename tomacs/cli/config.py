@@ -28,15 +28,21 @@ def list_options() -> None:
     table = Table(title="tomacs config groups (choose with GROUP=OPTION)")
     table.add_column("group", style="bold")
     table.add_column("options")
-    from tomacs.config import DecisionMode, group_defaults, shipped_config
+    from tomacs.config import DecisionMode, group_defaults, method_budgets, shipped_config
     from tomacs.launch.table_sweeps import table_names
 
     defaults = group_defaults()
     rows = dict(group_options())
     rows["decision"] = [d.value for d in DecisionMode]  # a top-level key, listed as it is chosen the same way
     defaults["decision"] = str(shipped_config()["decision"])
+    own: dict[str, list[str]] = {}  # train option -> the methods that choose it for themselves
+    for method, budget in method_budgets().items():
+        own.setdefault(budget, []).append(method)
     for group, opts in rows.items():
         shown = [f"[green]{o}[/] (default)" if o == defaults.get(group) else o for o in opts]
+        if group == "train":
+            mark = {o: f" (default of {', '.join(own[o])})" for o in own}
+            shown = [s + mark.get(o, "") for s, o in zip(shown, opts, strict=True)]
         table.add_row(group, ", ".join(shown))
     table.add_row(
         "table", ", ".join(table_names()) + "  [dim](a sweep: tomacs train table=NAME; see tomacs tables)[/]"
