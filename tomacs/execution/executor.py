@@ -132,12 +132,13 @@ class Executor:
             _settle(self._loop)
             raise
         except asyncio.CancelledError:
-            # asyncio.Runner turns its SIGINT's cancellation into a KeyboardInterrupt only when the
-            # batch task's cancel count comes back to 0; a request task cancelled on the same
-            # signal can leave it above, and the CancelledError then escaped as a traceback with exit 1
-            # instead of the resume command and 130 (seen once in tests/test_run_lifecycle.py)
-            if getattr(self._loop, "_interrupt_count", 0) == 0:
-                raise
+            # Nothing in tomacs cancels a batch's task: only a Ctrl-C (or a SIGTERM made one) does.
+            # asyncio.Runner turns that cancellation into a KeyboardInterrupt only when it counted the
+            # signal and the task's cancel count comes back to 0, and both can fail: a signal that lands
+            # after Runner.run installs its SIGINT handler but before it zeroes its interrupt count
+            # (CPython 3.11's order), or a task cancelled once more on the same signal. The
+            # CancelledError then escaped as a traceback with exit 1 instead of the resume command and
+            # 130 (seen in tests/test_run_lifecycle.py, for SIGINT and for SIGTERM)
             _settle(self._loop)
             raise KeyboardInterrupt from None
 
