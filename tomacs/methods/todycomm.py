@@ -607,7 +607,7 @@ class TodyComm(LearnedMethod):
             )
         state["actions"][t] = actions
         # the votes the decision counts: what the recounts of `decision_credit` != episode recount
-        state["final_answers"] = [[o.answer for o in h[-1]] if h else [] for h in history]
+        state["final_answers"] = [[o.answer for o in h[-1]] for h in history]
         return out
 
     # -- learning --------------------------------------------------------------------------------
@@ -627,11 +627,11 @@ class TodyComm(LearnedMethod):
         # moving_avg's baseline moves with each draw, so `expected`, whose return is not u, draws its own)
         state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
         if self.decision_credit == "expected":
-            return self._expected_loss(state, episodes)
+            return self._expected_loss(state)
         baseline = self.baseline_value(u, [q.id for q in state["questions"]])
         state["advantage"] = u - baseline
         if self.decision_credit == "counterfactual":
-            return self._counterfactual_loss(state, episodes, u, baseline)
+            return self._counterfactual_loss(state, u, baseline)
         if self.comm == "debate":  # no communication action was taken: the decision term alone
             total = state["logp"][T + 1]
         else:
@@ -640,12 +640,12 @@ class TodyComm(LearnedMethod):
         return reinforce_loss(total, u, baseline)
 
     def _counterfactual_loss(
-        self, state: dict[str, Any], episodes: list[Episode], u: np.ndarray, baseline: float | np.ndarray
+        self, state: dict[str, Any], u: np.ndarray, baseline: float | np.ndarray
     ) -> torch.Tensor:
         """Eq. 7 with the decision's terms weighted per agent by `decision_advantages`; the
         communication rounds keep the episode's advantage u - b."""
         T = self.ctx.rounds
-        answers = self._final_answers(state, episodes)
+        answers = self._final_answers(state)
         adv = np.stack(
             [
                 decision_advantages(
@@ -669,14 +669,14 @@ class TodyComm(LearnedMethod):
             loss = loss + reinforce_loss(comm, u, baseline)
         return loss
 
-    def _expected_loss(self, state: dict[str, Any], episodes: list[Episode]) -> torch.Tensor:
+    def _expected_loss(self, state: dict[str, Any]) -> torch.Tensor:
         """-E[U] of the decision (`expected_vote_utility`, exact over its participation) plus Eq. 7's
         communication terms, whose return is that expectation given the episode (the decision's own
         draw averaged out) less its batch baseline."""
         torch = _torch()
         T = self.ctx.rounds
         logits = state["decision_logits"]
-        credits, answers = state["credits"][T + 1], self._final_answers(state, episodes)
+        credits, answers = state["credits"][T + 1], self._final_answers(state)
         table = np.stack(
             [
                 vote_table(question, answers[q], credits[q], self.tau)
@@ -694,14 +694,10 @@ class TodyComm(LearnedMethod):
             loss = loss + reinforce_loss(comm, ev, baseline)
         return loss
 
-    def _final_answers(self, state: dict[str, Any], episodes: list[Episode]) -> list[list[str | None]]:
-        """Each episode's last-round answers: the votes the decision's recounts count (the episodes', or
-        what `decide` read when a caller scores a batch without them)."""
-        if not episodes and "final_answers" in state:
-            return [list(a) for a in state["final_answers"]]
-        if len(episodes) != len(state["questions"]):
-            raise ValueError(f"{len(episodes)} episodes for {len(state['questions'])} questions")
-        return [[o.answer for o in ep.rounds[-1]] for ep in episodes]
+    def _final_answers(self, state: dict[str, Any]) -> list[list[str | None]]:
+        """Each question's last-round answers, as `decide` read them: the votes the decision's recounts
+        count (the same answers the episodes record; `loss` has checked that decide ran)."""
+        return state["final_answers"]
 
     def _comm_log_prob(self, state: dict[str, Any]) -> torch.Tensor:
         """Eq. 7's communication terms: sum over rounds 2..T of gamma^{T+1-t} log P^t, per question."""
