@@ -7,8 +7,9 @@ embeds exactly what it embedded before). Every job of a sweep shares one file, b
 
 Design (the response cache, tomacs/backbones/cache.py, is the model):
 * Key = (model, precision, sha256 of the UTF-8 text). `model` names the weights and the library
-  versions that compute them, `precision` the arithmetic and device ("fp32-cpu", "bf16-cpu", ...),
-  so a vector is only ever reused where a fresh computation would give the same bits.
+  versions that compute them, `precision` the arithmetic, device, backend and batch shape
+  ("bf16-cpu-openvino-pad16", ...), so a vector is only ever reused where a fresh computation
+  would give the same bits.
 * The value is the raw float32 bytes of the vector the embedder returned: a hit is bit-identical
   to the vector computed when the entry was written (no float16 or quantised storage).
 * WAL journal + `busy_timeout` + a jittered retry loop, and `INSERT OR IGNORE` (the first vector

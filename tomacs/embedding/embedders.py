@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, runtime
 
 import numpy as np
 
+from tomacs.embedding.batching import PAD_MULTIPLE, encode_canonical
+
 if TYPE_CHECKING:
     from tomacs.embedding.cache import EmbeddingCache
 
@@ -292,10 +294,12 @@ class MiniLMEmbedder:
 
     @property
     def cache_precision(self) -> str:
-        """The precision part of the persistent cache key: arithmetic, device kind and, for any
-        backend but torch (whose keys predate the choice), the backend."""
-        key = f"{self.precision}-{'cuda' if str(self.device).startswith('cuda') else 'cpu'}"
-        return key if self.backend == "torch" else f"{key}-{self.backend}"
+        """The precision part of the persistent cache key: arithmetic, device kind, backend and the
+        batch shape (`tomacs.embedding.batching`), so that no vector computed in another shape, such
+        as those stored before batches had one shape per text, is read."""
+        device = "cuda" if str(self.device).startswith("cuda") else "cpu"
+        shape = f"pad{PAD_MULTIPLE}" + (f"x{self.batch_size}" if self.backend == "torch" else "")
+        return f"{self.precision}-{device}-{self.backend}-{shape}"
 
     def _load(self) -> Any:
         if self._model is None:
@@ -339,24 +343,28 @@ class MiniLMEmbedder:
             return _normalise(vecs)
         model = self._load()
         t0 = time.perf_counter()
-        kwargs = dict(
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        if self.precision == "fp32":
-            vecs = model.encode(texts, **kwargs)
-        else:
-            import torch
-
-            dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
-            device_type = "cuda" if str(self.device).startswith("cuda") else "cpu"
-            with torch.autocast(device_type, dtype=dtype):
-                vecs = model.encode(texts, **kwargs)
+        vecs = self._encode_torch(model, texts)
         self.encoded += len(texts)
         self.encode_s += time.perf_counter() - t0
-        return _normalise(np.asarray(vecs, dtype=np.float32))
+        return _normalise(vecs)
+
+    def _encode_torch(self, model: Any, texts: list[str]) -> np.ndarray:
+        """The sentence-transformers modules on batches of a fixed shape: one padded length and
+        `batch_size` rows (torch's bf16 rows differ between 1-2 and 3+ rows on a CPU)."""
+        import torch
+
+        autocast = self.precision != "fp32"
+        dtype = torch.bfloat16 if self.precision == "bf16" else torch.float16
+        device_type = "cuda" if str(self.device).startswith("cuda") else "cpu"
+
+        def run(feed: dict[str, np.ndarray]) -> np.ndarray:
+            batch = {k: torch.from_numpy(v).to(model.device) for k, v in feed.items()}
+            with torch.inference_mode(), torch.autocast(device_type, dtype=dtype, enabled=autocast):
+                out = model(batch)["sentence_embedding"]
+            return out.float().cpu().numpy()
+
+        max_length = int(model.max_seq_length)
+        return encode_canonical(model.tokenizer, texts, max_length, self.batch_size, run, fixed_rows=True)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -373,10 +381,10 @@ class MiniLMEmbedder:
             if self.store is not None:
                 model_id = minilm_model_id()
                 if self.store.put_many(model_id, self.cache_precision, missing, vecs) < len(missing):
-                    # A parallel job stored some of these texts first, computed in other batches: in
-                    # bf16 a vector depends on its batch's padding (7.9e-4 in one check). Use the stored
-                    # one (the first stored wins), so that this run and every re-run from the cache
-                    # read the same bits; otherwise a warm re-run would train on other vectors.
+                    # A parallel job stored some of these texts first. Their vectors are the same
+                    # bits on this machine (one batch shape per text); a vector stored by another
+                    # machine or library build may differ, so the first stored wins, and this run
+                    # reads what every re-run from the cache will read.
                     won = self.store.get_many(model_id, self.cache_precision, self.dim, missing)
                     rows = [won.get(t, v) for t, v in zip(missing, vecs, strict=True)]
             for t, v in zip(missing, rows, strict=True):

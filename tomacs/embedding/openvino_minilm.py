@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+from tomacs.embedding.batching import INPUTS, encode_canonical
+
 PIP_LINE = "pip install openvino==2026.4.1 onnx==1.23.2"
 
 
@@ -89,19 +90,11 @@ class OpenVinoMiniLM:
         self._lock = threading.Lock()  # one infer request per compiled model; the executor embeds off-thread
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        """Batches of similar length (as sentence-transformers sorts them), padded per batch."""
-        out = np.zeros((len(texts), self.output.get_partial_shape()[1].get_length()), dtype=np.float32)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        for i in range(0, len(texts), batch_size):
-            idx = order[i : i + batch_size]
-            enc = self.tokenizer(
-                [texts[j] for j in idx],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="np",
-            )
-            feed = {k: np.asarray(enc[k], dtype=np.int64) for k in INPUTS}
+        """Batches of one padded length (`tomacs.embedding.batching`); OpenVINO's rows do not depend
+        on their batch's row count (checked at 1-64 rows and 1-2 threads), so none are added."""
+
+        def run(feed: dict[str, np.ndarray]) -> np.ndarray:
             with self._lock:
-                out[idx] = self.compiled(feed)[self.output]
-        return out
+                return np.asarray(self.compiled(feed)[self.output])
+
+        return encode_canonical(self.tokenizer, texts, self.max_length, batch_size, run, fixed_rows=False)
