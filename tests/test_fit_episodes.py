@@ -715,3 +715,30 @@ def test_a_bad_shrink_is_one_line(tomacs_here: Any) -> None:
     r = tomacs_here("sim", "fit-episodes", "nowhere.jsonl", "--name", "x", "--shrink", "lots")
     assert r.returncode == 2 and "--shrink: expected auto or a number >= 0, got 'lots'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_choose_shrink_scores_the_fit_that_is_shipped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The folds fit with the starts the profile's own fit uses (`run(restarts=...)`), plus the path, so
+    cross-validation scores the estimator that is shipped, not a one-start version of it."""
+    from tomacs.sim import from_episodes as fx
+    from tomacs.transcripts.jsonl import write_debates
+
+    true = _profile(n_cand=4, accuracy=0.8, persuasion=3.0, share_weight=2.0, compliance=0.9)
+    debates = _generate(true, 24, seed=5)
+    real_fit, calls = fe.fit, []
+
+    def spy(*args: Any, **kw: Any) -> fe.FitResult:
+        calls.append((kw.get("restarts"), kw.get("shrink", 0.0), kw.get("also_from") is not None))
+        return real_fit(*args, **kw)
+
+    monkeypatch.setattr(fc, "fit", spy)
+    fc.choose_shrink(debates, true, grid=(0.0, 1.0), restarts=2)
+    # 3 folds x (lambda 1 from scratch, then lambda 0 also from its optimum), each from 2 starts
+    assert calls == [(2, 1.0, False), (2, 0.0, True)] * 3
+    calls.clear()
+    path = tmp_path / "d.jsonl"
+    write_debates(path, debates)
+    fx.run([str(path)], "spied", shrink=None, draws=5, restarts=2, out_dir=tmp_path, mechanisms=[])
+    assert calls and {c[0] for c in calls} == {2}

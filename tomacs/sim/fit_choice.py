@@ -125,12 +125,17 @@ def choose_shrink(
     seed: int = 0,
     by_benchmark: bool = True,
     by_sender: bool = True,
+    restarts: int = 3,
 ) -> tuple[float, dict[float, float]]:
     """How strongly a source's fit should be pulled toward `prior`: each strength of `grid` scored by
     cross-validated log-likelihood per answer on the FITTING questions (folds by question); the best
-    wins, the weaker on a tie within MIN_CV_GAIN. On the shipped sources it keeps a source of many
-    questions at 0 or nearly; on gpt-4o's 36 questions the folds' scores are too noisy to choose by
-    (docs/experiments/2026-11-28-sim-profile-shrinkage.md). No answer to score: 0, the plain fit."""
+    wins, the weaker on a tie within MIN_CV_GAIN. No answer to score: 0, the plain fit.
+
+    Each fold's fit uses the `restarts` starting points the profile's own fit uses (`from_episodes.run`),
+    plus the prior and the last strength's optimum, so the folds score the estimator that is shipped.
+    With one start a fold's optimum at some strengths was a poorer local one, and on gpt-4o's 36
+    questions neighbouring strengths scored -0.18 and -0.59 per answer
+    (docs/experiments/2026-11-29-sim-shrink-choice-restarts.md)."""
     total, n_ans = dict.fromkeys(grid, 0.0), 0
     kw: dict[str, Any] = dict(model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender)
     for train, blocks in _fold_sets(debates, folds, seed, model):
@@ -138,7 +143,7 @@ def choose_shrink(
         path: FitResult | None = None
         for lam in sorted(grid, reverse=True):  # from the prior down, each fit also starting at the last
             res = path = fit(
-                train, restarts=1, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw
+                train, restarts=restarts, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw
             )
             total[lam] += loglik(
                 res.profile,

@@ -165,6 +165,7 @@ def _shrink_strength(
     seed: int,
     by_benchmark: bool,
     by_sender: bool,
+    restarts: int,
 ) -> tuple[float, dict[str, Any]]:
     """The strength of the pull toward the paper profile, and what the provenance says of its choice."""
     if shrink is not None:
@@ -176,14 +177,22 @@ def _shrink_strength(
         rule = f"0: {n_fit_q} fitting questions are too few to choose by cross-validation"
         return 0.0, {"strength": 0.0, "prior": paper.name, "rule": rule}
     strength, scores = fc.choose_shrink(
-        fit_d, paper, model, kept, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender
+        fit_d,
+        paper,
+        model,
+        kept,
+        seed=seed,
+        by_benchmark=by_benchmark,
+        by_sender=by_sender,
+        restarts=restarts,
     )
     return strength, {
         "strength": strength,
         "prior": paper.name,
         "rule": f"the strength of {list(fc.SHRINK_GRID)} with the best log-lik per answer in "
-        f"{fc.CV_FOLDS}-fold cross-validation by question on the fitting questions (the weaker within "
-        f"{fc.MIN_CV_GAIN:g})",
+        f"{fc.CV_FOLDS}-fold cross-validation by question on the fitting questions, each fold fitted "
+        f"from the profile's {restarts} starts, the prior and the last strength's optimum (the weaker "
+        f"within {fc.MIN_CV_GAIN:g})",
         "cv_loglik_per_answer": {f"{k:g}": round(v, 6) for k, v in scores.items()},
     }
 
@@ -226,7 +235,7 @@ def run(
     kept, choice = _mechanism_choice(mechanisms, fit_d, model, split_seed, by_benchmark, by_sender)
     paper = paper_profile()
     strength, shrinking = _shrink_strength(
-        shrink, fit_d, paper, model, kept, split_seed, by_benchmark, by_sender
+        shrink, fit_d, paper, model, kept, split_seed, by_benchmark, by_sender, restarts
     )
     res = fe.fit(
         fit_d,
