@@ -71,6 +71,8 @@ def test_encode_canonical_runs_fixed_shapes_and_returns_rows_in_order() -> None:
     shapes.clear()
     encode_canonical(_Tokenizer(), texts, max_length=64, batch_size=3, run=run, fixed_rows=False)
     assert shapes == [(2, 32), (2, 16)]
+    with pytest.raises(ValueError, match="at least one text"):
+        encode_canonical(_Tokenizer(), [], max_length=64, batch_size=3, run=run, fixed_rows=True)
 
 
 @pytest.mark.slow

@@ -57,6 +57,8 @@ def encode_canonical(
     `run` takes int64 arrays of `INPUTS` and returns one float row per input row. With `fixed_rows`
     every batch has `batch_size` rows (the first row repeated), for backends whose rows depend on
     the row count."""
+    if not texts:
+        raise ValueError("encode_canonical needs at least one text (the width of a row comes from `run`)")
     counts = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
     out: np.ndarray | None = None
     for length, idx in canonical_batches(counts, batch_size, max_length):
@@ -77,5 +79,5 @@ def encode_canonical(
         if out is None:
             out = np.zeros((len(texts), rows.shape[1]), dtype=np.float32)
         out[idx] = rows
-    assert out is not None, "encode_canonical needs at least one text"
+    assert out is not None  # at least one batch ran
     return out
