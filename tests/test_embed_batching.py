@@ -33,26 +33,24 @@ def test_batches_hold_one_padded_length_longest_first_in_given_order() -> None:
 
 
 class _Tokenizer:
-    """Whitespace tokens; id = word length (0 pads), as a HF tokenizer returns them."""
+    """Whitespace tokens; id = word length (0 pads), called and padded as a HF tokenizer is."""
 
-    def __call__(
-        self,
-        texts: list[str],
-        truncation: bool,
-        max_length: int,
-        padding: str | None = None,
-        return_tensors: str | None = None,
-    ) -> dict[str, object]:
+    def __call__(self, texts: list[str], truncation: bool, max_length: int) -> dict[str, list[list[int]]]:
         ids = [[len(w) for w in t.split()][:max_length] for t in texts]
-        if padding is None:
-            return {"input_ids": ids}
+        return {
+            "input_ids": ids,
+            "attention_mask": [[1] * len(x) for x in ids],
+            "token_type_ids": [[0] * len(x) for x in ids],
+        }
+
+    def pad(
+        self, enc: dict[str, list[list[int]]], padding: str, max_length: int, return_tensors: str
+    ) -> dict[str, np.ndarray]:
         assert padding == "max_length" and return_tensors == "np"
-        arr = np.zeros((len(ids), max_length), dtype=np.int64)
-        mask = np.zeros_like(arr)
-        for i, row in enumerate(ids):
-            arr[i, : len(row)] = row
-            mask[i, : len(row)] = 1
-        return {"input_ids": arr, "attention_mask": mask, "token_type_ids": np.zeros_like(arr)}
+        assert all(len(x) <= max_length for x in enc["input_ids"])
+        return {
+            k: np.array([x + [0] * (max_length - len(x)) for x in v], dtype=np.int64) for k, v in enc.items()
+        }
 
 
 def test_encode_canonical_runs_fixed_shapes_and_returns_rows_in_order() -> None:

@@ -52,7 +52,7 @@ def test_precision_reaches_the_embedder_and_its_record(monkeypatch: pytest.Monke
     configure(None, precision="auto")
     e = get_embedder("minilm")
     assert isinstance(e, MiniLMEmbedder) and e.precision == "bf16"
-    assert e.cache_precision.startswith("bf16-cpu-")
+    assert e.cache_precision == "bf16-cpu-torch-pad16x64"  # configure's backend default is torch
     configure(None, precision="fp32")
     f = get_embedder("minilm")
     assert f.precision == "fp32"
