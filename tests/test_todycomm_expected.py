@@ -162,3 +162,72 @@ def test_a_result_file_without_the_keys_is_labelled_with_the_papers_step() -> No
     assert method_label({"method": "todycomm", "config": {"method": today}}) == "todycomm"
     # a block that only names the method (a hand-made file) records no settings: no era to read from it
     assert method_label({"method": "todycomm", "config": {"method": {"name": "todycomm"}}}) == "todycomm"
+
+
+# -- method.decision_replay: the decision's exact term over the epoch's earlier batches too -----------------
+def test_decision_replay_averages_the_earlier_batches_at_the_current_weights() -> None:
+    m = _method(decision_credit="expected", normalize="none", baseline="batch_mean", decision_replay=1)
+    plain = _method(decision_credit="expected", normalize="none", baseline="batch_mean")
+    u = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+    m.on_epoch_start(0)
+    s1, e1 = _batch(m)
+    p1, pe1 = _batch(plain)
+    # the epoch's first batch has nothing earlier: the loss without replay
+    want1 = plain.loss(p1, pe1, u).item()
+    assert m.loss(s1, e1, u).item() == pytest.approx(want1, abs=1e-7)
+    assert m.loss(s1, e1, u).item() == pytest.approx(want1, abs=1e-7)  # scored again: not onto itself
+    with torch.no_grad():  # a step's worth of change: the earlier batch is scored at the new weights
+        gen = torch.Generator().manual_seed(0)
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=gen))
+    s2, e2 = _batch(m)
+    loss = m.loss(s2, e2, u)
+    h = torch.zeros(6 * 4, m.hidden)
+    for t in (2, 3, 4):  # batch 1's GRU from its stored inputs, at the current weights
+        logits, h = m.net(s1["feats"][t], h)
+    past = expected_vote_utility(logits.view(6, 4), s1["vote_table"], m.epsilon)
+    cur = expected_vote_utility(s2["decision_logits"], s2["vote_table"], m.epsilon)
+    comm = 0.25 * s2["logp"][2] + 0.5 * s2["logp"][3]
+    e = cur.detach().numpy()
+    want = -torch.cat([cur, past]).mean() - (comm * torch.as_tensor(e - e.mean())).mean()
+    assert loss.item() == pytest.approx(want.item(), abs=1e-6)
+    stale = -cur.mean() - (comm * torch.as_tensor(e - e.mean())).mean()
+    assert abs(loss.item() - stale.item()) > 1e-3  # the replayed batch moves the loss
+    # the first reused step keeps the same gradient, replay included
+    g = torch.autograd.grad(loss, m.parameters())
+    g_reuse = torch.autograd.grad(m.reuse_loss(s2, 0.2), m.parameters())
+    for a, b in zip(g, g_reuse, strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+    # at most `decision_replay` earlier batches: the third batch replays the second only
+    s3, e3 = _batch(m)
+    m.loss(s3, e3, u)
+    assert [tab for _, tab in m._replay] == [s2["vote_table"]]
+    # a new epoch starts empty, so a run resumed at an epoch boundary takes the same steps
+    m.on_epoch_start(1)
+    s4, e4 = _batch(m)
+    m.loss(s4, e4, u)
+    assert m._replay == []
+
+
+def test_decision_replay_needs_the_exact_decision_term() -> None:
+    with pytest.raises(ValueError, match="decision_replay=2 .* needs method.decision_credit=expected"):
+        _method(decision_credit="episode", decision_replay=2)
+
+
+def test_a_tiny_run_with_decision_replay_resumes_to_the_same_weights(tmp_path: Path) -> None:
+    from tomacs.config import compose
+    from tomacs.launch.run import run_job
+
+    overrides = ["method=todycomm", "embedder=hashing", "attack=gt50", "train.size=12", "train.val_size=0"]
+    overrides += ["train.batch_size=4", "eval.size=4", "seed=0", "method.decision_replay=2"]
+    whole = run_job(compose([*overrides, "train.epochs=2"]), "train", tmp_path / "whole")
+    run_job(compose([*overrides, "train.epochs=1"]), "train", tmp_path / "split")
+    split = run_job(compose([*overrides, "train.epochs=2"]), "train", tmp_path / "split")
+    assert split["train"]["resumed_from_epoch"] == 1
+    a = torch.load(tmp_path / "whole" / "checkpoint.pt", weights_only=False)["method"]["net"]
+    b = torch.load(tmp_path / "split" / "checkpoint.pt", weights_only=False)["method"]["net"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    run_job(compose([*overrides[:-1], "train.epochs=2"]), "train", tmp_path / "plain")
+    c = torch.load(tmp_path / "plain" / "checkpoint.pt", weights_only=False)["method"]["net"]
+    assert not all(torch.equal(a[k], c[k]) for k in a)  # the replay changed the steps
+    assert [whole["metrics"][k] for k in ("acc", "adacc")] == [split["metrics"][k] for k in ("acc", "adacc")]
