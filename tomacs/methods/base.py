@@ -163,9 +163,6 @@ class Method:
     def on_iteration_end(self, iteration: int) -> None:
         """Hook for schedule-driven changes (AgentPrune's pruning)."""
 
-    def on_epoch_start(self, epoch: int) -> None:
-        """Hook: a training epoch begins (TodyComm's `decision_replay` keeps one epoch's batches)."""
-
     def state_dict(self) -> dict[str, object]:
         return {}
 

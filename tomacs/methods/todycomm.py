@@ -163,11 +163,6 @@ class TodyCommSettings(LearnedSettings):
     # (`resolve_updates`): 1 with an explicit `episode`, so `method.decision_credit=episode` alone is the
     # paper's step; else 4, also where `auto` falls back to `episode` (issue 40)
     updates: int | None = bounded(None, 1)
-    # decision_credit=expected only: the decision's exact term of each step also averages over the
-    # episodes of up to this many earlier batches of the same epoch, at the current weights (ours; 0 = off,
-    # the term of this batch alone). Why it is sound: that term integrates the decision's sampling out, so it
-    # needs no importance weight for episodes the policy sampled earlier. See `_replayed_decision`.
-    decision_replay: int = bounded(0, 0)
 
 
 _torch = torch_module
@@ -381,17 +376,6 @@ class TodyComm(LearnedMethod):
                 f"method.decision_credit=expected sums over 2^N participation vectors; N={ctx.n_agents} "
                 f"agents is more than {EXPECTED_MAX_AGENTS}: use method.decision_credit=counterfactual"
             )
-        self.decision_replay = int(s.decision_replay)
-        if self.decision_replay and self.decision_credit != "expected":
-            raise ValueError(
-                f"method.decision_replay={self.decision_replay} replays the decision's exact expected "
-                "utility; it needs method.decision_credit=expected (this run resolved "
-                f"{self.decision_credit}): set method.decision_replay=0"
-            )
-        # (feats by round, vote table) of the epoch's earlier batches (`_replayed_decision`); the pending
-        # batch joins it when the next batch's loss is taken, so a batch is never replayed onto itself
-        self._replay: list[tuple[dict[int, Any], Any]] = []
-        self._replay_pending: dict[str, Any] | None = None
         clip = s.norm_clip
         # The executor's embedder decides the embedding size; the run announces it in ctx.extra.
         self.emb_dim = embedding_width(self.embedder_name, s.emb_dim, ctx.extra.get("embed_dim"))
@@ -414,11 +398,6 @@ class TodyComm(LearnedMethod):
 
     def resolved_settings(self) -> dict[str, object]:
         return {"decision_credit": self.decision_credit}
-
-    def on_epoch_start(self, epoch: int) -> None:
-        """The replayed batches are the epoch's own: a run resumed at an epoch boundary (checkpoints are
-        per epoch) then takes exactly the steps an uninterrupted one takes."""
-        self._replay, self._replay_pending = [], None
 
     def make_net(self) -> CreditNet:
         """A fresh credit network of this configuration (Alg. 1), unseeded: `tomacs diagnose` builds
@@ -706,13 +685,7 @@ class TodyComm(LearnedMethod):
         )
         state["vote_table"] = torch.as_tensor(table, dtype=logits.dtype, device=logits.device)
         expected = expected_vote_utility(logits, state["vote_table"], self.epsilon)
-        if self.decision_replay:
-            pending = self._replay_pending
-            if pending is not None and pending is not state:  # the batch before this one joins the replay
-                self._replay = [*self._replay, (dict(pending["feats"]), pending["vote_table"])]
-                self._replay = self._replay[-self.decision_replay :]
-            self._replay_pending = state
-        loss = -self._replayed_decision(expected)
+        loss = -expected.mean()
         if self.comm != "debate":
             ev = expected.detach().cpu().numpy().astype(np.float64)
             baseline = self.baseline_value(ev, [q.id for q in state["questions"]])
@@ -720,27 +693,6 @@ class TodyComm(LearnedMethod):
             comm = self._comm_log_prob(state)
             loss = loss + reinforce_loss(comm, ev, baseline)
         return loss
-
-    def _replayed_decision(self, expected: torch.Tensor) -> torch.Tensor:
-        """The mean of the decision's exact expected utility over this batch's episodes (`expected`, (Q,))
-        and, with `decision_replay`, the epoch's earlier batches' (their GRU replayed from the stored
-        inputs at the current weights; their vote tables as counted then, as the reused steps of one
-        batch keep theirs). Each episode weighs the same. No importance weight: the term is not a sampled
-        estimate of the decision, whichever policy played the rounds before it."""
-        if not self._replay:
-            return expected.mean()
-        torch = _torch()
-        n = self.ctx.n_agents
-        rounds = sorted(self._replay[0][0])
-        feats = {t: torch.cat([f[t] for f, _ in self._replay]) for t in rounds}
-        table = torch.cat([tab for _, tab in self._replay])
-        h = torch.zeros(table.shape[0] * n, self.hidden, device=self.device)
-        logits = None
-        for t in rounds:
-            logits, h = self.net(feats[t], h)
-        assert logits is not None
-        past = expected_vote_utility(logits.view(-1, n), table, self.epsilon)
-        return torch.cat([expected, past]).mean()
 
     def _final_answers(self, state: dict[str, Any]) -> list[list[str | None]]:
         """Each question's last-round answers, as `decide` read them: the votes the decision's recounts
@@ -771,9 +723,7 @@ class TodyComm(LearnedMethod):
             if t not in state["logp_old"]:
                 continue
             if t == self.ctx.rounds + 1 and "vote_table" in state:  # the exact expectation, again
-                term = -self._replayed_decision(
-                    expected_vote_utility(logits.view(qn, n), state["vote_table"], self.epsilon)
-                )
+                term = -expected_vote_utility(logits.view(qn, n), state["vote_table"], self.epsilon).mean()
             elif t == self.ctx.rounds + 1 and "decision_advantage" in state:  # per agent, times N: a sum
                 new_terms = bernoulli_terms(logits.view(qn, n), state["sampled"][t]).flatten()
                 old_terms, adv = state["logp_agents_old"].flatten(), state["decision_advantage"].flatten()

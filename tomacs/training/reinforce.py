@@ -196,7 +196,6 @@ def train_epoch(comps: Components, loop: EpochLoop, epoch: int, title: str) -> i
     iteration = loop.at.iteration
     n, rounds = comps.ctx.n_agents, comps.ctx.rounds
     method.train_mode(True)
-    method.on_epoch_start(epoch)
     order = np.random.default_rng(stable_seed(spec.seed, "shuffle", epoch)).permutation(len(comps.train_qs))
     k = spec.train.samples
     # train.samples > 1: each question's episodes sit in one batch (its per-question baseline)
