@@ -51,3 +51,13 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
     )  # fmt: skip
     assert r.returncode == 0 and "2 of 2 jobs re-evaluated" in r.stdout
     assert [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)] == stamps
+
+
+def test_the_re_evaluation_loads_the_checkpoint_the_job_tested(tmp_path: Path) -> None:
+    from tomacs.report.paired import _tested
+
+    assert _tested(tmp_path) == "best.pt"  # no config: a job from before `train.select`
+    (tmp_path / "config.yaml").write_text("train:\n  select: best\n")
+    assert _tested(tmp_path) == "best.pt"
+    (tmp_path / "config.yaml").write_text("train:\n  select: last\n")
+    assert _tested(tmp_path) == "checkpoint.pt"

@@ -190,3 +190,39 @@ def test_an_old_run_without_the_key_took_one_step(monkeypatch: pytest.MonkeyPatc
     settled = _settled(cfg)
     assert settled["method"]["updates"] == 1
     assert settled["method"]["update_clip"] == 0.2  # a key without an exception takes today's default
+
+
+# -- train.select: which end of training is tested (best.pt, ours; the last epoch, the paper's) -------------
+def test_select_is_checked_in_one_line() -> None:
+    with pytest.raises(ConfigError, match="train.select must be one of best, last"):
+        validate(compose(["method=todycomm", "train.select=middle"]))
+
+
+@pytest.mark.parametrize("select", ["best", "last"])
+def test_the_job_tests_the_weights_select_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, select: str
+) -> None:
+    import tomacs.training.reinforce as reinforce
+
+    # every epoch scores the same: best.pt stays epoch 1 (a tie keeps the earlier), unlike the last epoch
+    monkeypatch.setattr(reinforce, "selection_score", lambda acc, adacc: 0.0)
+    common = ["method=todycomm", "embedder=hashing", "attack=gt50", "train.size=16", "train.val_size=4"]
+    common += ["train.batch_size=4", "eval.size=24", "seed=0"]
+    job = run_job(compose([*common, "train.epochs=2", f"train.select={select}"]), "train", tmp_path / "job")
+    assert job["train"]["tested"] == select
+    assert (
+        job["train"]["validation"]["best"]["epoch"] == 1 and job["train"]["validation"]["last"]["epoch"] == 2
+    )
+    nets = {
+        n: torch.load(tmp_path / "job" / f"{n}.pt", weights_only=False)["method"]["net"]
+        for n in ("best", "checkpoint")
+    }
+    assert not all(torch.equal(nets["best"][k], nets["checkpoint"][k]) for k in nets["best"])
+    scores = {}
+    for name in ("best", "checkpoint"):
+        ck = tmp_path / "job" / f"{name}.pt"
+        res = run_job(compose([*common, f"checkpoint={ck}"]), "evaluate", tmp_path / f"eval_{name}")
+        scores[name] = (res["metrics"]["acc"], res["metrics"]["adacc"], res["metrics"]["participation_rate"])
+    assert scores["best"] != scores["checkpoint"]  # the two ends are told apart on these episodes
+    tested = scores["best" if select == "best" else "checkpoint"]
+    assert (job["metrics"]["acc"], job["metrics"]["adacc"], job["metrics"]["participation_rate"]) == tested

@@ -36,6 +36,11 @@ class DecisionMode(StrEnum):
     crs = "crs"
 
 
+# which weights a trained method is tested with: best (ours: best.pt, the epoch with the best validation
+# Acc) | last (the paper's: the policy after its last iteration; TodyComm §5 names no validation set)
+SELECTS = ("best", "last")
+
+
 @dataclass
 class TrainSchema:
     """The training budget (a config group: conf/train/default.yaml | paper.yaml); its keys are typed
@@ -53,6 +58,7 @@ class TrainSchema:
     samples: int = MISSING
     lr_schedule: str = MISSING
     grad_clip: float | None = MISSING
+    select: str = MISSING
 
 
 def _schedule_default(key: str) -> Any:
@@ -567,6 +573,8 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(
             f"train.lr_schedule must be one of {', '.join(schedules)} (got {cfg.train.lr_schedule!r})"
         )
+    if cfg.train.get("select", "best") not in SELECTS:
+        raise ConfigError(f"train.select must be one of {', '.join(SELECTS)} (got {cfg.train.select!r})")
     clip = cfg.train.get("grad_clip")
     if clip is not None and clip <= 0:
         raise ConfigError(f"train.grad_clip must be > 0 or null (got {clip})")

@@ -270,6 +270,7 @@ TRAIN_KEYS_ADDED: dict[str, object] = {
     "samples": 1,
     "lr_schedule": "constant",
     "grad_clip": None,
+    "select": "best",
 }
 
 

@@ -31,12 +31,21 @@ __all__ = ["paired_eval"]
 DROP = ("mode=", "+table=", "table=", "hydra.", "checkpoint=", "eval.seed=")
 
 
+def _tested(job: Path) -> str:
+    """The checkpoint the job's own test figures came from: best.pt, or with `train.select=last` the last
+    epoch's checkpoint.pt."""
+    config = yaml.safe_load((job / "config.yaml").read_text()) if (job / "config.yaml").is_file() else {}
+    select = ((config or {}).get("train") or {}).get("select", "best")
+    return "checkpoint.pt" if select == "last" else "best.pt"
+
+
 def _command(job: Path, eval_seed: int, dest: Path) -> list[str]:
     overrides = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text()) or []
     keep = [o for o in overrides if not o.startswith(DROP)]
     cmd = [sys.executable, "-m", "tomacs.cli", "evaluate", *keep, f"eval.seed={eval_seed}"]
-    if (job / "best.pt").is_file():
-        cmd.append(f"checkpoint='{(job / 'best.pt').resolve()}'")
+    tested = _tested(job)
+    if (job / tested).is_file():
+        cmd.append(f"checkpoint='{(job / tested).resolve()}'")
     return [*cmd, f"hydra.run.dir='{dest.resolve()}'"]
 
 

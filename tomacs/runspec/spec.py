@@ -97,6 +97,7 @@ class TrainSpec:
     samples: int
     lr_schedule: str
     grad_clip: float | None
+    select: str
 
 
 @dataclass(frozen=True)

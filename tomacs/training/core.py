@@ -219,9 +219,12 @@ class EpochLoop:
         if is_best:
             save_checkpoint(self.best_path, self.method, self.optimizer, fields)
 
-    def finish(self) -> None:
-        """The model ends holding best.pt's weights, in evaluation mode."""
-        if self.best_path.exists():
+    def finish(self, select: str = "best") -> None:
+        """The model ends holding best.pt's weights (`select="last"`: the last epoch's, which it holds
+        already), in evaluation mode."""
+        if select not in ("best", "last"):
+            raise ValueError(f"select must be best or last, got {select!r}")
+        if select == "best" and self.best_path.exists():
             load_checkpoint(self.method, self.best_path)
         self.method.train_mode(False)
 

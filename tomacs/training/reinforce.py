@@ -176,13 +176,14 @@ def train(comps: Components, out_dir: Path, progress: Progress | None = None) ->
         if comps.executor.crs is not None:  # credibility is part of the run's learned state
             extra["credibility"] = comps.executor.crs.state.to_dict()
         loop.save(is_best, extra)
-    loop.finish()
+    loop.finish(spec.train.select)
     return {
         **loop.summary(),
         # what a setting left to the method (null, auto) resolved to: results name the estimator that ran
         "updates": method.updates,
         **method.resolved_settings(),
         "validation": validation_ends(loop.log_path),
+        "tested": spec.train.select,  # which end of training the test figures are: best.pt or the last epoch
         "train_wall_s": loop.wall_s(),
         "resumed_from_epoch": loop.start,
     }
