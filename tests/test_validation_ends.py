@@ -65,6 +65,15 @@ def test_a_learned_job_reports_both_and_its_summary_shows_them(tmp_path: Path) -
     console.print(summary_table(res))
     text = " ".join(console.export_text().split())
     best, last = ends["best"], ends["last"]
-    assert f"validation Acc / ADAcc % (best: epoch {best['epoch']}) │ {pct(best['acc'], 2)} / " in text
+    assert (
+        f"validation Acc / ADAcc % (best: epoch {best['epoch']}, tested) │ {pct(best['acc'], 2)} / " in text
+    )
     row = f"{pct(last['acc'], 2)} / {pct(last['adacc'], 2)}"
     assert f"validation Acc / ADAcc % (last: epoch 3) │ {row}" in text
+    # train.select=last marks the last epoch as the one the test rows score
+    res["train"]["tested"] = "last"
+    console = Console(record=True, width=220)
+    console.print(summary_table(res))
+    text = " ".join(console.export_text().split())
+    assert f"validation Acc / ADAcc % (last: epoch 3, tested) │ {row}" in text
+    assert f"(best: epoch {best['epoch']}) │" in text

@@ -51,7 +51,9 @@ def summary_table(results: dict) -> Table:
         ("balanced ADAcc %", pct(m.get("adacc_balanced"), 2)),
         ("all-reliable detector %", pct(m.get("adacc_baseline"), 2)),
         *_baseline_rows(results.get("baselines") or {}),
-        *_validation_rows((results.get("train") or {}).get("validation")),
+        *_validation_rows(
+            (results.get("train") or {}).get("validation"), (results.get("train") or {}).get("tested", "best")
+        ),
         ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
@@ -63,14 +65,14 @@ def summary_table(results: dict) -> Table:
     return t
 
 
-def _validation_rows(ends: dict | None) -> list[tuple[str, str]]:
-    """Validation Acc / ADAcc of the epoch best.pt holds and of the last epoch: the test rows score the
-    best, and a fall after it would otherwise not show."""
+def _validation_rows(ends: dict | None, tested: str = "best") -> list[tuple[str, str]]:
+    """Validation Acc / ADAcc of the epoch best.pt holds and of the last epoch: the test rows score one of
+    them (`train.select`, marked "tested"), and a fall after the best would otherwise not show."""
     if not ends:
         return []
     return [
         (
-            f"validation Acc / ADAcc % ({which}: epoch {e['epoch']})",
+            f"validation Acc / ADAcc % ({which}: epoch {e['epoch']}{', tested' if which == tested else ''})",
             f"{pct(e['acc'], 2)} / {pct(e['adacc'], 2)}",
         )
         for which, e in (("best", ends["best"]), ("last", ends["last"]))
