@@ -132,7 +132,8 @@ def epoch_questions(comps: Components) -> int:
 
 def train(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, object]:
     """Train the method epoch by epoch (checkpoint.pt after each, best.pt by validation), resuming
-    from out_dir's checkpoint (or spec.checkpoint); the method ends holding best.pt's weights (`train.select=last`: the last epoch's)."""
+    from out_dir's checkpoint (or spec.checkpoint); the method ends holding best.pt's weights
+    (`train.select=last`: the last epoch's)."""
     spec = comps.spec
     method = comps.method
     if not isinstance(method, LearnedMethod):
