@@ -53,11 +53,10 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
     assert [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)] == stamps
 
 
-def test_the_re_evaluation_loads_the_checkpoint_the_job_tested(tmp_path: Path) -> None:
+def test_the_re_evaluation_loads_the_checkpoint_the_job_tested() -> None:
     from tomacs.report.paired import _tested
 
-    assert _tested(tmp_path) == "best.pt"  # no config: a job from before `train.select`
-    (tmp_path / "config.yaml").write_text("train:\n  select: best\n")
-    assert _tested(tmp_path) == "best.pt"
-    (tmp_path / "config.yaml").write_text("train:\n  select: last\n")
-    assert _tested(tmp_path) == "checkpoint.pt"
+    assert _tested({"train": {"epochs": 3}}) == "best.pt"  # a job from before `train.select`
+    assert _tested({"train": {"tested": "best"}}) == "best.pt"
+    assert _tested({"train": {"tested": "last"}}) == "checkpoint.pt"
+    assert _tested({"train": None}) == "best.pt"  # an unlearned method's results
