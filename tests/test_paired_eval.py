@@ -53,10 +53,31 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
     assert [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)] == stamps
 
 
-def test_the_re_evaluation_loads_the_checkpoint_the_job_tested() -> None:
-    from tomacs.report.paired import _tested
+def test_the_re_evaluation_loads_the_checkpoint_the_job_tested(tmp_path: Path) -> None:
+    """paired-eval, replay and the credit analysis read the weights the job's test figures came from."""
+    from tomacs.job.files import tested_checkpoint
 
-    assert _tested({"train": {"epochs": 3}}) == "best.pt"  # a job from before `train.select`
-    assert _tested({"train": {"tested": "best"}}) == "best.pt"
-    assert _tested({"train": {"tested": "last"}}) == "checkpoint.pt"
-    assert _tested({"train": None}) == "best.pt"  # an unlearned method's results
+    run = tmp_path / "run"
+    run.mkdir()
+    assert tested_checkpoint(run) is None  # nothing trained yet
+    (run / "best.pt").write_bytes(b"b")
+    (run / "checkpoint.pt").write_bytes(b"c")
+
+    def tested(results: object) -> str:
+        (run / "results.json").write_text(json.dumps(results))
+        ck = tested_checkpoint(run)
+        assert ck is not None
+        return ck.name
+
+    assert tested({"train": {"epochs": 3}}) == "best.pt"  # a job from before `train.select`
+    assert tested({"train": {"tested": "best"}}) == "best.pt"
+    assert tested({"train": {"tested": "last"}}) == "checkpoint.pt"
+    assert tested({"train": None}) == "best.pt"  # an unlearned method's results
+    # before the job finished, its config says which end it will test
+    (run / "results.json").unlink()
+    (run / "config.yaml").write_text("train:\n  select: last\n")
+    assert tested_checkpoint(run) == run / "checkpoint.pt"
+    (run / "config.yaml").write_text("train:\n  select: best\n")
+    assert tested_checkpoint(run) == run / "best.pt"
+    (run / "best.pt").unlink()  # the chosen file missing: the other one, not nothing
+    assert tested_checkpoint(run) == run / "checkpoint.pt"

@@ -327,7 +327,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
     from tomacs.execution.batches import Batch, walk
     from tomacs.job.checkpoint import load_checkpoint
     from tomacs.job.components import build
-    from tomacs.job.files import read_run_config, run_spec
+    from tomacs.job.files import read_run_config, run_spec, tested_checkpoint
 
     run_dir = Path(run_dir)
     cfg = read_run_config(run_dir, "pass the directory of a finished tomacs job")
@@ -335,9 +335,7 @@ def _diagnose(run_dir: Path, size: int | None, checkpoint: Path | None) -> dict[
         raise FileNotFoundError(f"{run_dir} has no config.yaml: pass the directory of a finished tomacs job")
     if size is not None:
         cfg["eval"]["size"] = int(size)
-    ck = checkpoint or next(
-        (run_dir / p for p in ("best.pt", "checkpoint.pt") if (run_dir / p).is_file()), None
-    )
+    ck = checkpoint or tested_checkpoint(run_dir)
     comps = build(run_spec(cfg), need_train=False)
     method = comps.method
     why = method.credit_policy_refusal()  # the method says whether it has a policy to diagnose

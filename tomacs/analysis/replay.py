@@ -177,12 +177,13 @@ class Policy:
 
 
 def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
-    """The run's method and checkpoint (best.pt, the weights its evaluation used, else checkpoint.pt);
-    one-line errors for a directory that is not a trained run of a supported method."""
+    """The run's method and the checkpoint its evaluation used (`tested_checkpoint`: best.pt, or the last
+    epoch's checkpoint.pt under `train.select=last`); one-line errors for a directory that is not a trained
+    run of a supported method."""
     from tomacs.config import ConfigError
     from tomacs.embedding.embedders import DEFAULT_EMBEDDER
     from tomacs.embedding.embedders import configure as configure_embeddings
-    from tomacs.job.files import read_run_config, run_spec
+    from tomacs.job.files import read_run_config, run_spec, tested_checkpoint
     from tomacs.methods.registry import method_settings
 
     run_dir = Path(run_dir)
@@ -201,9 +202,7 @@ def load_policy(run_dir: Path, checkpoint: Path | None = None) -> Policy:
             f"{run_dir} is a method={name} run; replay scores agents with a learned method that scores "
             f"them: {', '.join(supported)} (train one with `tomacs train method=todycomm ...`)"
         )
-    ck = checkpoint or next(
-        (run_dir / p for p in ("best.pt", "checkpoint.pt") if (run_dir / p).is_file()), None
-    )
+    ck = checkpoint or tested_checkpoint(run_dir)
     if ck is None:
         raise ReplayError(f"{run_dir} has no best.pt or checkpoint.pt: the run has not finished an epoch")
     if not Path(ck).is_file():

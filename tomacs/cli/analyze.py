@@ -80,12 +80,16 @@ def analyze_propagation(
 @analyze_app.command("credits")
 def analyze_credits(
     run_dir: str = typer.Argument(
-        ..., help="The directory of a trained todycomm job (has config.yaml, best.pt)."
+        ..., help="The directory of a trained todycomm job (has config.yaml and its checkpoints)."
     ),
     size: int = typer.Option(
         None, "--size", "-n", help="Test questions to re-run (default: the job's eval.size)."
     ),
-    checkpoint: str = typer.Option(None, "--checkpoint", help="A checkpoint other than the job's best.pt."),
+    checkpoint: str = typer.Option(
+        None,
+        "--checkpoint",
+        help="Read this checkpoint, not the one the job tested (best.pt; checkpoint.pt at select=last).",
+    ),
     out: str = typer.Option(None, "--out", "-o", help="JSON file (default: <run_dir>/diagnosis.json)."),
 ) -> None:
     """Why a trained credit policy does (not) detect adversaries: credits of honest vs adversarial

@@ -119,13 +119,17 @@ def transcripts_curves(
 
 def replay(
     run_dir: str = typer.Argument(
-        ..., metavar="RUN_DIR", help="A trained todycomm or gsafeguard run (config.yaml, best.pt)."
+        ..., metavar="RUN_DIR", help="A trained todycomm or gsafeguard run (config.yaml and its checkpoints)."
     ),
     paths: list[str] = typer.Argument(..., metavar="TRANSCRIPTS...", help="Files or directories of debates."),
     fmt: str = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers and per-debate credits here."),
     limit: int = typer.Option(None, "--limit", "-n", help="Replay only the first N debates."),
-    checkpoint: str = typer.Option(None, "--checkpoint", help="A checkpoint other than the run's best.pt."),
+    checkpoint: str = typer.Option(
+        None,
+        "--checkpoint",
+        help="Read this checkpoint, not the one the run tested (best.pt; checkpoint.pt at select=last).",
+    ),
     model: str = typer.Option(None, "--model", help="Only debates whose honest agents ran on this model."),
     held_out: bool = typer.Option(
         False, "--held-out", help="Only the questions held out from a profile fit (the split of calibrate)."

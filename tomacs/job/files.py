@@ -237,6 +237,26 @@ def read_run_config(run_dir: Path, fix: str = "pass the directory of a tomacs jo
     return {str(k): v for k, v in loaded.items()}
 
 
+def tested_checkpoint(run_dir: Path) -> Path | None:
+    """The checkpoint a run's test figures came from, so a later look at the run (replay, credit
+    analysis, paired re-evaluation) reads the same weights: the last epoch's checkpoint.pt where
+    `train.select=last` (results.json `train.tested`; before the job finished, its config), else best.pt.
+    Falls back to the other file when that one is missing; None when neither exists."""
+    run_dir = Path(run_dir)
+    select = "best"
+    results = run_dir / RESULTS
+    if results.is_file():
+        try:
+            select = str((json.loads(results.read_text()).get("train") or {}).get("tested") or "best")
+        except (json.JSONDecodeError, AttributeError):
+            pass
+    else:
+        cfg = read_run_config(run_dir) or {}
+        select = str((cfg.get("train") or {}).get("select") or "best")
+    order = ("checkpoint.pt", "best.pt") if select == "last" else ("best.pt", "checkpoint.pt")
+    return next((run_dir / p for p in order if (run_dir / p).is_file()), None)
+
+
 def run_spec(config: Mapping[str, object]) -> RunSpec:
     """The spec of a run directory's config (`read_run_config`, edited by the caller where it asks
     for something else, such as another test size): its embedder settled (a checkpoint's recorded

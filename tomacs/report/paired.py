@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from tomacs.job.files import tested_checkpoint
 from tomacs.report.collect import Cell, cells, find_jobs
 
 __all__ = ["paired_eval"]
@@ -31,26 +32,21 @@ __all__ = ["paired_eval"]
 DROP = ("mode=", "+table=", "table=", "hydra.", "checkpoint=", "eval.seed=")
 
 
-def _tested(results: dict) -> str:
-    """The checkpoint the job's own test figures came from, as its results.json records it: best.pt, or
-    the last epoch's checkpoint.pt where `train.select=last` (`train.tested`; absent before the key: best)."""
-    return "checkpoint.pt" if (results.get("train") or {}).get("tested") == "last" else "best.pt"
-
-
-def _command(job: Path, tested: str, eval_seed: int, dest: Path) -> list[str]:
+def _command(job: Path, eval_seed: int, dest: Path) -> list[str]:
+    """The job's own evaluation again, with the weights its test figures came from (`tested_checkpoint`)."""
     overrides = yaml.safe_load((job / ".hydra" / "overrides.yaml").read_text()) or []
     keep = [o for o in overrides if not o.startswith(DROP)]
     cmd = [sys.executable, "-m", "tomacs.cli", "evaluate", *keep, f"eval.seed={eval_seed}"]
-    if (job / tested).is_file():
-        cmd.append(f"checkpoint='{(job / tested).resolve()}'")
+    if (ck := tested_checkpoint(job)) is not None:
+        cmd.append(f"checkpoint='{ck.resolve()}'")
     return [*cmd, f"hydra.run.dir='{dest.resolve()}'"]
 
 
-def _run(job: Path, tested: str, eval_seed: int, dest: Path) -> str | None:
+def _run(job: Path, eval_seed: int, dest: Path) -> str | None:
     """Re-evaluates one job into dest (skipped when dest already finished); the error line or None."""
     if (dest / "results.json").is_file():
         return None
-    p = subprocess.run(_command(job, tested, eval_seed, dest), capture_output=True, text=True)
+    p = subprocess.run(_command(job, eval_seed, dest), capture_output=True, text=True)
     if p.returncode != 0:
         tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["(no output)"]
         return f"{job.name}: rc {p.returncode}: {tail[0]}"
@@ -77,7 +73,7 @@ def paired_eval(
     dest = {j.path: out_root / j.path.relative_to(root) for j in found}
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_run, j.path, _tested(j.results), eval_seed, dest[j.path]) for j in found]
+        futures = [pool.submit(_run, j.path, eval_seed, dest[j.path]) for j in found]
         errors = []
         for i, fut in enumerate(futures, 1):
             if err := fut.result():
