@@ -1,10 +1,11 @@
 """best.pt against the last epoch on the test questions, the 18 table runs of 2026-11-29 (outputs/s54 jobs;
 the last epochs of the target cells from outputs/s55/e_*_checkpoint_own, of lt50 from outputs/s56)."""
+
 import json
 import statistics as st
 from pathlib import Path
 
-O = Path("outputs")
+OUT = Path("outputs")
 
 
 def m(p: Path) -> tuple[float, float]:
@@ -16,20 +17,24 @@ rows = {}
 for b in ("mmlu", "openbookqa"):
     for a in ("eq50", "gt50", "lt50"):
         for s in (0, 1, 2):
-            run = O / "s54" / f"t_{b}_{a}_s{s}"
+            run = OUT / "s54" / f"t_{b}_{a}_s{s}"
             val = json.loads((run / "results.json").read_text())["train"]["validation"]
             best = m(run)
             if val["best"]["epoch"] == val["last"]["epoch"]:
                 last = best
             elif a == "lt50":
-                last = m(O / "s56" / f"e_{b}_{a}_s{s}_last")
+                last = m(OUT / "s56" / f"e_{b}_{a}_s{s}_last")
             else:
-                last = m(O / "s55" / f"e_{b}_{a}_s{s}_checkpoint_own")
+                last = m(OUT / "s55" / f"e_{b}_{a}_s{s}_checkpoint_own")
             rows[(b, a, s)] = (best, last)
 diff = [(k, v) for k, v in rows.items() if v[0] != v[1]]
 print(f"{len(diff)} of {len(rows)} runs differ")
 for k, (bb, ll) in diff:
-    print(k, f"{bb[0]:.1f} / {bb[1]:.1f} -> {ll[0]:.1f} / {ll[1]:.1f}  ({ll[0]-bb[0]:+.1f}, {ll[1]-bb[1]:+.1f})")
+    print(
+        k,
+        f"{bb[0]:.1f} / {bb[1]:.1f} -> {ll[0]:.1f} / {ll[1]:.1f}",
+        f"({ll[0] - bb[0]:+.1f}, {ll[1] - bb[1]:+.1f})",
+    )
 print("cell | best.pt | last epoch")
 for b in ("mmlu", "openbookqa"):
     for a in ("eq50", "gt50", "lt50"):
