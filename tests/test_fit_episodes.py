@@ -124,24 +124,28 @@ def _random_debates(rng: np.random.Generator, n: int, n_cand: int = 4) -> list[D
     return out
 
 
-@pytest.mark.parametrize("later_weight,target_persistence", [(1.0, 0.0), (2.5, 1.5)])
+@pytest.mark.parametrize(
+    "later_weight,target_persistence,lapse,n",
+    [(1.0, 0.0, 0.0, 4), (2.5, 1.5, 0.0, 4), (2.5, 1.5, 0.07, 4), (2.5, 1.5, 0.07, 2), (1.0, 0.0, 0.2, 3)],
+)
 def test_likelihood_agrees_with_the_simulator_update_rule(
-    later_weight: float, target_persistence: float
+    later_weight: float, target_persistence: float, lapse: float, n: int
 ) -> None:
     """Every honest answer's probability, summed per question, equals a brute force through
     tomacs.sim.model.initial_probs / update_probs (adversarial senders persuasive from their onset,
     unparsed answers skipped as outcomes and dropped as messages; with the mechanisms, an agent that
     read an adversarial turn in an earlier round is `exposed_before`, parsed or not)."""
     rng = np.random.default_rng(3)
-    debates = _random_debates(rng, 12)
+    debates = _random_debates(rng, 12, n_cand=n)
     prof = _profile(
-        n_cand=4,
+        n_cand=n,
         anchor_weight=0.7,
         self_weight=1.3,
         prior_weight=0.8,
         persuasion=3.0,
         later_weight=later_weight,
         target_persistence=target_persistence,
+        lapse=lapse,
     )
     (block,) = fe.observations(debates)
     c = np.array([0.2, 0.55, 0.9])
@@ -153,7 +157,7 @@ def test_likelihood_agrees_with_the_simulator_update_rule(
         idx = {letter: i for i, letter in enumerate(d.letters)}
         truth = idx[d.gold]
         for k, ck in enumerate(c):
-            wrong = [j for j in range(4) if j != truth]
+            wrong = [j for j in range(n) if j != truth]
             for di, dist in enumerate(wrong):
                 lat = sm.QuestionLatent(competence=float(ck), distractor=dist)
                 for i in (2, 3):
@@ -162,7 +166,7 @@ def test_likelihood_agrees_with_the_simulator_update_rule(
                         if y is None:
                             continue
                         if r == 1:
-                            p = sm.initial_probs(prof, lat, 4, truth)
+                            p = sm.initial_probs(prof, lat, n, truth)
                         else:
                             msgs = [
                                 (idx[d.turn(j, rr).answer], d.is_adversarial(j, rr))
@@ -174,20 +178,20 @@ def test_likelihood_agrees_with_the_simulator_update_rule(
                                 d.is_adversarial(j, rr) for r0 in range(2, r) for j, rr in d.turn(i, r0).read
                             )
                             if prev is None and not msgs:
-                                p = sm.initial_probs(prof, lat, 4, truth)
+                                p = sm.initial_probs(prof, lat, n, truth)
                             else:
                                 p = sm.update_probs(
                                     prof,
                                     lat,
                                     None if prev is None else idx[prev],
                                     msgs,
-                                    4,
+                                    n,
                                     truth,
                                     first_idx=None if first is None else idx[first],
                                     exposed_before=before,
                                 )
                         # the fitter relabels gold -> 0 and orders distractors 1..n-1
-                        dd = (dist - truth) % 4 - 1
+                        dd = (dist - truth) % n - 1
                         ref[g, k, dd] += math.log(p[idx[y]])
                 del di
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)

@@ -1,7 +1,7 @@
-"""The two mechanisms a profile fitted from real debates may carry (issue 39 item 2): persuasion at
-later exposures (`later_weight`) and persistence while an adversary backs one's answer
-(`target_persistence`). Hand-computed cases for the update rule, the likelihood's rows, the executor's
-exposure flag, and the cross-validated choice."""
+"""The mechanisms a profile fitted from real debates may carry (issue 39 item 2): persuasion at later
+exposures (`later_weight`), persistence while an adversary backs one's answer (`target_persistence`) and a
+lapse rate (`lapse`). Hand-computed cases for the update rule, the likelihood's rows, the executor's
+exposure flag, and the cross-validated choices."""
 
 from __future__ import annotations
 
@@ -186,3 +186,30 @@ def test_cross_validation_keeps_a_mechanism_the_debates_have() -> None:
     assert res.profile.later_weight == pytest.approx(4.0, rel=0.5)
     with pytest.raises(ValueError, match="unknown mechanism"):
         fc.select_mechanisms(debates, candidates=("bogus",))
+
+
+def test_lapse_mixes_the_update_with_a_uniform_draw() -> None:
+    msgs = [(1, True), (2, False)]
+    plain = sm.update_probs(PROF, LAT, 0, msgs, 3, 0, first_idx=2)
+    assert np.array_equal(sm.update_probs(replace(PROF, lapse=0.0), LAT, 0, msgs, 3, 0, first_idx=2), plain)
+    got = sm.update_probs(replace(PROF, lapse=0.3), LAT, 0, msgs, 3, 0, first_idx=2)
+    np.testing.assert_allclose(got, 0.7 * plain + 0.1, rtol=1e-12)
+    # an answer the terms make near-impossible keeps lapse / n: the log-loss of a surprise is bounded
+    prof = replace(PROF, self_weight=40.0, lapse=0.03)
+    assert sm.update_probs(prof, LAT, 0, [], 3, 0)[2] == pytest.approx(0.01, rel=1e-6)
+
+
+def test_cross_validation_chooses_the_lapse_the_debates_have() -> None:
+    """Sticky agents (self weight 10) drawn with a lapse of 0.1 choose it over none; drawn without one, they
+    choose at most 0.01: the choice follows the data, not the grid. (With a weak self weight the other
+    parameters absorb a lapse, and the choice cannot tell it.)"""
+    grid = (0.0, 0.01, 0.05, 0.1, 0.2)
+    true = replace(PROF, n_cand=4, persuasion=1.0, self_weight=10.0, count_weight=0.5)
+    kw: dict = dict(grid=grid, by_benchmark=False, by_sender=False, restarts=1)
+    rate, scores = fc.choose_lapse(_generate(replace(true, lapse=0.1), 120, seed=6), **kw)
+    assert rate == 0.1 and scores[0.1] > scores[0.0] + fc.MIN_CV_GAIN
+    rate, _ = fc.choose_lapse(_generate(true, 120, seed=7), **kw)
+    assert rate <= 0.01
+    # the fit holds a chosen rate fixed; the simulator draws with it
+    res = fe.fit(_generate(true, 40, seed=8), restarts=1, fixed={"lapse": 0.05})
+    assert res.profile.lapse == 0.05

@@ -80,6 +80,12 @@ def sim_fit_episodes(
         help="Optional mechanisms: 'auto' keeps each that beats none in cross-validation on the fitting "
         "questions; 'none'; or a comma list of later_weight, target_persistence.",
     ),
+    lapse: str = typer.Option(
+        "auto",
+        "--lapse",
+        help="Share of later-round answers drawn uniformly: 'auto' (chosen by cross-validation on the "
+        "fitting questions), or a rate in [0, 1); 0 is the plain update rule.",
+    ),
     shrink: str = typer.Option(
         "0",
         "--shrink",
@@ -106,6 +112,7 @@ def sim_fit_episodes(
         by_sender,
         mechanisms,
         shrink,
+        lapse,
     )
 
 
@@ -172,6 +179,7 @@ def from_episodes(
     by_sender: bool = True,
     mechanisms: str = "auto",
     shrink: str = "0",
+    lapse: str = "auto",
 ) -> None:
     """`sim fit-episodes` (WHO names it in messages): fit, store, and print the held-out tables."""
     import json
@@ -210,6 +218,10 @@ def from_episodes(
     except ValueError:
         fail(f"--shrink: expected auto or a number >= 0, got {shrink!r}")
     try:
+        rate = None if lapse.strip().lower() == "auto" else float(lapse)
+    except ValueError:
+        fail(f"--lapse: expected auto or a number in [0, 1), got {lapse!r}")
+    try:
         res = fx.run(
             paths,
             name,
@@ -223,6 +235,7 @@ def from_episodes(
             by_sender=by_sender,
             mechanisms=chosen,
             shrink=strength,
+            lapse=rate,
         )
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))
@@ -257,6 +270,11 @@ def from_episodes(
         f" (cross-validated log-lik/answer: {', '.join(f'{k} {v:.4f}' for k, v in cv.items())})" if cv else ""
     )
     out_console.print(f"  mechanisms kept: {kept_txt}{cv_txt}", highlight=False, markup=False)
+    lap = fit.get("lapse") or {}
+    if lap:
+        lcv = lap.get("cv_loglik_per_answer") or {}
+        lcv_txt = f" (cross-validated log-lik/answer: {', '.join(f'{k} {v:.4f}' for k, v in lcv.items())})"
+        out_console.print(f"  lapse: {lap['rate']:g}{lcv_txt if lcv else ''}", highlight=False, markup=False)
     shr = fit.get("shrink") or {}
     if shr.get("strength") or shr.get("cv_loglik_per_answer"):
         scv = shr.get("cv_loglik_per_answer") or {}

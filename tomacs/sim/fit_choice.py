@@ -126,6 +126,7 @@ def choose_shrink(
     by_benchmark: bool = True,
     by_sender: bool = True,
     restarts: int = 3,
+    fixed: dict[str, float] | None = None,
 ) -> tuple[float, dict[float, float]]:
     """How strongly a source's fit should be pulled toward `prior`: each strength of `grid` scored by
     cross-validated log-likelihood per answer on the FITTING questions (folds by question); the best
@@ -137,7 +138,9 @@ def choose_shrink(
     questions neighbouring strengths scored -0.18 and -0.59 per answer
     (docs/experiments/2026-11-29-sim-shrink-choice-restarts.md)."""
     total, n_ans = dict.fromkeys(grid, 0.0), 0
-    kw: dict[str, Any] = dict(model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender)
+    kw: dict[str, Any] = dict(
+        model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender, fixed=fixed
+    )
     for train, blocks in _fold_sets(debates, folds, seed, model):
         n_ans += n_answers(blocks)
         path: FitResult | None = None
@@ -157,3 +160,55 @@ def choose_shrink(
         return 0.0, scores
     best = max(scores.values())
     return min(lam for lam in grid if scores[lam] >= best - MIN_CV_GAIN), scores
+
+
+# Lapse rates (`SimProfile.lapse`) that `choose_lapse` compares (0: none, the plain update rule).
+LAPSE_GRID: tuple[float, ...] = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1)
+
+
+def choose_lapse(
+    debates: Sequence[Debate],
+    model: str | None = None,
+    extra: Sequence[str] = (),
+    grid: Sequence[float] = LAPSE_GRID,
+    folds: int = CV_FOLDS,
+    seed: int = 0,
+    by_benchmark: bool = True,
+    by_sender: bool = True,
+    restarts: int = 3,
+) -> tuple[float, dict[float, float]]:
+    """The lapse rate a source's profile carries: each rate of `grid` held fixed in the fit and scored by
+    cross-validated log-likelihood per answer on the FITTING questions (folds by question); the best wins,
+    the smaller on a tie within MIN_CV_GAIN. No answer to score: 0.
+
+    Chosen, not fitted: the maximum-likelihood lapse on the fitting questions is 0 (a fit explains its own
+    answers; gpt-4o's 36 questions, docs/experiments/2026-11-29-sim-lapse.md), while a fold's fit pays for
+    every answer of the other questions it made near-impossible. Each fold fits the rates in increasing
+    order: the first from the profile's `restarts` starts, each next one also from the last one's optimum."""
+    total, n_ans = dict.fromkeys(grid, 0.0), 0
+    kw: dict[str, Any] = dict(
+        model=model, extra=list(extra), fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
+    )
+    for train, blocks in _fold_sets(debates, folds, seed, model):
+        n_ans += n_answers(blocks)
+        path: FitResult | None = None
+        for eps in sorted(grid):
+            res = path = fit(
+                train,
+                restarts=restarts if path is None else 1,
+                fixed={"lapse": eps} if eps else None,
+                also_from=path,
+                **kw,
+            )
+            total[eps] += loglik(
+                res.profile,
+                blocks,
+                lure=res.target_lure,
+                acc_by=res.accuracy_by_benchmark,
+                pers_by=res.persuasion_by_model,
+            )
+    scores = {eps: (v / n_ans if n_ans else float("nan")) for eps, v in total.items()}
+    if not n_ans:
+        return 0.0, scores
+    best = max(scores.values())
+    return min(eps for eps in grid if scores[eps] >= best - MIN_CV_GAIN), scores

@@ -369,6 +369,8 @@ def group_loglik(
         e = np.exp(m)
         beta = profile.prior_weight
         bt, bd, bo = beta * lt, beta * ld, beta * lo
+        if profile.lapse:
+            return out + _lapsed_rows(profile.lapse, obs, upd, m, (bt, bd, bo))
         shift = np.maximum(bt, bd) if n == 2 else np.maximum(np.maximum(bt, bd), bo)
         at, ad = np.exp(bt - shift), np.exp(bd - shift)
         ao = np.zeros_like(at) if n == 2 else np.exp(bo - shift)
@@ -386,6 +388,48 @@ def group_loglik(
         cnt = np.bincount(g, minlength=obs.n_groups).astype(float)
         out += (my[:, None] - cnt[:, None] * shift[None, :])[:, :, None]
         out += _by_answer(_counts(obs, upd), bt, bd, bo)
+    return out
+
+
+def _lapsed_rows(
+    lapse: float,
+    obs: Observations,
+    upd: np.ndarray,
+    m: np.ndarray,
+    beta_p0: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> np.ndarray:
+    """(G, K, D) sums over the update rows of ``log((1 - lapse) softmax(u)_y + lapse / n)``.
+
+    A mixture does not split into per-answer counts as the plain softmax does, so each row's log softmax
+    is formed per (node, distractor). Its normaliser stays in logs: ``u_j = m_j + beta log p0[j]`` takes
+    three prior values (truth, distractor, any other wrong answer), so it is a log-sum-exp of three terms,
+    the last over the other answers' ``m_j``. A lapse caps each row's loss, and that lets the optimiser
+    reach parameters where a normaliser formed from exponentials underflows and passes for a gain."""
+    bt, bd, bo = beta_p0
+    n, n_d = obs.n_cand, obs.n_cand - 1
+    rows = np.arange(upd.size)
+    mw = m[:, 1:]  # (U, D): the wrong answers' m, candidate d + 1 at column d
+    others = np.where(np.eye(n_d, dtype=bool)[None], -np.inf, mw[:, None, :])  # (U, D, D): all but d
+    with np.errstate(divide="ignore"):
+        l_other = special.logsumexp(others, axis=2) if n_d > 1 else np.full((upd.size, 1), -np.inf)
+    t_term = (m[:, 0][:, None] + bt[None, :])[:, :, None]  # (U, K, 1)
+    d_term = mw[:, None, :] + bd[None, :, None]  # (U, K, D)
+    o_term = l_other[:, None, :] + bo[None, :, None]
+    lse = np.logaddexp(np.logaddexp(t_term, d_term), o_term)
+    y = obs.y[upd]
+    lp_y = np.where(
+        (y == 0)[:, None, None],
+        bt[None, :, None],
+        np.where(
+            (y[:, None] - 1 == np.arange(n_d)[None, :])[:, None, :], bd[None, :, None], bo[None, :, None]
+        ),
+    )
+    v = m[rows, y][:, None, None] + lp_y - lse
+    mixed = np.logaddexp(np.log1p(-lapse) + v, np.log(lapse / n))
+    out = np.zeros((obs.n_groups, bt.shape[0], n_d))
+    g = obs.group[upd]  # a group's rows are contiguous, as `group_loglik` sums them too
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    out[g[starts]] = np.add.reduceat(mixed, starts, axis=0)
     return out
 
 

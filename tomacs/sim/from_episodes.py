@@ -166,8 +166,10 @@ def _shrink_strength(
     by_benchmark: bool,
     by_sender: bool,
     restarts: int,
+    fixed: dict[str, float] | None = None,
 ) -> tuple[float, dict[str, Any]]:
-    """The strength of the pull toward the paper profile, and what the provenance says of its choice."""
+    """The strength of the pull toward the paper profile, and what the provenance says of its choice
+    (`fixed`: fields every fold's fit holds, such as the chosen lapse)."""
     if shrink is not None:
         if shrink < 0:
             raise ValueError(f"--shrink must be auto or >= 0 (got {shrink})")
@@ -185,6 +187,7 @@ def _shrink_strength(
         by_benchmark=by_benchmark,
         by_sender=by_sender,
         restarts=restarts,
+        fixed=fixed,
     )
     return strength, {
         "strength": strength,
@@ -192,6 +195,39 @@ def _shrink_strength(
         "rule": f"the strength of {list(fc.SHRINK_GRID)} with the best log-lik per answer in "
         f"{fc.CV_FOLDS}-fold cross-validation by question on the fitting questions, each fold fitted "
         f"from the profile's {restarts} starts, the prior and the last strength's optimum (the weaker "
+        f"within {fc.MIN_CV_GAIN:g})",
+        "cv_loglik_per_answer": {f"{k:g}": round(v, 6) for k, v in scores.items()},
+    }
+
+
+def _lapse_rate(
+    lapse: float | None,
+    fit_d: Sequence[Debate],
+    model: str | None,
+    kept: Sequence[str],
+    seed: int,
+    by_benchmark: bool,
+    by_sender: bool,
+    restarts: int,
+) -> tuple[float, dict[str, Any]]:
+    """The profile's lapse rate, and what the provenance says of its choice."""
+    if lapse is not None:
+        if not 0.0 <= lapse < 1.0:
+            raise ValueError(f"--lapse must be auto or in [0, 1) (got {lapse})")
+        return lapse, {"rate": lapse, "rule": "given (--lapse)"}
+    n_fit_q = len({d.question_key for d in fit_d})
+    if n_fit_q < fc.MIN_CV_QUESTIONS:
+        return 0.0, {
+            "rate": 0.0,
+            "rule": f"0: {n_fit_q} fitting questions are too few to choose by cross-validation",
+        }
+    rate, scores = fc.choose_lapse(
+        fit_d, model, kept, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender, restarts=restarts
+    )
+    return rate, {
+        "rate": rate,
+        "rule": f"the rate of {list(fc.LAPSE_GRID)} with the best log-lik per answer in {fc.CV_FOLDS}-fold "
+        f"cross-validation by question on the fitting questions, held fixed in each fold's fit (the smaller "
         f"within {fc.MIN_CV_GAIN:g})",
         "cv_loglik_per_answer": {f"{k:g}": round(v, 6) for k, v in scores.items()},
     }
@@ -212,6 +248,7 @@ def run(
     by_sender: bool = True,
     mechanisms: Sequence[str] | None = None,
     shrink: float | None = 0.0,
+    lapse: float | None = 0.0,
 ) -> dict[str, Any]:
     """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
     write the profile. Returns everything the CLI prints.
@@ -219,8 +256,12 @@ def run(
     `mechanisms`: None chooses among `fit_episodes.MECHANISMS` by cross-validation on the fitting
     questions (`select_mechanisms`); a list fits exactly those (empty: none).
 
+    `lapse`: the profile's lapse rate (`SimProfile.lapse`), held fixed in the fit; None chooses it by
+    cross-validation on the fitting questions (`choose_lapse`), after the mechanisms.
+
     `shrink`: the pull toward the paper profile (`fit_episodes.fit`); None chooses it by cross-validation
-    on the fitting questions (`choose_shrink`), after the mechanisms; 0 is the plain maximum likelihood."""
+    on the fitting questions (`choose_shrink`), after the mechanisms and the lapse; 0 is the plain maximum
+    likelihood."""
     if not name:
         raise ValueError("--name is empty: give a plain profile name, e.g. --name my-model")
     from tomacs.sim.profiles import _check_name
@@ -233,9 +274,11 @@ def run(
     else:
         fit_d, held = fe.split_questions(debates, split, split_seed)
     kept, choice = _mechanism_choice(mechanisms, fit_d, model, split_seed, by_benchmark, by_sender)
+    rate, lapsing = _lapse_rate(lapse, fit_d, model, kept, split_seed, by_benchmark, by_sender, restarts)
+    fixed = {"lapse": rate} if rate else None
     paper = paper_profile()
     strength, shrinking = _shrink_strength(
-        shrink, fit_d, paper, model, kept, split_seed, by_benchmark, by_sender, restarts
+        shrink, fit_d, paper, model, kept, split_seed, by_benchmark, by_sender, restarts, fixed
     )
     res = fe.fit(
         fit_d,
@@ -248,6 +291,7 @@ def run(
         by_sender=by_sender,
         prior=paper,
         shrink=strength,
+        fixed=fixed,
     )
     choice["kept"] = {m: round(float(getattr(res.profile, m)), 6) for m in kept}
     choice["dropped"] = [m for m in fe.MECHANISMS if m not in kept]
@@ -271,6 +315,7 @@ def run(
             "persuasive_messages_by_model": res.messages_by_model,
             "mechanisms": choice,
             "shrink": shrinking,
+            "lapse": lapsing,
         },
     }
 
@@ -312,6 +357,7 @@ def run(
         + ("; persuasion per sender model" if pers_by and len(pers_by) > 1 else ""),
         "fitted": list(fe.FIT_PARAMS) + kept + ["compliance (adversaries' target rate)"],
         "mechanisms": choice,
+        "lapse": lapsing,
         "shrink": shrinking,
         # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
         # the adversaries' target); the simulator draws targets independently of the lure

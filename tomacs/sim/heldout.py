@@ -241,6 +241,8 @@ def simulate(
                     u = u - u.max(axis=1, keepdims=True)
                     probs = np.exp(u)
                     probs /= probs.sum(axis=1, keepdims=True)
+                    if profile.lapse:  # as `model.update_probs`
+                        probs = (1.0 - profile.lapse) * probs + profile.lapse / n
                     probs = np.where(nothing[:, None], p0, probs)
                 cum = probs.cumsum(axis=1)
                 pick = (rng.random(draws)[:, None] > cum).sum(axis=1)

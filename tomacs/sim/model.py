@@ -18,11 +18,13 @@ and Table 2's *Complete* rows; see docs/deviations.md):
 * Update after reading messages (answer index ``a_m``, weight ``w_m = rho`` if persuasive else 1):
   ``u_j = beta * log p0[j] + alpha * [j == prev] + gamma * [j == first]
   + share * S_j / sum_m w_m + count * S_j``
-  with ``S_j = sum_m w_m [a_m == j]``; the new answer is ``softmax(u)``. Two mechanisms that only
+  with ``S_j = sum_m w_m [a_m == j]``; the new answer is ``softmax(u)``. Three mechanisms that only
   real debates identify (neutral in every paper profile): an agent that already read an adversary in
-  an earlier round weighs persuasive messages ``lambda_L * rho`` (``later_weight``), and the self term
+  an earlier round weighs persuasive messages ``lambda_L * rho`` (``later_weight``), the self term
   gains ``kappa`` (``target_persistence``) while a persuasive message it reads backs its own previous
-  answer. The share term says how
+  answer; and ``lapse`` (epsilon) mixes every update with a uniform draw,
+  ``(1 - epsilon) softmax(u) + epsilon / n``, the answers a few real replies give that no term explains (a
+  fit without it pays a large log-loss for each on questions it did not see). The share term says how
   much of what the agent reads backs ``j``; the count term says how many voices back it, so more
   adversaries push harder even when their share is fixed. ``prev`` is the agent's own previous
   answer, ``first`` its own round-1 answer (the anchor, weight ``gamma = anchor_weight``). In a
@@ -82,6 +84,7 @@ class SimProfile:
     # and every paper profile, unchanged.
     later_weight: float = 1.0  # lambda_L: persuasion at later exposures, relative to the first exposure
     target_persistence: float = 0.0  # kappa: extra stickiness while an adversary read backs one's own answer
+    lapse: float = 0.0  # epsilon: share of a later-round answer drawn uniformly, whatever the terms say
 
     def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -344,7 +347,10 @@ def update_probs(
     )
     u = u - u.max()
     e = np.exp(u)
-    return e / e.sum()
+    p = e / e.sum()
+    if profile.lapse:  # 0 (every paper profile): the softmax itself, bit for bit
+        p = (1.0 - profile.lapse) * p + profile.lapse / n_cand
+    return p
 
 
 def adversarial_answer(
