@@ -21,6 +21,7 @@ MODE_OPTIONS = {
     "fit-episodes": {
         "--mechanisms",
         "--shrink",
+        "--lapse",
         "--name",
         "--split",
         "--split-seed",

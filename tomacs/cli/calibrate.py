@@ -82,6 +82,9 @@ def calibrate(
     shrink: str = typer.Option(
         "0", "--shrink", help="--from-episodes: pull toward the paper profile (0, a strength, or auto)."
     ),
+    lapse: str = typer.Option(
+        "auto", "--lapse", help="--from-episodes: the lapse rate (auto, or a rate in [0, 1); 0 = none)."
+    ),
 ) -> None:
     """Fit the simulator to TodyComm Tables 7-8 and Table 2 Complete; print simulated vs paper, cell by cell.
     With --diagnose: break the simulator's multi-round debates down (tomacs/analysis/sim_debates.py).
@@ -113,6 +116,7 @@ def calibrate(
             by_sender,
             mechanisms,
             shrink,
+            lapse,
         )
         return
     if predict or name:
