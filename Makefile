@@ -130,7 +130,7 @@ calibrate: setup
 
 # The shipped simulator profiles (conf/profiles/, `backbone.profile=NAME`): each fitted to one model's real
 # debates under $(TOMACS_DATA)/debates (70 % of the questions, split seed 0; the rest scored as held out),
-# written with its provenance, held-out scorecard and text model: 50-160 s each on 2 cores. Sources are
+# written with its provenance, held-out scorecard and text model: about 6 min for all five on 2 cores. Sources are
 # recorded relative to the checkout (../shared/data/debates/...), as beside it.
 DEBATES = $(shell $(PYTHON) -c 'import os, sys; print(os.path.relpath(sys.argv[1]))' $(TOMACS_DATA)/debates)
 MAA = $(DEBATES)/multi-agent-attack/mmlu/adv_100_3_3_1

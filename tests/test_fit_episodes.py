@@ -125,11 +125,25 @@ def _random_debates(rng: np.random.Generator, n: int, n_cand: int = 4) -> list[D
 
 
 @pytest.mark.parametrize(
-    "later_weight,target_persistence,lapse,n",
-    [(1.0, 0.0, 0.0, 4), (2.5, 1.5, 0.0, 4), (2.5, 1.5, 0.07, 4), (2.5, 1.5, 0.07, 2), (1.0, 0.0, 0.2, 3)],
+    "later_weight,target_persistence,lapse,n,beta,self_w",
+    [
+        (1.0, 0.0, 0.0, 4, 0.8, 1.3),
+        (2.5, 1.5, 0.0, 4, 0.8, 1.3),
+        (2.5, 1.5, 0.07, 4, 0.8, 1.3),
+        (2.5, 1.5, 0.07, 2, 0.8, 1.3),
+        (1.0, 0.0, 0.2, 3, 0.8, 1.3),
+        # a prior and a self weight whose exponentials underflow: those lapse rows are redone in logs
+        (1.0, 0.0, 0.05, 4, 400.0, 1000.0),
+    ],
 )
 def test_likelihood_agrees_with_the_simulator_update_rule(
-    later_weight: float, target_persistence: float, lapse: float, n: int
+    later_weight: float,
+    target_persistence: float,
+    lapse: float,
+    n: int,
+    beta: float,
+    self_w: float,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every honest answer's probability, summed per question, equals a brute force through
     tomacs.sim.model.initial_probs / update_probs (adversarial senders persuasive from their onset,
@@ -140,8 +154,8 @@ def test_likelihood_agrees_with_the_simulator_update_rule(
     prof = _profile(
         n_cand=n,
         anchor_weight=0.7,
-        self_weight=1.3,
-        prior_weight=0.8,
+        self_weight=self_w,
+        prior_weight=beta,
         persuasion=3.0,
         later_weight=later_weight,
         target_persistence=target_persistence,
@@ -149,7 +163,11 @@ def test_likelihood_agrees_with_the_simulator_update_rule(
     )
     (block,) = fe.observations(debates)
     c = np.array([0.2, 0.55, 0.9])
+    in_logs = []
+    redo = fe._lapsed_rows_in_logs
+    monkeypatch.setattr(fe, "_lapsed_rows_in_logs", lambda *a: in_logs.append(1) or redo(*a))
     got = fe.group_loglik(prof, block, c)
+    assert bool(in_logs) == (beta > 100)  # the rows redone in logs are those whose normaliser underflowed
     keys = block.keys
     ref = np.zeros_like(got)
     for d in debates:

@@ -369,8 +369,6 @@ def group_loglik(
         e = np.exp(m)
         beta = profile.prior_weight
         bt, bd, bo = beta * lt, beta * ld, beta * lo
-        if profile.lapse:
-            return out + _lapsed_rows(profile.lapse, obs, upd, m, (bt, bd, bo))
         shift = np.maximum(bt, bd) if n == 2 else np.maximum(np.maximum(bt, bd), bo)
         at, ad = np.exp(bt - shift), np.exp(bd - shift)
         ao = np.zeros_like(at) if n == 2 else np.exp(bo - shift)
@@ -378,6 +376,8 @@ def group_loglik(
         ed = e[:, 1:][:, None, :]  # (U, 1, D)
         rest = e.sum(axis=1)[:, None, None] - e0 - ed
         norm = e0 * at[None, :, None] + ed * ad[None, :, None] + rest * ao[None, :, None]
+        if profile.lapse:
+            return out + _lapsed_rows(profile.lapse, obs, upd, m, e, norm, (at, ad, ao), (bt, bd, bo))
         lnorm = np.log(np.maximum(norm, 1e-300))
         g = obs.group[upd]
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
@@ -396,41 +396,64 @@ def _lapsed_rows(
     obs: Observations,
     upd: np.ndarray,
     m: np.ndarray,
+    e: np.ndarray,
+    norm: np.ndarray,
+    prior: tuple[np.ndarray, np.ndarray, np.ndarray],
     beta_p0: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> np.ndarray:
     """(G, K, D) sums over the update rows of ``log((1 - lapse) softmax(u)_y + lapse / n)``.
 
-    A mixture does not split into per-answer counts as the plain softmax does, so each row's log softmax
-    is formed per (node, distractor). Its normaliser stays in logs: ``u_j = m_j + beta log p0[j]`` takes
-    three prior values (truth, distractor, any other wrong answer), so it is a log-sum-exp of three terms,
-    the last over the other answers' ``m_j``. A lapse caps each row's loss, and that lets the optimiser
-    reach parameters where a normaliser formed from exponentials underflows and passes for a gain."""
-    bt, bd, bo = beta_p0
+    A mixture does not split into per-answer counts as the plain softmax does, so each row's probability
+    is formed per (node, distractor): ``e_y a_y / norm`` from `group_loglik`'s factors (``e = exp(m)``,
+    ``a = exp(beta log p0 - shift)``). Where that normaliser underflows, the row is redone in logs
+    (`_lapsed_rows_in_logs`): a lapse caps each row's loss, which lets the optimiser reach parameters
+    where an underflowed normaliser would pass for a gain."""
+    at, ad, ao = prior
     n, n_d = obs.n_cand, obs.n_cand - 1
-    rows = np.arange(upd.size)
-    mw = m[:, 1:]  # (U, D): the wrong answers' m, candidate d + 1 at column d
-    others = np.where(np.eye(n_d, dtype=bool)[None], -np.inf, mw[:, None, :])  # (U, D, D): all but d
-    with np.errstate(divide="ignore"):
-        l_other = special.logsumexp(others, axis=2) if n_d > 1 else np.full((upd.size, 1), -np.inf)
-    t_term = (m[:, 0][:, None] + bt[None, :])[:, :, None]  # (U, K, 1)
-    d_term = mw[:, None, :] + bd[None, :, None]  # (U, K, D)
-    o_term = l_other[:, None, :] + bo[None, :, None]
-    lse = np.logaddexp(np.logaddexp(t_term, d_term), o_term)
     y = obs.y[upd]
-    lp_y = np.where(
+    is_d = y[:, None] - 1 == np.arange(n_d)[None, :]  # (U, D): the row's answer is distractor d
+    a_y = np.where(
         (y == 0)[:, None, None],
-        bt[None, :, None],
-        np.where(
-            (y[:, None] - 1 == np.arange(n_d)[None, :])[:, None, :], bd[None, :, None], bo[None, :, None]
-        ),
+        at[None, :, None],
+        np.where(is_d[:, None, :], ad[None, :, None], ao[None, :, None]),
     )
-    v = m[rows, y][:, None, None] + lp_y - lse
-    mixed = np.logaddexp(np.log1p(-lapse) + v, np.log(lapse / n))
-    out = np.zeros((obs.n_groups, bt.shape[0], n_d))
+    ok = norm > 1e-250
+    p = e[np.arange(upd.size), y][:, None, None] * a_y / np.where(ok, norm, 1.0)
+    mixed = np.log((1.0 - lapse) * np.minimum(p, 1.0) + lapse / n)
+    bad = np.flatnonzero(~ok.all(axis=(1, 2)))
+    if bad.size:
+        mixed[bad] = _lapsed_rows_in_logs(lapse, n, y[bad], m[bad], beta_p0)
+    out = np.zeros((obs.n_groups, at.shape[0], n_d))
     g = obs.group[upd]  # a group's rows are contiguous, as `group_loglik` sums them too
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     out[g[starts]] = np.add.reduceat(mixed, starts, axis=0)
     return out
+
+
+def _lapsed_rows_in_logs(
+    lapse: float, n: int, y: np.ndarray, m: np.ndarray, beta_p0: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """(R, K, D) ``log((1 - lapse) softmax(u)_y + lapse / n)`` with the normaliser kept in logs:
+    ``u_j = m_j + beta log p0[j]`` takes three prior values (truth, distractor, any other wrong answer),
+    so it is a log-sum-exp of three terms, the last over the other answers' ``m_j``."""
+    bt, bd, bo = beta_p0
+    n_d = n - 1
+    mw = m[:, 1:]  # (R, D): the wrong answers' m, candidate d + 1 at column d
+    others = np.where(np.eye(n_d, dtype=bool)[None], -np.inf, mw[:, None, :])  # (R, D, D): all but d
+    with np.errstate(divide="ignore"):
+        l_other = special.logsumexp(others, axis=2) if n_d > 1 else np.full((len(y), 1), -np.inf)
+    t_term = (m[:, 0][:, None] + bt[None, :])[:, :, None]  # (R, K, 1)
+    d_term = mw[:, None, :] + bd[None, :, None]  # (R, K, D)
+    o_term = l_other[:, None, :] + bo[None, :, None]
+    lse = np.logaddexp(np.logaddexp(t_term, d_term), o_term)
+    is_d = y[:, None] - 1 == np.arange(n_d)[None, :]
+    lp_y = np.where(
+        (y == 0)[:, None, None],
+        bt[None, :, None],
+        np.where(is_d[:, None, :], bd[None, :, None], bo[None, :, None]),
+    )
+    v = m[np.arange(len(y)), y][:, None, None] + lp_y - lse
+    return np.logaddexp(np.log1p(-lapse) + v, np.log(lapse / n))
 
 
 def block_loglik(
