@@ -1,11 +1,11 @@
 """Choosing a profile's form by cross-validation on its FITTING questions (issue 39): which optional
-mechanisms it carries (`select_mechanisms`) and how strongly a small source is pulled toward a prior
-(`choose_shrink`). Folds split questions, never a question's debates; the held-out questions stay untouched
-for the scorecard (tomacs.sim.heldout)."""
+mechanisms it carries (`select_mechanisms`), its lapse rate (`choose_lapse`) and how strongly a small source
+is pulled toward a prior (`choose_shrink`). Folds split questions, never a question's debates; the held-out
+questions stay untouched for the scorecard (tomacs.sim.heldout)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,44 @@ def _fold_sets(
         yield train, observations([d for d in debates if fold_of[d.question_key] == k], model)
 
 
+def _scored(res: FitResult, blocks: Sequence[Observations], nodes: int = QUAD_NODES) -> float:
+    """The log-likelihood of a fold's held-out blocks under a fit to the other folds."""
+    return loglik(
+        res.profile,
+        blocks,
+        nodes,
+        lure=res.target_lure,
+        acc_by=res.accuracy_by_benchmark,
+        pers_by=res.persuasion_by_model,
+    )
+
+
+def _cv_path(
+    debates: Sequence[Debate],
+    order: Sequence[float],
+    fit_at: Callable[[Sequence[Debate], float, FitResult | None], FitResult],
+    folds: int,
+    seed: int,
+    model: str | None,
+) -> tuple[float, dict[float, float]]:
+    """Cross-validated log-likelihood per answer of each value of a setting, fitted in `order` on each
+    fold (`fit_at(train, value, last fit)`, so a fit may start from the last value's optimum); and the
+    value chosen: the best, the smallest on a tie within MIN_CV_GAIN (no answer
+    to score: 0)."""
+    total, n_ans = dict.fromkeys(order, 0.0), 0
+    for train, blocks in _fold_sets(debates, folds, seed, model):
+        n_ans += n_answers(blocks)
+        path: FitResult | None = None
+        for value in order:
+            path = fit_at(train, value, path)
+            total[value] += _scored(path, blocks)
+    scores = {v: (t / n_ans if n_ans else float("nan")) for v, t in total.items()}
+    if not n_ans:
+        return 0.0, scores
+    best = max(scores.values())
+    return min(v for v in order if scores[v] >= best - MIN_CV_GAIN), scores
+
+
 def cv_loglik(
     debates: Sequence[Debate],
     mechanisms: Sequence[Sequence[str]],
@@ -72,14 +110,7 @@ def cv_loglik(
         nested = fit(train, restarts=restarts, **kw)
         for cfg in configs:
             res = nested if not cfg else fit(train, extra=list(cfg), warm=nested, **kw)
-            total[cfg] += loglik(
-                res.profile,
-                blocks,
-                nodes,
-                lure=res.target_lure,
-                acc_by=res.accuracy_by_benchmark,
-                pers_by=res.persuasion_by_model,
-            )
+            total[cfg] += _scored(res, blocks, nodes)
     return {cfg: (v / n_ans if n_ans else float("nan")) for cfg, v in total.items()}
 
 
@@ -137,29 +168,15 @@ def choose_shrink(
     With one start a fold's optimum at some strengths was a poorer local one, and on gpt-4o's 36
     questions neighbouring strengths scored -0.18 and -0.59 per answer
     (docs/experiments/2026-11-29-sim-shrink-choice-restarts.md)."""
-    total, n_ans = dict.fromkeys(grid, 0.0), 0
     kw: dict[str, Any] = dict(
         model=model, fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender, fixed=fixed
     )
-    for train, blocks in _fold_sets(debates, folds, seed, model):
-        n_ans += n_answers(blocks)
-        path: FitResult | None = None
-        for lam in sorted(grid, reverse=True):  # from the prior down, each fit also starting at the last
-            res = path = fit(
-                train, restarts=restarts, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw
-            )
-            total[lam] += loglik(
-                res.profile,
-                blocks,
-                lure=res.target_lure,
-                acc_by=res.accuracy_by_benchmark,
-                pers_by=res.persuasion_by_model,
-            )
-    scores = {lam: (v / n_ans if n_ans else float("nan")) for lam, v in total.items()}
-    if not n_ans:
-        return 0.0, scores
-    best = max(scores.values())
-    return min(lam for lam in grid if scores[lam] >= best - MIN_CV_GAIN), scores
+
+    def fit_at(train: Sequence[Debate], lam: float, path: FitResult | None) -> FitResult:
+        return fit(train, restarts=restarts, extra=list(extra), prior=prior, shrink=lam, also_from=path, **kw)
+
+    # from the prior down, each fit also starting at the last strength's optimum
+    return _cv_path(debates, sorted(grid, reverse=True), fit_at, folds, seed, model)
 
 
 # Lapse rates (`SimProfile.lapse`) that `choose_lapse` compares (0: none, the plain update rule).
@@ -185,30 +202,12 @@ def choose_lapse(
     answers; gpt-4o's 36 questions, docs/experiments/2026-11-29-sim-lapse.md), while a fold's fit pays for
     every answer of the other questions it made near-impossible. Each fold fits the rates in increasing
     order: the first from the profile's `restarts` starts, each next one also from the last one's optimum."""
-    total, n_ans = dict.fromkeys(grid, 0.0), 0
     kw: dict[str, Any] = dict(
         model=model, extra=list(extra), fit_lure=True, by_benchmark=by_benchmark, by_sender=by_sender
     )
-    for train, blocks in _fold_sets(debates, folds, seed, model):
-        n_ans += n_answers(blocks)
-        path: FitResult | None = None
-        for eps in sorted(grid):
-            res = path = fit(
-                train,
-                restarts=restarts if path is None else 1,
-                fixed={"lapse": eps} if eps else None,
-                also_from=path,
-                **kw,
-            )
-            total[eps] += loglik(
-                res.profile,
-                blocks,
-                lure=res.target_lure,
-                acc_by=res.accuracy_by_benchmark,
-                pers_by=res.persuasion_by_model,
-            )
-    scores = {eps: (v / n_ans if n_ans else float("nan")) for eps, v in total.items()}
-    if not n_ans:
-        return 0.0, scores
-    best = max(scores.values())
-    return min(eps for eps in grid if scores[eps] >= best - MIN_CV_GAIN), scores
+
+    def fit_at(train: Sequence[Debate], eps: float, path: FitResult | None) -> FitResult:
+        starts = restarts if path is None else 1
+        return fit(train, restarts=starts, fixed={"lapse": eps} if eps else None, also_from=path, **kw)
+
+    return _cv_path(debates, sorted(grid), fit_at, folds, seed, model)

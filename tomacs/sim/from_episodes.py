@@ -129,6 +129,14 @@ def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     return out
 
 
+def _too_few(fit_d: Sequence[Debate]) -> str | None:
+    """Why no choice can be made by cross-validation on these fitting debates, or None when one can."""
+    n_fit_q = len({d.question_key for d in fit_d})
+    if n_fit_q < fc.MIN_CV_QUESTIONS:
+        return f"{n_fit_q} fitting questions are too few to choose by cross-validation"
+    return None
+
+
 def _mechanism_choice(
     mechanisms: Sequence[str] | None,
     fit_d: Sequence[Debate],
@@ -138,9 +146,9 @@ def _mechanism_choice(
     by_sender: bool,
 ) -> tuple[list[str], dict[str, Any]]:
     """The mechanisms a profile carries, and what the provenance says of their choice."""
-    n_fit_q = len({d.question_key for d in fit_d})
-    if mechanisms is None and n_fit_q < fc.MIN_CV_QUESTIONS:
-        return [], {"rule": f"none: {n_fit_q} fitting questions are too few to choose by cross-validation"}
+    few = _too_few(fit_d)
+    if mechanisms is None and few:
+        return [], {"rule": f"none: {few}"}
     if mechanisms is None:
         kept, scores = fc.select_mechanisms(
             fit_d, model, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender
@@ -174,10 +182,8 @@ def _shrink_strength(
         if shrink < 0:
             raise ValueError(f"--shrink must be auto or >= 0 (got {shrink})")
         return shrink, {"strength": shrink, "prior": paper.name, "rule": "given (--shrink)"}
-    n_fit_q = len({d.question_key for d in fit_d})
-    if n_fit_q < fc.MIN_CV_QUESTIONS:
-        rule = f"0: {n_fit_q} fitting questions are too few to choose by cross-validation"
-        return 0.0, {"strength": 0.0, "prior": paper.name, "rule": rule}
+    if few := _too_few(fit_d):
+        return 0.0, {"strength": 0.0, "prior": paper.name, "rule": f"0: {few}"}
     strength, scores = fc.choose_shrink(
         fit_d,
         paper,
@@ -215,12 +221,8 @@ def _lapse_rate(
         if not 0.0 <= lapse < 1.0:
             raise ValueError(f"--lapse must be auto or in [0, 1) (got {lapse})")
         return lapse, {"rate": lapse, "rule": "given (--lapse)"}
-    n_fit_q = len({d.question_key for d in fit_d})
-    if n_fit_q < fc.MIN_CV_QUESTIONS:
-        return 0.0, {
-            "rate": 0.0,
-            "rule": f"0: {n_fit_q} fitting questions are too few to choose by cross-validation",
-        }
+    if few := _too_few(fit_d):
+        return 0.0, {"rate": 0.0, "rule": f"0: {few}"}
     rate, scores = fc.choose_lapse(
         fit_d, model, kept, seed=seed, by_benchmark=by_benchmark, by_sender=by_sender, restarts=restarts
     )
