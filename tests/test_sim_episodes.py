@@ -43,6 +43,16 @@ def test_initial_probs_batch_matches_model() -> None:
         assert got[row] == pytest.approx(ref)
 
 
+@pytest.mark.parametrize("field,value", [("later_weight", 2.0), ("target_persistence", 1.0), ("lapse", 0.05)])
+def test_a_fitted_mechanism_is_refused_not_dropped(field: str, value: float) -> None:
+    """The batch simulator writes the paper profiles' rule only: a profile that carries a mechanism of a
+    fitted profile is refused in one line, not simulated without it."""
+    draws = make_draws(20, seed=0)
+    simulate(PROF, 2, draws)  # neutral: runs
+    with pytest.raises(ValueError, match=f"carries {field}, which tomacs.sim.episodes does not simulate"):
+        simulate(replace(PROF, **{field: value}), 2, draws)
+
+
 def test_deterministic_per_seed() -> None:
     a = table2_cells(PROF, make_draws(500, 7))
     b = table2_cells(PROF, make_draws(500, 7))

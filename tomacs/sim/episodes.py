@@ -115,6 +115,10 @@ def _message_terms(profile: SimProfile, support: np.ndarray) -> np.ndarray:
     return profile.share_weight * share + profile.count_weight * support
 
 
+# The fields a profile fitted from real debates may set away from their neutral value (tomacs.sim.model).
+FITTED_MECHANISMS: dict[str, float] = {"later_weight": 1.0, "target_persistence": 0.0, "lapse": 0.0}
+
+
 def simulate(
     profile: SimProfile,
     n_adversaries: int,
@@ -130,6 +134,12 @@ def simulate(
     """
     if graph not in GRAPHS:
         raise ValueError(f"graph must be one of {GRAPHS}, got {graph!r}")
+    fitted = [k for k, neutral in FITTED_MECHANISMS.items() if getattr(profile, k) != neutral]
+    if fitted:  # this batch simulator writes the paper profiles' rule only; the executor runs every mechanism
+        raise ValueError(
+            f"profile {profile.name!r} carries {', '.join(fitted)}, which tomacs.sim.episodes does not "
+            "simulate; run it through the executor (tomacs evaluate backbone.profile=...)"
+        )
     rounds, n_agents, e = draws.u_answer.shape
     n = profile.n_cand
     k = int(n_adversaries)
