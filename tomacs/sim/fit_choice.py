@@ -68,8 +68,7 @@ def _cv_path(
 ) -> tuple[float, dict[float, float]]:
     """Cross-validated log-likelihood per answer of each value of a setting, fitted in `order` on each
     fold (`fit_at(train, value, last fit)`, so a fit may start from the last value's optimum); and the
-    value chosen: the best, the smallest on a tie within MIN_CV_GAIN (no answer
-    to score: 0)."""
+    value chosen: the best, the smallest on a tie within MIN_CV_GAIN (no answer to score: 0)."""
     total, n_ans = dict.fromkeys(order, 0.0), 0
     for train, blocks in _fold_sets(debates, folds, seed, model):
         n_ans += n_answers(blocks)
