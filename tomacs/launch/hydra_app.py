@@ -35,6 +35,7 @@ def _console(stderr: bool = True) -> Console:
 def summary_table(results: dict) -> Table:
     """Metric/value rows, so the table stays readable in narrow terminals and CI logs."""
     m = results["metrics"]
+    train = results.get("train") or {}
     method = f"{results['method']}\\[untrained]" if results.get("untrained") else results["method"]
     title = (
         f"{method} on {results['benchmark']} | attack={results['attack']} "
@@ -51,9 +52,7 @@ def summary_table(results: dict) -> Table:
         ("balanced ADAcc %", pct(m.get("adacc_balanced"), 2)),
         ("all-reliable detector %", pct(m.get("adacc_baseline"), 2)),
         *_baseline_rows(results.get("baselines") or {}),
-        *_validation_rows(
-            (results.get("train") or {}).get("validation"), (results.get("train") or {}).get("tested", "best")
-        ),
+        *_validation_rows(train.get("validation"), train.get("tested", "best")),
         ("LLM calls", _calls(m, results.get("backbone_stats") or {})),
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),

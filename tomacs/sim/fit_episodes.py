@@ -346,6 +346,22 @@ def _by_answer(counts: np.ndarray, t: np.ndarray, d: np.ndarray, o: np.ndarray) 
     return c0 * t[None, :, None] + cd * d[None, :, None] + rest * o[None, :, None]
 
 
+def _group_starts(g: np.ndarray) -> np.ndarray:
+    """First row of each group in `g` (non-decreasing: a group's rows are contiguous), for reduceat."""
+    return np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+
+
+def _at_answer(y: np.ndarray, n_d: int, t: np.ndarray, d: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """(U, K, D): per row, a per-answer value (each (K,)) at the row's answer `y`: `t` for the truth (0),
+    `d` where the answer is distractor d + 1, `o` for any other wrong answer."""
+    is_d = y[:, None] - 1 == np.arange(n_d)[None, :]  # (U, D)
+    return np.where(
+        (y == 0)[:, None, None],
+        t[None, :, None],
+        np.where(is_d[:, None, :], d[None, :, None], o[None, :, None]),
+    )
+
+
 def group_loglik(
     profile: SimProfile, obs: Observations, c: np.ndarray, pers_by: dict[str, float] | None = None
 ) -> np.ndarray:
@@ -380,7 +396,7 @@ def group_loglik(
             return out + _lapsed_rows(profile.lapse, obs, upd, m, e, norm, (at, ad, ao), (bt, bd, bo))
         lnorm = np.log(np.maximum(norm, 1e-300))
         g = obs.group[upd]
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        starts = _group_starts(g)
         groups = g[starts]
         out[groups] -= np.add.reduceat(lnorm, starts, axis=0)
         my = np.zeros(obs.n_groups)
@@ -411,12 +427,7 @@ def _lapsed_rows(
     at, ad, ao = prior
     n, n_d = obs.n_cand, obs.n_cand - 1
     y = obs.y[upd]
-    is_d = y[:, None] - 1 == np.arange(n_d)[None, :]  # (U, D): the row's answer is distractor d
-    a_y = np.where(
-        (y == 0)[:, None, None],
-        at[None, :, None],
-        np.where(is_d[:, None, :], ad[None, :, None], ao[None, :, None]),
-    )
+    a_y = _at_answer(y, n_d, at, ad, ao)
     ok = norm > 1e-250
     p = e[np.arange(upd.size), y][:, None, None] * a_y / np.where(ok, norm, 1.0)
     mixed = np.log((1.0 - lapse) * np.minimum(p, 1.0) + lapse / n)
@@ -424,8 +435,8 @@ def _lapsed_rows(
     if bad.size:
         mixed[bad] = _lapsed_rows_in_logs(lapse, n, y[bad], m[bad], beta_p0)
     out = np.zeros((obs.n_groups, at.shape[0], n_d))
-    g = obs.group[upd]  # a group's rows are contiguous, as `group_loglik` sums them too
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    g = obs.group[upd]
+    starts = _group_starts(g)
     out[g[starts]] = np.add.reduceat(mixed, starts, axis=0)
     return out
 
@@ -446,13 +457,7 @@ def _lapsed_rows_in_logs(
     d_term = mw[:, None, :] + bd[None, :, None]  # (R, K, D)
     o_term = l_other[:, None, :] + bo[None, :, None]
     lse = np.logaddexp(np.logaddexp(t_term, d_term), o_term)
-    is_d = y[:, None] - 1 == np.arange(n_d)[None, :]
-    lp_y = np.where(
-        (y == 0)[:, None, None],
-        bt[None, :, None],
-        np.where(is_d[:, None, :], bd[None, :, None], bo[None, :, None]),
-    )
-    v = m[np.arange(len(y)), y][:, None, None] + lp_y - lse
+    v = m[np.arange(len(y)), y][:, None, None] + _at_answer(y, n_d, bt, bd, bo) - lse
     return np.logaddexp(np.log1p(-lapse) + v, np.log(lapse / n))
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tomacs.sim import fit_episodes as fe
-from tomacs.sim.model import SimProfile
+from tomacs.sim.model import SimProfile, lapsed
 from tomacs.transcripts.schema import Debate
 
 if TYPE_CHECKING:
@@ -241,8 +241,7 @@ def simulate(
                     u = u - u.max(axis=1, keepdims=True)
                     probs = np.exp(u)
                     probs /= probs.sum(axis=1, keepdims=True)
-                    if profile.lapse:  # as `model.update_probs`
-                        probs = (1.0 - profile.lapse) * probs + profile.lapse / n
+                    probs = lapsed(probs, profile.lapse, n)
                     probs = np.where(nothing[:, None], p0, probs)
                 cum = probs.cumsum(axis=1)
                 pick = (rng.random(draws)[:, None] > cum).sum(axis=1)

@@ -347,10 +347,14 @@ def update_probs(
     )
     u = u - u.max()
     e = np.exp(u)
-    p = e / e.sum()
-    if profile.lapse:  # 0 (every paper profile): the softmax itself, bit for bit
-        p = (1.0 - profile.lapse) * p + profile.lapse / n_cand
-    return p
+    return lapsed(e / e.sum(), profile.lapse, n_cand)
+
+
+def lapsed(probs: np.ndarray, lapse: float, n_cand: int) -> np.ndarray:
+    """An update's answer distribution with the profile's lapse: ``(1 - lapse) probs + lapse / n``, a
+    uniform draw that no term of the rule explains. 0 (every paper profile) returns `probs` itself, bit
+    for bit. The executor's draws and the held-out replay (`tomacs.sim.heldout`) both mix here."""
+    return (1.0 - lapse) * probs + lapse / n_cand if lapse else probs
 
 
 def adversarial_answer(

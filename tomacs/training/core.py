@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tomacs.config import SELECTS
 from tomacs.execution.batches import walk
 from tomacs.job.checkpoint import load_checkpoint, save_checkpoint
 from tomacs.job.progress import Progress, Running
@@ -222,8 +223,8 @@ class EpochLoop:
     def finish(self, select: str = "best") -> None:
         """The model ends holding best.pt's weights (`select="last"`: the last epoch's, which it holds
         already), in evaluation mode."""
-        if select not in ("best", "last"):
-            raise ValueError(f"select must be best or last, got {select!r}")
+        if select not in SELECTS:
+            raise ValueError(f"select must be one of {', '.join(SELECTS)}, got {select!r}")
         if select == "best" and self.best_path.exists():
             load_checkpoint(self.method, self.best_path)
         self.method.train_mode(False)
