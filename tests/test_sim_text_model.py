@@ -514,3 +514,28 @@ def test_select_debates_keeps_the_model_and_the_questions_a_fit_did_not_see() ->
         ValueError, match="no debate has honest agents of model 'nope'; models there: m, other"
     ):
         select_debates(ds + other, model="nope")
+
+
+def _body_words(t: str) -> int:
+    return len(t[: t.rindex("Answer:")].split())
+
+
+def test_a_fitted_length_is_met_on_average_not_overshot() -> None:
+    """Filling until the target is reached overshot by half a sentence: every fitted style wrote 7-11
+    words over its fit. A filler now goes in only when it brings the reply nearer its target."""
+    for median in (60.0, 150.0):
+        got = [
+            _body_words(honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=_style(median, BANK)))
+            for s in range(60)
+        ]
+        assert abs(float(np.mean(got)) - median) <= 3.5, (median, float(np.mean(got)))
+
+
+def test_a_very_short_fitted_length_keeps_only_the_supporting_sentence_and_the_answer() -> None:
+    """qwen-max's honest round-1 replies run a median of 48 words, a tenth under 30: the concluding and
+    the topic sentences go too, the sentence that supports the answer never does."""
+    for s in range(20):
+        t = honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=_style(16, ()))
+        assert parse_answer(Q, t) == "B" and t.rstrip().endswith("Answer: B")
+        assert "win the suit" in t  # the supporting sentence names the answer's option
+        assert _body_words(t) <= 30
