@@ -524,10 +524,9 @@ def test_a_fitted_length_is_met_on_average_not_overshot() -> None:
     """Filling until the target is reached overshot by half a sentence: every fitted style wrote 7-11
     words over its fit. A filler now goes in only when it brings the reply nearer its target."""
     for median in (60.0, 150.0):
-        got = [
-            _body_words(honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=_style(median, BANK)))
-            for s in range(60)
-        ]
+        style = _style(median, BANK)
+        texts = [honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=style) for s in range(60)]
+        got = [_body_words(t) for t in texts]
         assert abs(float(np.mean(got)) - median) <= 3.5, (median, float(np.mean(got)))
 
 
