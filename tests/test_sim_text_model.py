@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tomacs.analysis.texts import compare, cv_auc, replies_of, style_of, transfer_auc
+from tomacs.analysis.texts import (
+    _auc,
+    _rank_auc,
+    auc_interval,
+    compare,
+    cv_auc,
+    replies_of,
+    style_of,
+    transfer_auc,
+)
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, honest_analysis
 from tomacs.sim.text_model import (
@@ -412,6 +422,40 @@ def test_cv_and_transfer_auc_on_separable_and_flipped_data() -> None:
     assert cv_auc(x[:6], y[:6], g[:6]) is None  # too few of a class to score
 
 
+def test_rank_auc_matches_sklearn_with_ties() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 200).astype(float)
+    s = np.round(rng.normal(size=200) + y, 1)  # rounding makes ties
+    assert _rank_auc(y, s) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert _rank_auc(np.ones(4), s[:4]) is None
+
+
+def test_auc_interval_by_question_by_hand() -> None:
+    """Eight questions, one adversary and one honest reply each. Adversaries score 100 + q, honest
+    agents q, except in q7 (adversary 50, honest 60): one pair of 64 is misordered, AUC 63/64. A
+    resample that draws q7 k times misorders k * k pairs of 64, one without it scores 1, so the
+    interval runs from under the point AUC up to exactly 1."""
+    y = np.array([1.0, 0.0] * 8)
+    s = np.array([v for q in range(8) for v in ((100.0 + q, q) if q < 7 else (50.0, 60.0))])
+    g = [f"q{i // 2}" for i in range(16)]
+    assert _rank_auc(y, s) == pytest.approx(63 / 64)
+    ci = auc_interval(y, s, g, n=400, seed=0)
+    assert ci is not None
+    point = _auc(y, s)
+    assert point is not None and ci[0] < point < ci[1] == 1.0
+    # identical pairs in every question: every resample has the same AUC
+    y2 = np.array([1.0, 0.0] * 6)
+    s2 = np.array([1.0, 0.0] * 6)
+    assert auc_interval(y2, s2, [f"q{i // 2}" for i in range(12)], n=50) == (1.0, 1.0)
+    assert auc_interval(y2[:6], s2[:6], [f"q{i // 2}" for i in range(6)]) is None  # too few of a class
+    # unscored replies (NaN: a fold without both classes) are left out, not counted as ties
+    s3 = s2.copy()
+    s3[0] = np.nan
+    assert auc_interval(y2, s3, [f"q{i // 2}" for i in range(12)], n=50) == (1.0, 1.0)
+
+
 def test_replies_acting_rounds_follow_the_earliest_onset() -> None:
     d = _fit_debates(1)[0]
     late = Debate(**{**d.__dict__, "agents": (AgentInfo(0, "adversary", 2, "B"), AgentInfo(1), AgentInfo(2))})
@@ -476,7 +520,13 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     p = tomacs("transcripts", "texts", "--sim", str(run), "--real", str(MAA), "--out", str(out))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "probe trained on simulated replies, applied to real ones" in p.stdout
+    assert re.search(
+        r"adversary vs honest, real replies \(the ceiling\) +[01]\.\d{3}  \[[01]\.\d{3}, [01]\.\d{3}\]",
+        p.stdout,
+    )
     got = json.loads(out.read_text())
+    lo, hi = got["real_adversary_auc_ci"]
+    assert lo <= got["real_adversary_auc"] <= hi
     assert got["embedder"] == "hashing"  # the run's own
     assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
     # the simulated adversaries read the others under attack.prompt=debate

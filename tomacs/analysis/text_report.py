@@ -68,6 +68,13 @@ def _f(x: float | None, nd: int = 3) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
 
+def _ci(res: dict[str, Any], name: str) -> str:
+    """An AUC with its question-bootstrap 95 % interval, when the result has one."""
+    ci = res.get(f"{name}_auc_ci")
+    text = _f(res.get(f"{name}_auc"))
+    return f"{text}  [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else text
+
+
 def format_comparison(res: dict[str, Any]) -> str:
     """Plain text, one block of AUCs and one table of the style statistics that differ most."""
     r = res["replies"]
@@ -79,14 +86,20 @@ def format_comparison(res: dict[str, Any]) -> str:
         f"real {r['real']['all']} ({r['real']['questions']} questions; acting rounds: "
         f"{r['real']['acting_honest']} honest, {r['real']['acting_adversary']} adversary); "
         f"{res['shared_questions']} questions on both sides",
+        "(in brackets: 95 % intervals over the questions, drawn with replacement)",
         "",
         f"  two-sample AUC, sim vs real (0.5 = cannot be told apart)   {_f(res['two_sample_auc'])}",
-        f"  adversary vs honest, real replies (the ceiling)            {_f(res['real_adversary_auc'])}",
-        f"  adversary vs honest, simulated replies                     {_f(res['sim_adversary_auc'])}",
-        f"  probe trained on simulated replies, applied to real ones   {_f(res['transfer_auc'])}",
+        f"  adversary vs honest, real replies (the ceiling)            {_ci(res, 'real_adversary')}",
+        f"  adversary vs honest, simulated replies                     {_ci(res, 'sim_adversary')}",
+        f"  probe trained on simulated replies, applied to real ones   {_ci(res, 'transfer')}",
         f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "
         f"real {_f(res['real_length_auc'])}",
     ]
+    if res.get("real_fit_adversary_auc") is not None:
+        lines.append(
+            f"  adversary vs honest, real replies of the fitting questions {_ci(res, 'real_fit_adversary')}"
+            "   (the same, more questions)"
+        )
     if res.get("real_trained_auc") is not None:
         lines.append(
             f"  probe trained on the real fitting questions' replies       {_f(res['real_trained_auc'])}"

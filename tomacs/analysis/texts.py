@@ -181,12 +181,10 @@ def _folds(groups: Sequence[str], k: int, seed: int) -> dict[str, int]:
     return {keys[int(i)]: n % k for n, i in enumerate(perm)}
 
 
-def cv_auc(
+def oof_scores(
     x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: int = FOLDS, seed: int = 0
-) -> float | None:
-    """Out-of-fold AUC of the probe with folds by question, pooled over folds."""
-    if min(int(y.sum()), int(len(y) - y.sum())) < MIN_PER_CLASS:
-        return None
+) -> np.ndarray:
+    """Out-of-fold probe scores with folds by question (NaN where a fold could not be trained)."""
     fold = _folds(groups, folds, seed)
     f = np.array([fold[g] for g in groups])
     scores = np.full(len(y), np.nan)
@@ -195,8 +193,41 @@ def cv_auc(
         if not test.any() or len(set(y[train].tolist())) < 2:
             continue
         scores[test] = _probe().fit(x[train], y[train]).decision_function(x[test])
+    return scores
+
+
+def cv_auc(
+    x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: int = FOLDS, seed: int = 0
+) -> float | None:
+    """Out-of-fold AUC of the probe with folds by question, pooled over folds."""
+    if min(int(y.sum()), int(len(y) - y.sum())) < MIN_PER_CLASS:
+        return None
+    scores = oof_scores(x, y, groups, folds, seed)
     ok = ~np.isnan(scores)
     return _auc(y[ok], scores[ok])
+
+
+def transfer_scores(
+    x_src: np.ndarray,
+    y_src: np.ndarray,
+    g_src: Sequence[str],
+    x_dst: np.ndarray,
+    g_dst: Sequence[str],
+    folds: int = FOLDS,
+    seed: int = 0,
+) -> np.ndarray:
+    """The destination replies' scores by a probe trained on the source replies of the OTHER question
+    folds (folds over both sides' questions, so a question in both never helps its own score)."""
+    fold = _folds(list(g_src) + list(g_dst), folds, seed)
+    fs = np.array([fold[g] for g in g_src])
+    fd = np.array([fold[g] for g in g_dst])
+    scores = np.full(len(g_dst), np.nan)
+    for k in range(folds):
+        train, test = fs != k, fd == k
+        if not test.any() or len(set(y_src[train].tolist())) < 2:
+            continue
+        scores[test] = _probe().fit(x_src[train], y_src[train]).decision_function(x_dst[test])
+    return scores
 
 
 def transfer_auc(
@@ -209,22 +240,63 @@ def transfer_auc(
     folds: int = FOLDS,
     seed: int = 0,
 ) -> float | None:
-    """A probe trained on the source side, scored on the destination side, by question folds over
-    both sides' questions: the destination replies of a fold are scored by a probe trained on the
-    source replies of the OTHER folds, so a question in both never helps its own score."""
+    """A probe trained on the source side, scored on the destination side (`transfer_scores`)."""
     if min(int(y_dst.sum()), int(len(y_dst) - y_dst.sum())) < MIN_PER_CLASS:
         return None
-    fold = _folds(list(g_src) + list(g_dst), folds, seed)
-    fs = np.array([fold[g] for g in g_src])
-    fd = np.array([fold[g] for g in g_dst])
-    scores = np.full(len(y_dst), np.nan)
-    for k in range(folds):
-        train, test = fs != k, fd == k
-        if not test.any() or len(set(y_src[train].tolist())) < 2:
-            continue
-        scores[test] = _probe().fit(x_src[train], y_src[train]).decision_function(x_dst[test])
+    scores = transfer_scores(x_src, y_src, g_src, x_dst, g_dst, folds, seed)
     ok = ~np.isnan(scores)
     return _auc(y_dst[ok], scores[ok])
+
+
+BOOTSTRAP = 1000  # resamples of the questions for an AUC's interval
+
+
+def _rank_auc(y: np.ndarray, s: np.ndarray) -> float | None:
+    """Mann-Whitney AUC (ties count half): the bootstrap's fast path of `_auc`."""
+    from scipy.stats import rankdata
+
+    pos = int(y.sum())
+    neg = len(y) - pos
+    if not pos or not neg:
+        return None
+    r = rankdata(s)
+    return float((r[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def auc_interval(
+    y: np.ndarray,
+    s: np.ndarray,
+    groups: Sequence[str],
+    n: int = BOOTSTRAP,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """A percentile interval of the AUC of scores `s` over questions drawn with replacement.
+
+    Why: the real side of a held-out check has 9-22 questions, and its replies are not independent
+    (a question's replies share its wording and its adversary), so whether a simulated AUC is "within
+    0.05" of a real one says little without the real one's own spread. The scores are held fixed (the
+    probes are not refitted per resample), so the interval is of the evaluation, not of the probe."""
+    ok = ~np.isnan(s)
+    y, s = y[ok], s[ok]
+    g = [x for x, k in zip(groups, ok, strict=True) if k]
+    if min(int(y.sum()), int(len(y) - y.sum())) < MIN_PER_CLASS:
+        return None
+    keys = sorted(set(g))
+    index = {k: i for i, k in enumerate(keys)}
+    gi = np.array([index[x] for x in g])
+    members = [np.flatnonzero(gi == i) for i in range(len(keys))]
+    rng = np.random.default_rng(seed)
+    vals = []
+    for _ in range(n):
+        pick = np.concatenate([members[int(i)] for i in rng.integers(len(keys), size=len(keys))])
+        a = _rank_auc(y[pick], s[pick])
+        if a is not None:
+            vals.append(a)
+    if len(vals) < n // 2:
+        return None
+    lo, hi = np.percentile(vals, [50 * (1 - level), 50 * (1 + level)])
+    return float(lo), float(hi)
 
 
 def length_auc(reps: Sequence[Reply]) -> float | None:
@@ -286,9 +358,16 @@ def compare(
         },
         "shared_questions": len({r.question for r in sim} & {r.question for r in real}),
         "two_sample_auc": cv_auc(both_x, both_y, both_g, folds, seed),
-        "sim_adversary_auc": cv_auc(sx, sy, sg, folds, seed) if len(sy) else None,
-        "real_adversary_auc": cv_auc(rx, ry, rg, folds, seed) if len(ry) else None,
-        "transfer_auc": transfer_auc(sx, sy, sg, rx, ry, rg, folds, seed) if len(sy) and len(ry) else None,
+        **_with_interval("sim_adversary", sy, sg, lambda: oof_scores(sx, sy, sg, folds, seed), seed),
+        **_with_interval("real_adversary", ry, rg, lambda: oof_scores(rx, ry, rg, folds, seed), seed),
+        **_with_interval(
+            "transfer",
+            ry,
+            rg,
+            lambda: transfer_scores(sx, sy, sg, rx, rg, folds, seed),
+            seed,
+            ok=bool(len(sy)),
+        ),
         "sim_length_auc": length_auc(sim),
         "real_length_auc": length_auc(real),
         "style": style_table(sim, real),
@@ -296,13 +375,41 @@ def compare(
         "seed": seed,
         "by_round": by_round(sim, real, sx, sy, sg, rx, ry, rg, folds, seed),
         "real_trained_auc": None,
+        "real_fit_adversary_auc": None,
+        "real_fit_adversary_auc_ci": None,
     }
     train = [r for r in replies_of(real_train, True) if r.acting]
     if train and len(ry):
         tx = embed([r.text for r in train])
         ty = np.array([r.adversarial for r in train], dtype=float)
-        out["real_trained_auc"] = transfer_auc(tx, ty, [r.question for r in train], rx, ry, rg, folds, seed)
+        tg = [r.question for r in train]
+        out["real_trained_auc"] = transfer_auc(tx, ty, tg, rx, ry, rg, folds, seed)
+        # the same quantity as real_adversary_auc on the questions the profile was fitted to: more
+        # questions of the same model, so a held-out AUC far from it is the held-out sample's luck
+        out.update(
+            _with_interval("real_fit_adversary", ty, tg, lambda: oof_scores(tx, ty, tg, folds, seed), seed)
+        )
     return out
+
+
+def _with_interval(
+    name: str,
+    y: np.ndarray,
+    groups: Sequence[str],
+    scores: Callable[[], np.ndarray],
+    seed: int,
+    ok: bool = True,
+) -> dict[str, object]:
+    """`{name}_auc` and `{name}_auc_ci` (a question-bootstrap 95 % interval) from out-of-fold scores;
+    None for both when a class has fewer than `MIN_PER_CLASS` replies."""
+    if not ok or not len(y) or min(int(y.sum()), int(len(y) - y.sum())) < MIN_PER_CLASS:
+        return {f"{name}_auc": None, f"{name}_auc_ci": None}
+    s = scores()
+    keep = ~np.isnan(s)
+    return {
+        f"{name}_auc": _auc(y[keep], s[keep]),
+        f"{name}_auc_ci": auc_interval(y, s, groups, seed=seed),
+    }
 
 
 def by_round(
