@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +24,11 @@ from tomacs.analysis.texts import (
     transfer_auc,
 )
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.sim.text import _FILL_MC, ADVERSARIAL_MAX_WORDS, adversarial_analysis, honest_analysis
+from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, honest_analysis
 from tomacs.sim.text_model import (
     PhaseText,
     TextModel,
     common_stems,
-    content_form,
     discussion,
     fit_text_model,
     generic_form,
@@ -590,40 +588,3 @@ def test_a_very_short_fitted_length_keeps_only_the_supporting_sentence_and_the_a
         assert parse_answer(Q, t) == "B" and t.rstrip().endswith("Answer: B")
         assert "win the suit" in t  # the supporting sentence names the answer's option
         assert _body_words(t) <= 30
-
-
-def test_content_form_slots_the_topic_of_an_argued_sentence_by_hand() -> None:
-    """Five topic words against three kept ones: too much topic for a style template, but a content
-    template: three slots ("adverse possession" and "statutory period" are one term each)."""
-    s = (
-        "While adverse possession is indeed established here, "
-        "the statutory period and the rancher matter more."
-    )
-    assert generic_form(s, VOCAB, None) is None
-    assert content_form(s, VOCAB, None, set()) is None  # with no common stem every word is topic
-    common = {"indee", "estab", "matte", "stron", "disag", "other"}
-    assert (
-        content_form(s, VOCAB, None, common)
-        == "While {k} is indeed established here, the {k} and the {k} matter more."
-    )
-    style = "I strongly disagree with the others on this."
-    assert generic_form(style, VOCAB, None, common) is not None
-    assert content_form(style, VOCAB, None, common) is None  # a style sentence stays in its own bank
-    assert content_form("The rancher lost 12 acres of adverse possession land.", VOCAB, None, common) is None
-
-
-def test_a_content_bank_writes_the_fillers_in_place_of_the_templates() -> None:
-    mine = "Granted, {k} carries weight, yet the context decides it in the end."
-    style = replace(_style(150, ()), content=(mine,))
-    templated = {s.split("{")[0][:30] for s in _FILL_MC}
-    hits = 0
-    for s in range(20):
-        t = honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=style)
-        assert parse_answer(Q, t) == "B"
-        hits += "carries weight, yet the context decides it in the end." in t
-        assert not any(p and p in t for p in templated if len(p) > 20)
-    assert hits == 20
-    without = [
-        honest_analysis(Q, "Critic", "B", np.random.default_rng(s), style=_style(150, ())) for s in range(20)
-    ]
-    assert sum(any(p in t for p in templated if len(p) > 20) for t in without) >= 15  # before: the templates

@@ -18,7 +18,7 @@ from tomacs.sim import fit_choice as fc
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
-from tomacs.sim.text_model import BANKS, DISCUSS_KINDS, TextModel, fit_text_model
+from tomacs.sim.text_model import BANKS, KINDS, TextModel, fit_text_model
 from tomacs.transcripts.schema import Debate
 
 MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26)"
@@ -121,7 +121,7 @@ def text_summary(tm: TextModel | None) -> dict[str, object] | None:
                 "replies": pt.replies,
                 "median_words": round(pt.words_median(), 1),
                 "generic_share": pt.generic_share,
-                "bank": {k: len(getattr(pt, k)) for k in BANKS if phase == "later" or k not in DISCUSS_KINDS},
+                "bank": {k: len(getattr(pt, k)) for k in BANKS if phase == "later" or k in KINDS},
             }
             if phase == "later":
                 row["discuss_rate"] = {"kept": pt.discuss_rate, "changed": pt.discuss_changed_rate}

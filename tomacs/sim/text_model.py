@@ -48,8 +48,7 @@ PHASES = ("first", "later")
 ROLES = ("honest", "adversary")
 KINDS = ("openers", "general", "closers")
 DISCUSS_KINDS = ("discuss", "discuss_changed")  # later-phase banks: replies that kept / changed their answer
-CONTENT = "content"  # how a role argues about the question itself (topic terms slotted), see `content_form`
-BANKS = KINDS + DISCUSS_KINDS + (CONTENT,)
+BANKS = KINDS + DISCUSS_KINDS
 BANK_MAX = 300  # sentences per (role, phase, kind): enough variety; a fitted profile file is ~150 KB
 SENT_WORDS = (4, 45)  # a generic sentence's length in words
 _MIN_REPLIES = 5
@@ -113,9 +112,6 @@ class PhaseText:
     discuss_changed_rate: float = 0.0
     discuss: tuple[str, ...] = ()
     discuss_changed: tuple[str, ...] = ()
-    # the sentences about the question itself, topic terms slotted: they write the filler that the
-    # role-neutral templates wrote before. A profile fitted before 2026-11-29 has none and keeps them.
-    content: tuple[str, ...] = ()
 
     def words_median(self) -> float:
         return math.exp(self.log_words_mean)
@@ -206,18 +202,12 @@ def _content(words: Iterable[str]) -> list[str]:
 MAX_SLOTS = 4  # key-term slots a template sentence may have
 
 
-CONTENT_SLOTS = 8  # key-term slots a content template may have
-CONTENT_RATIO = 3.0  # ... and at most this many slotted words per kept one
-
-
 def generic_form(
     sentence: str,
     vocab: set[str],
     answer: str | None,
     common: set[str] | None = None,
     options: Sequence[str] = (),
-    max_slots: int = MAX_SLOTS,
-    ratio: float = 1.0,
 ) -> str | None:
     """The sentence as a template of style, or None when it is about its own topic.
 
@@ -255,7 +245,7 @@ def generic_form(
         else:
             kept += 1
     # "Therefore, (B)." says nothing of style; a sentence mostly of topic terms is content
-    if len(spans) > max_slots or kept < 2 or slotted > ratio * kept:
+    if len(spans) > MAX_SLOTS or kept < 2 or slotted > kept:
         return None
     parts, last = [], 0
     for a, b in spans:
@@ -275,23 +265,6 @@ def _escape_letters(text: str, answer: str | None) -> str:
         return m.group(0).replace(letter, name, 1)
 
     return _LETTER.sub(slot, s)
-
-
-def content_form(
-    sentence: str, vocab: set[str], answer: str | None, common: set[str], options: Sequence[str] = ()
-) -> str | None:
-    """A sentence about the question itself as a template of how its role argues, or None.
-
-    Why: the style banks keep sentences with more kept words than topic terms, and for some models
-    that is not where a role shows. On qwen-max's fitting questions a probe on a reply's generic
-    sentences tells its adversaries from its honest agents at AUC 0.71, on the rest of the reply at
-    0.885: its adversaries concede and qualify ("While {k} is indeed {k}, it is crucial to also
-    {k} ...") where its honest agents assert. The same rule as `generic_form`, with up to
-    `CONTENT_SLOTS` slots and `CONTENT_RATIO` slotted words per kept one: the topic is slotted out
-    (nothing of a question travels), the way of arguing stays."""
-    if generic_form(sentence, vocab, answer, common, options) is not None:
-        return None  # a style sentence: its bank has it
-    return generic_form(sentence, vocab, answer, common, options, CONTENT_SLOTS, CONTENT_RATIO)
 
 
 COMMON_SHARE = 0.1  # a generic word is used in replies to at least this share of the questions
@@ -366,13 +339,6 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
                 a.close_hits += 1
                 a.banks["closers"].append(gen[-1])
             a.banks["general"].extend(g for i, g in enumerate(gen) if i in middle and g and i not in disc)
-            a.banks[CONTENT].extend(
-                c
-                for i, g in enumerate(gen)
-                if g is None
-                and i not in disc
-                and (c := content_form(sents[i], vocab, t.answer, common, opts))
-            )
             if phase == "later":
                 prev = before.get((t.agent, t.round - 1))
                 changed = prev is not None and t.answer is not None and prev != t.answer
@@ -494,8 +460,7 @@ def styled(
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
     replaces the templated one with the fitted probability; the filler pool gets generic sentences in
-    the fitted proportion of words, and with a content bank its other fillers are the role's content
-    templates rather than the templated ones. `opened`: head[0] is the templated opener (replaced, not kept)."""
+    the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept)."""
     others = [x for x in letters if x != answer]
     target = words_target(pt, rng, cap)
     if pt.openers and rng.random() < pt.opener_share:
@@ -504,13 +469,6 @@ def styled(
         ] + head[1 if opened else 0 :]
     if pt.closers and rng.random() < pt.closer_share:
         tail = [_fill_slots(pt.closers[int(rng.integers(len(pt.closers)))], answer, others, rng, terms)]
-    if pt.content:  # the role's own way of arguing the question, in place of the role-neutral templates
-        fillers, got = [], 0
-        for i in rng.permutation(len(pt.content)):
-            if got >= target:
-                break
-            fillers.append(_fill_slots(pt.content[int(i)], answer, others, rng, terms))
-            got += len(fillers[-1].split())
     pool: list[str] = []
     if pt.general:
         share = min(max(pt.generic_share, 0.0), 0.95)
