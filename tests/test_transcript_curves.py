@@ -146,6 +146,20 @@ def test_within_the_tolerance_is_inclusive_and_a_side_against_itself_meets_the_t
     assert "75.0 | 75.0" in text and " ok in" in text
 
 
+def test_a_small_simulated_side_gets_a_note_a_large_uniform_one_none() -> None:
+    """Two simulated questions that disagree (q1's honest agents right in round 3, q2's split): the
+    sim's own interval is tens of points wide, and the note names the widest target cell. Forty
+    questions that all play alike have a zero-width interval: no note."""
+    res = compare_curves(SIM, REAL, "m", reps=200)
+    note = res["sim_precision_note"]
+    assert note is not None and note.startswith("the simulated side has 2 questions")
+    assert "benchmark.test_subset=null eval.size=2000" in note
+    assert f"note: {note}" in format_curves(res)
+    alike = [debate(f"q{i}", ["BBB", "AAA", "AAB"], model="sim:p") for i in range(40)]
+    big = compare_curves(alike, REAL, "m", reps=200)
+    assert big["sim_precision_note"] is None and "note:" not in format_curves(big)
+
+
 def test_the_real_side_counts_only_the_honest_agents_of_its_model() -> None:
     other = debate("q3", ["BBB", "BBB", "BBB"], model="other")  # all on the target: would move every number
     res = compare_curves(SIM, [*REAL, other], "m", reps=200)
