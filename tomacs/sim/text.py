@@ -517,7 +517,7 @@ def _assemble(
 
     `nearest` (a fitted style): a filler goes in only if it brings the length nearer the target than
     stopping would. Filling until the target is reached overshoots by half a sentence on average,
-    which wrote every fitted style 7-11 words longer than its fit (+20 % for qwen-max's honest
+    which wrote every fitted style 7-11 words longer than its fit (+18 % for qwen-max's honest
     agents); App. D's texts keep the old rule, byte for byte."""
     fixed = head + core + tail
     n = sum(_words(s) for s in fixed) + _words(answer_line)
