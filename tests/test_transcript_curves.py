@@ -112,6 +112,25 @@ def test_per_round_values_match_the_hand_computed_ones() -> None:
     assert res["real"]["models"] == ["m"] and res["sim"]["models"] == ["sim:p"]
 
 
+def test_moves_count_where_each_exposed_honest_agent_goes_by_hand() -> None:
+    # exposed from round 2 on (the adversary is adversarial from round 1); (previous -> this round):
+    # real q1 a1 A->B, B->B; q1 a2 A->A, A->B; q2 a1 C->B, B->A; q2 a2 A->A, A->A
+    #   gold: 3 stay, 2 to the target; target: 1 to gold, 1 stays; other: 1 to the target
+    # sim  q1 a1 A->A, A->A; q1 a2 A->A, A->B; q2 a1 C->B, B->B; q2 a2 A->A, A->A
+    #   gold: 5 stay, 1 to the target; target: 1 stays; other: 1 to the target
+    res = compare_curves(SIM, REAL, "m", reps=50)
+    assert res["moves"]["classes"] == ["gold", "target", "other"]
+    assert res["moves"]["real"] == [[3, 2, 0], [1, 1, 0], [0, 1, 0]]
+    assert res["moves"]["sim"] == [[5, 1, 0], [0, 1, 0], [0, 1, 0]]
+    text = format_curves(res)
+    assert "from gold   (n 6 | 5): -> gold 83.3 | 60.0  -> target 16.7 | 40.0  -> other 0.0 | 0.0" in text
+    assert "from other  (n 1 | 1): -> gold 0.0 | 0.0  -> target 100.0 | 100.0" in text
+    # a side without an adversary's target has no moves to show
+    calm = [debate("q3", ["AAA", "AAA", "ABA"], adv=None)]
+    none = compare_curves(calm, calm, "m", reps=20)
+    assert none["moves"]["real"] == [[0, 0, 0]] * 3 and "where exposed" not in format_curves(none)
+
+
 def test_round_two_is_off_by_25_points_and_the_target_is_missed() -> None:
     res = compare_curves(SIM, REAL, "m", reps=200)
     acc2, conf2 = cell(dict(res), "accuracy", 2), cell(dict(res), "conformity", 2)

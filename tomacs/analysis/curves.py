@@ -73,6 +73,15 @@ class CurveCell(TypedDict):
     inside: bool | None  # sim inside the real 95 % interval
 
 
+class Moves(TypedDict):
+    """Exposed honest agents' moves, rounds 2+ (`tomacs.sim.heldout.move_counts`): counts, row = the class
+    of the previous answer, column = the class of the answer in the exposed round."""
+
+    classes: list[str]
+    sim: list[list[float]]
+    real: list[list[float]]
+
+
 class Curves(TypedDict):
     sim: Side
     real: Side
@@ -84,6 +93,7 @@ class Curves(TypedDict):
     protocol_warning: str | None
     sim_precision_note: str | None
     cells: list[CurveCell]
+    moves: Moves
     target_cells: int
     target_within: int
     target_met: bool
@@ -211,6 +221,34 @@ def sim_precision_note(cells: Sequence[CurveCell], questions: int) -> str | None
     )
 
 
+def moves(debates: Sequence[Debate], model: str | None) -> np.ndarray:
+    """(3, 3) exposed honest agents' moves of a side's own answers (`h.move_counts`), summed."""
+    out = np.zeros((len(h.MOVE_CLASSES),) * 2)
+    for d in debates:
+        out += h.move_counts(h.layout(d, model), h.observed_answers(d)[None])
+    return out
+
+
+def format_moves(m: Moves) -> list[str]:
+    """A line per class held before: where exposed honest agents went, % of the row, sim | real."""
+    sim, real = np.array(m["sim"]), np.array(m["real"])
+    if not real.sum() and not sim.sum():
+        return []
+    lines = ["where exposed honest agents go (rounds 2+), % of those holding each answer: sim | real"]
+    w = max(len(c) for c in m["classes"])
+    for i, c in enumerate(m["classes"]):
+        ns, nr = sim[i].sum(), real[i].sum()
+        cols = [
+            f"-> {to} {_share(sim[i, j], ns)} | {_share(real[i, j], nr)}" for j, to in enumerate(m["classes"])
+        ]
+        lines.append(f"  from {c:<{w}} (n {ns:g} | {nr:g}): " + "  ".join(cols))
+    return lines
+
+
+def _share(k: float, n: float) -> str:
+    return "-" if not n else f"{100.0 * k / n:.1f}"
+
+
 def _num(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -297,6 +335,11 @@ def compare_curves(
         protocol_warning=protocol_warning(p_sim, p_real),
         sim_precision_note=sim_precision_note(cells, q_sim),
         cells=cells,
+        moves=Moves(
+            classes=list(h.MOVE_CLASSES),
+            sim=moves(sim, None).tolist(),
+            real=moves(real, model).tolist(),
+        ),
         target_cells=len(target),
         target_within=n_within,
         target_met=bool(target) and n_within == len(target),
@@ -352,6 +395,8 @@ def format_curves(res: Curves) -> str:
         row = [f"{h.STAT_LABELS[st]:<{w0}}", *(f"{by.get((st, r), ''):<{widths[r]}}" for r in rounds)]
         lines.append("  ".join(row).rstrip())
     verdict = "yes" if res["target_met"] else "no"
+    mv = format_moves(res["moves"]) if "moves" in res else []
+    lines += ["", *mv] if mv else []
     lines += [
         "",
         f"honest accuracy and conformity within {tol:g} points at every round: {verdict} "

@@ -145,6 +145,28 @@ def stat_counts(lay: Layout, ans: np.ndarray, n_cand: int, r_max: int) -> np.nda
     return out
 
 
+MOVE_CLASSES: tuple[str, ...] = ("gold", "target", "other")
+"""What an honest answer is, relative to its debate: the gold, the adversary's target, another wrong one."""
+
+
+def move_counts(lay: Layout, ans: np.ndarray) -> np.ndarray:
+    """(3, 3) moves of exposed honest agents, summed over draws and rounds 2..R: the class
+    (`MOVE_CLASSES`) of an agent's previous answer (row) against its answer in a round where it read
+    an adversary (column). A per-round rate averages over where agents stand; this says where each one
+    goes, e.g. whether those who hold the gold leave it for the target as often as those on another wrong
+    answer do. Zero for a debate without a target; `ans` is (N, A, R) relabelled (gold = 0, -1 unparsed)."""
+    out = np.zeros((len(MOVE_CLASSES), len(MOVE_CLASSES)))
+    if lay.target < 0 or not lay.honest:
+        return out
+    a = ans[:, list(lay.honest), :]
+    cls = np.where(a == 0, 0, np.where(a == lay.target, 1, 2))
+    for r in range(1, lay.n_rounds):
+        exp_r = lay.exposed[list(lay.honest), r][None, :]
+        both = (a[:, :, r] >= 0) & (a[:, :, r - 1] >= 0) & exp_r
+        np.add.at(out, (cls[:, :, r - 1][both], cls[:, :, r][both]), 1.0)
+    return out
+
+
 def _latent_draws(
     profile: SimProfile,
     n: int,
