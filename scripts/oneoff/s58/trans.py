@@ -1,4 +1,4 @@
-"""Issue 39/38 one-off (stop 58): Exposed honest agents' moves, real against the replay (tomacs.sim.heldout.simulate) of a
+"""Issue 39/38 one-off (stop 58): Exposed honest agents' moves, real against the replay of a
 shipped profile (PATH MODEL PROFILE [all|fit|held]).
 """
 
