@@ -593,6 +593,27 @@ def test_one_benchmark_and_one_sender_model_are_the_plain_fit() -> None:
     assert split.persuasion_by_model == {"?": plain.profile.persuasion}  # adversaries without a model
 
 
+def test_the_lure_is_fitted_only_where_a_question_keeps_one_target() -> None:
+    """The lure (P(the question's lure is the adversaries' target)) is identified only by questions whose
+    debates share one target. Repeats that draw the target per debate (multi-agent-attack) leave it
+    unfitted: None and 0 questions, not the optimiser's starting 1/3 stored as if fitted."""
+    debates = _generate(_profile(n_cand=4, persuasion=3.0), 30, seed=4)
+    one = fe.fit(debates, restarts=1, fit_lure=True)
+    assert one.target_lure is not None and one.target_lure_questions == 30
+
+    def other_target(d: Debate) -> Debate:
+        adv = d.agents[0]
+        new = next(x for x in d.letters if x not in (d.gold, adv.target))
+        return replace(d, id=d.id + "-r2", agents=(replace(adv, target=new), *d.agents[1:]))
+
+    # each question twice, under one wording, with two different targets
+    worded = [replace(d, question=f"question {d.id}") for d in debates]
+    repeats = worded + [other_target(d) for d in worded]
+    two = fe.fit(repeats, restarts=1, fit_lure=True)
+    assert two.target_lure is None and two.target_lure_questions == 0
+    assert two.n_questions == 30 and two.n_debates == 60
+
+
 def test_old_and_new_profile_files_load(tmp_path: Path) -> None:
     """A profile stored before the per-benchmark / per-sender fit (its provenance without those keys)
     still loads, and a new one carries both tables in its provenance beside one accuracy and one

@@ -75,6 +75,9 @@ def test_profile_takes_the_fitted_rule_and_a_paper_profile_has_none() -> None:
     assert comps.executor.schedule.target_lure == pytest.approx(fitted)
     with pytest.raises(ConfigError, match="no fitted target rule"):
         _components("attack.target_lure=profile")  # the benchmark's paper profile
+    # multi-agent-attack's repeats draw the target per debate: no question identifies the rule
+    with pytest.raises(ConfigError, match="no question keeps one adversaries' target"):
+        _components("backbone.profile=maa-gpt35", "attack.target_lure=profile")
 
 
 def test_the_executor_aims_at_the_simulators_lure() -> None:

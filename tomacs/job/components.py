@@ -133,7 +133,8 @@ def _target_rule(spec: RunSpec, schedule: AdversarySchedule, backbone: Backbone)
     if value is None:
         raise ConfigError(
             f"attack.target_lure={LURE_FROM_PROFILE}: the sim profile of this run has no fitted target rule "
-            "(a paper profile, or one fitted from debates without an adversary target); give a probability "
+            "(a paper profile, or one fitted from debates where no question keeps one adversaries' target); "
+            "give a probability "
             "(e.g. attack.target_lure=0.25) or null (uniform)"
         )
     return dataclasses.replace(schedule, target_lure=float(value))

@@ -559,7 +559,8 @@ class FitResult:
     seconds: float
     converged: bool
     starts: int
-    target_lure: float | None = None  # fitted P(distractor = target), when asked for
+    target_lure: float | None = None  # fitted P(distractor = target), when asked for and identified
+    target_lure_questions: int = 0  # fitting questions whose debates share one adversaries' target
     accuracy_by_benchmark: dict[str, float] | None = None  # with by_benchmark
     questions_by_benchmark: dict[str, int] | None = None  # fitting questions per benchmark
     persuasion_by_model: dict[str, float] | None = None  # with by_sender
@@ -671,6 +672,10 @@ def fit(
             "no honest answers to fit (every honest answer unparsed, or no agent of the model asked for)"
         )
     n_cand = max(b.n_cand for b in blocks)
+    # only a question whose debates share one target says anything about the lure; a source that draws the
+    # target per debate (multi-agent-attack's repeats) has none, and a lure "fitted" there would be its start
+    lure_questions = sum(int((b.target >= 0).sum()) for b in blocks if b.target is not None)
+    fit_lure = fit_lure and lure_questions > 0
     comp = adversary_compliance(debates)
     base = SimProfile(
         name=name,
@@ -784,6 +789,7 @@ def fit(
         converged=bool(best.success),
         starts=len(starts),
         target_lure=lure,
+        target_lure_questions=lure_questions,
         accuracy_by_benchmark=acc_by,
         questions_by_benchmark=dict(sorted(q_by_bench.items())),
         persuasion_by_model=pers_by,

@@ -364,6 +364,7 @@ def run(
         # the source's rule for choosing targets, not the agents' behaviour: P(the question's lure is
         # the adversaries' target); the simulator draws targets independently of the lure
         "target_lure": None if lure is None else round(lure, 6),
+        "target_lure_questions": res.target_lure_questions,
     }
     if acc_by:
         # fitted per benchmark; the profile's `accuracy` is their question-weighted mean (the mean
