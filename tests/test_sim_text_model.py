@@ -19,6 +19,7 @@ from tomacs.analysis.texts import (
     auc_interval,
     compare,
     cv_auc,
+    matched_auc,
     replies_of,
     style_of,
     transfer_auc,
@@ -422,6 +423,47 @@ def test_cv_and_transfer_auc_on_separable_and_flipped_data() -> None:
     assert cv_auc(x[:6], y[:6], g[:6]) is None  # too few of a class to score
 
 
+def test_matched_auc_draws_whole_questions_up_to_the_real_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each draw takes whole simulated questions (3 replies each) until it has the real side's count
+    (10 -> 4 questions, 12 replies); the result is the mean and range of the draws' AUCs."""
+    import tomacs.analysis.texts as texts
+
+    seen: list[tuple[int, dict[str, int]]] = []
+
+    def spy(x: np.ndarray, y: np.ndarray, groups: list[str], folds: int, seed: int) -> float:
+        counts: dict[str, int] = {}
+        for g in groups:
+            counts[g] = counts.get(g, 0) + 1
+        seen.append((len(y), counts))
+        return 0.6 + 0.1 * (len(seen) % 2)
+
+    monkeypatch.setattr(texts, "cv_auc", spy)
+    y = np.array([0.0, 0.0, 1.0] * 30)
+    g = [f"q{i // 3}" for i in range(90)]
+    got = matched_auc(np.zeros((90, 2)), y, g, 10, draws=4)
+    assert [n for n, _ in seen] == [12] * 4
+    assert all(set(c.values()) == {3} and len(c) == 4 for _, c in seen)
+    assert len({tuple(sorted(c)) for _, c in seen}) > 1  # the draws differ
+    assert got["sim_adversary_auc_matched"] == pytest.approx(0.65)
+    assert got["sim_adversary_auc_matched_range"] == pytest.approx([0.6, 0.7])
+    # a simulated side no larger than the real one has nothing to match
+    assert matched_auc(np.zeros((90, 2)), y, g, 90)["sim_adversary_auc_matched"] is None
+
+
+def test_a_probe_trained_on_fewer_replies_scores_lower_so_sizes_are_matched() -> None:
+    """Why the match: a weak cue in 60 dimensions. On 2,000 replies the cross-validated probe finds it
+    (0.65); at 120 replies it barely does (0.53): the same texts, a different training size."""
+    rng = np.random.default_rng(0)
+    y = np.array([0.0, 0.0, 1.0] * 667)[:2000]
+    x = rng.normal(size=(2000, 60))
+    x[:, 0] += 0.6 * y
+    g = [f"q{i // 3}" for i in range(2000)]
+    full = cv_auc(x, y, g)
+    small = matched_auc(x, y, g, 120)["sim_adversary_auc_matched"]
+    assert full is not None and isinstance(small, float)
+    assert full > 0.62 and small < full - 0.08
+
+
 def test_rank_auc_matches_sklearn_with_ties() -> None:
     from sklearn.metrics import roc_auc_score
 
@@ -529,6 +571,8 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     assert lo <= got["real_adversary_auc"] <= hi
     assert got["embedder"] == "hashing"  # the run's own
     assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
+    real_acting = got["replies"]["real"]["acting_adversary"] + got["replies"]["real"]["acting_honest"]
+    assert got["matched_replies"] == real_acting and "sim_adversary_auc_matched" in got
     # the simulated adversaries read the others under attack.prompt=debate
     from tomacs.transcripts import load_debates
 

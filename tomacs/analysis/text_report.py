@@ -75,6 +75,18 @@ def _ci(res: dict[str, Any], name: str) -> str:
     return f"{text}  [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else text
 
 
+def _matched_line(res: dict[str, Any]) -> list[str]:
+    """The simulated adversary AUC at the real side's size, where the simulated side is larger."""
+    if res.get("sim_adversary_auc_matched") is None:
+        return []
+    lo, hi = res["sim_adversary_auc_matched_range"]
+    return [
+        f"  adversary vs honest, simulated, at the real side's size    {_f(res['sim_adversary_auc_matched'])}"
+        f"  [{lo:.3f}, {hi:.3f}]   (mean, range: {res['matched_draws']} draws of whole questions, "
+        f"{res['matched_replies']} acting replies each; compare this one with the real AUC)"
+    ]
+
+
 def format_comparison(res: dict[str, Any]) -> str:
     """Plain text, one block of AUCs and one table of the style statistics that differ most."""
     r = res["replies"]
@@ -91,6 +103,7 @@ def format_comparison(res: dict[str, Any]) -> str:
         f"  two-sample AUC, sim vs real (0.5 = cannot be told apart)   {_f(res['two_sample_auc'])}",
         f"  adversary vs honest, real replies (the ceiling)            {_ci(res, 'real_adversary')}",
         f"  adversary vs honest, simulated replies                     {_ci(res, 'sim_adversary')}",
+        *_matched_line(res),
         f"  probe trained on simulated replies, applied to real ones   {_ci(res, 'transfer')}",
         f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "
         f"real {_f(res['real_length_auc'])}",

@@ -359,6 +359,9 @@ def compare(
         "shared_questions": len({r.question for r in sim} & {r.question for r in real}),
         "two_sample_auc": cv_auc(both_x, both_y, both_g, folds, seed),
         **_with_interval("sim_adversary", sy, sg, lambda: oof_scores(sx, sy, sg, folds, seed), seed),
+        **matched_auc(sx, sy, sg, len(ry), folds, seed),
+        "matched_replies": len(ry),
+        "matched_draws": MATCHED_DRAWS,
         **_with_interval("real_adversary", ry, rg, lambda: oof_scores(rx, ry, rg, folds, seed), seed),
         **_with_interval(
             "transfer",
@@ -409,6 +412,52 @@ def _with_interval(
     return {
         f"{name}_auc": _auc(y[keep], s[keep]),
         f"{name}_auc_ci": auc_interval(y, s, groups, seed=seed),
+    }
+
+
+MATCHED_DRAWS = 5  # seeded subsets of the simulated questions for the size-matched adversary AUC
+
+
+def matched_auc(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: Sequence[str],
+    n_replies: int,
+    folds: int = FOLDS,
+    seed: int = 0,
+    draws: int = MATCHED_DRAWS,
+) -> dict[str, object]:
+    """The simulated side's adversary AUC at the real side's size: whole simulated questions, in a
+    seeded order, until `n_replies` acting replies; the mean (and range) over `draws` such subsets.
+
+    A cross-validated probe's AUC rises with its training data (on qwen3-8b's profile 0.74 from 100
+    simulated questions, 0.81 from 500), and a simulator can write any number of questions while a real
+    source's held-out questions are few. Compared at one size, the two AUCs measure how detectable the
+    adversaries are rather than how many replies each side had. None when the simulated side is not
+    larger than `n_replies` (its full AUC is then already at that size or below)."""
+    none: dict[str, object] = {"sim_adversary_auc_matched": None, "sim_adversary_auc_matched_range": None}
+    if len(y) <= n_replies or n_replies < 2 * MIN_PER_CLASS:
+        return none
+    by_q: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_q.setdefault(g, []).append(i)
+    keys = sorted(by_q)
+    aucs = []
+    for k in range(draws):
+        order = np.random.default_rng([seed, k]).permutation(len(keys))
+        idx: list[int] = []
+        for j in order:
+            if len(idx) >= n_replies:
+                break
+            idx.extend(by_q[keys[int(j)]])
+        auc = cv_auc(x[idx], y[idx], [groups[i] for i in idx], folds, seed)
+        if auc is not None:
+            aucs.append(auc)
+    if not aucs:
+        return none
+    return {
+        "sim_adversary_auc_matched": float(np.mean(aucs)),
+        "sim_adversary_auc_matched_range": [float(min(aucs)), float(max(aucs))],
     }
 
 
