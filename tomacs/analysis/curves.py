@@ -395,7 +395,7 @@ def format_curves(res: Curves) -> str:
         row = [f"{h.STAT_LABELS[st]:<{w0}}", *(f"{by.get((st, r), ''):<{widths[r]}}" for r in rounds)]
         lines.append("  ".join(row).rstrip())
     verdict = "yes" if res["target_met"] else "no"
-    mv = format_moves(res["moves"]) if "moves" in res else []
+    mv = format_moves(res["moves"])
     lines += ["", *mv] if mv else []
     lines += [
         "",

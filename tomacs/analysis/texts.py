@@ -438,18 +438,9 @@ def matched_auc(
     none: dict[str, object] = {"sim_adversary_auc_matched": None, "sim_adversary_auc_matched_range": None}
     if len(y) <= n_replies or n_replies < 2 * MIN_PER_CLASS:
         return none
-    by_q: dict[str, list[int]] = {}
-    for i, g in enumerate(groups):
-        by_q.setdefault(g, []).append(i)
-    keys = sorted(by_q)
     aucs = []
     for k in range(draws):
-        order = np.random.default_rng([seed, k]).permutation(len(keys))
-        idx: list[int] = []
-        for j in order:
-            if len(idx) >= n_replies:
-                break
-            idx.extend(by_q[keys[int(j)]])
+        idx = _whole_questions(groups, n_replies, [seed, k])
         auc = cv_auc(x[idx], y[idx], [groups[i] for i in idx], folds, seed)
         if auc is not None:
             aucs.append(auc)
@@ -494,18 +485,23 @@ def by_round(
     return rows
 
 
+def _whole_questions(groups: Sequence[str], n: int, seed: int | list[int]) -> list[int]:
+    """Indices of whole questions, taken in a seeded order over the sorted distinct questions until
+    there are at least `n` (the cap of `--max-replies` and the size-matched AUC's draws)."""
+    by_q: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_q.setdefault(g, []).append(i)
+    keys = sorted(by_q)
+    out: list[int] = []
+    for j in np.random.default_rng(seed).permutation(len(keys)):
+        if len(out) >= n:
+            break
+        out.extend(by_q[keys[int(j)]])
+    return out
+
+
 def _cap(reps: list[Reply], n: int, seed: int) -> list[Reply]:
     """At most about `n` replies: whole questions in a seeded order until the cap is reached."""
     if len(reps) <= n:
         return reps
-    keys = sorted({r.question for r in reps})
-    order = [keys[int(i)] for i in np.random.default_rng(seed).permutation(len(keys))]
-    by_q: dict[str, list[Reply]] = {}
-    for r in reps:
-        by_q.setdefault(r.question, []).append(r)
-    out: list[Reply] = []
-    for k in order:
-        if len(out) >= n:
-            break
-        out.extend(by_q[k])
-    return out
+    return [reps[i] for i in _whole_questions([r.question for r in reps], n, seed)]

@@ -134,8 +134,7 @@ def _target_rule(spec: RunSpec, schedule: AdversarySchedule, backbone: Backbone)
         raise ConfigError(
             f"attack.target_lure={LURE_FROM_PROFILE}: the sim profile of this run has no fitted target rule "
             "(a paper profile, or one fitted from debates where no question keeps one adversaries' target); "
-            "give a probability "
-            "(e.g. attack.target_lure=0.25) or null (uniform)"
+            "give a probability (e.g. attack.target_lure=0.25) or null (uniform)"
         )
     return dataclasses.replace(schedule, target_lure=float(value))
 
