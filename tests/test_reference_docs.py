@@ -83,7 +83,7 @@ def test_a_key_shows_its_default_choices_and_comment(generated: dict[str, str]) 
     assert valid == "one of `none`, `batch_mean`, `moving_avg`, `per_question`"
     assert "Eq. 7 reward baseline" in meaning and "\\|" in meaning  # a `|` in a comment is escaped
     _, _, default, valid, _ = _row(text, "method.gamma")
-    assert (default, valid) == ("`0.9`", "in (0, 1]")
+    assert (default, valid) == ("`null`", "in (0, 1]")
 
 
 def test_an_option_value_over_its_schema_default_shows_both(generated: dict[str, str]) -> None:

@@ -105,8 +105,9 @@ def test_a_config_yaml_written_before_the_schema_still_loads() -> None:
         method_settings(cfg)  # unsettled: the schema has no embedder field
     resolve_embedder(cfg)
     assert cfg.embedder == "hashing"
-    # today's defaults but emb_proj, whose default became null (by width) in issue 28: the old 0 is kept
-    assert method_settings(cfg) == settings_class("todycomm")(emb_proj=0)
+    # today's defaults but emb_proj, whose default became null (by width) in issue 28: the old 0 is kept,
+    # and gamma, whose default became null (0.1 with the expected decision) in issue 40: the old 0.9 is kept
+    assert method_settings(cfg) == settings_class("todycomm")(emb_proj=0, gamma=0.9)
 
 
 def test_an_old_run_directory_config_builds() -> None:
@@ -133,7 +134,7 @@ def test_an_old_run_directory_config_builds() -> None:
         ("todycomm", {"baseline": "critic"},
          "todycomm: baseline must be one of none, batch_mean, moving_avg, per_question, got 'critic'"),
         ("todycomm", {"epsilon": 1.5}, "todycomm: epsilon must be a number in [0, 1], got 1.5"),
-        ("todycomm", {"gamma": 0}, "todycomm: gamma must be a number in (0, 1], got 0.0"),
+        ("todycomm", {"gamma": 0}, "todycomm: gamma must be a number in (0, 1] or null, got 0.0"),
         ("todycomm", {"decision_tau": 0.0}, "todycomm: decision_tau must be a number > 0, got 0.0"),
         ("todycomm", {"emb_proj": 2.5}, "todycomm: emb_proj must be an integer >= 0 or null, got 2.5"),
         ("todycomm", {"emb_proj": True}, "todycomm: emb_proj must be an integer >= 0 or null, got True"),
@@ -211,7 +212,7 @@ def test_cli_names_the_key_and_its_range(tmp_path: Path) -> None:
     )
     lines = p.stderr.strip().splitlines()
     assert p.returncode != 0 and len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
-    assert lines[0] == "error: method.gamma must be a number in (0, 1], got 1.5 (method=todycomm)"
+    assert lines[0] == "error: method.gamma must be a number in (0, 1] or null, got 1.5 (method=todycomm)"
 
 
 @pytest.mark.parametrize(

@@ -115,29 +115,34 @@ def test_a_tiny_run_trains_with_it_and_records_it(tmp_path: Path, comm: str) -> 
     assert res["train"]["iterations"] == 2
     assert res["config"]["method"]["decision_credit"] == "expected"
     assert (res["train"]["decision_credit"], res["train"]["updates"]) == ("expected", 2)  # what ran
+    assert res["config"]["method"]["gamma"] is None and res["train"]["gamma"] == 0.1  # null, and what it was
 
 
-# -- TodyComm's defaults since issue 40: the expected decision with 4 steps, at the paper's budget ----------
+# -- TodyComm's defaults since issue 40: the expected decision, 4 steps, gamma 0.1, at the paper's budget --
 @pytest.mark.parametrize(
-    ("decision", "agents", "setting", "credit", "updates"),
+    ("decision", "agents", "setting", "credit", "updates", "gamma"),
     [
-        ("auto", 6, {}, "expected", 4),  # the default
-        ("vote", 12, {}, "expected", 4),
-        ("auto", 13, {}, "episode", 4),  # 2^13 recounts: the paper's term, not an error, with 4 steps
-        ("llm", 6, {}, "episode", 4),  # not the credit-weighted vote: nothing to recount
-        ("crs", 6, {}, "episode", 4),
-        ("auto", 6, {"decision_credit": "episode"}, "episode", 1),  # the paper's step in one override
-        ("auto", 6, {"decision_credit": "counterfactual"}, "counterfactual", 4),
-        ("auto", 6, {"decision_credit": "episode", "updates": 4}, "episode", 4),
-        ("auto", 6, {"updates": 2}, "expected", 2),
+        ("auto", 6, {}, "expected", 4, 0.1),  # the default
+        ("vote", 12, {}, "expected", 4, 0.1),
+        ("auto", 13, {}, "episode", 4, 0.1),  # 2^13 recounts: the paper's term, not an error, with 4 steps
+        ("llm", 6, {}, "episode", 4, 0.1),  # not the credit-weighted vote: nothing to recount
+        ("crs", 6, {}, "episode", 4, 0.1),
+        ("auto", 6, {"decision_credit": "episode"}, "episode", 1, 0.9),  # the paper's step in one override
+        ("auto", 6, {"decision_credit": "counterfactual"}, "counterfactual", 4, 0.1),
+        ("auto", 6, {"decision_credit": "episode", "updates": 4}, "episode", 4, 0.9),
+        ("auto", 6, {"updates": 2}, "expected", 2, 0.1),
+        ("auto", 6, {"gamma": 0.9}, "expected", 4, 0.9),  # the discount of every run before 2026-11-29
+        ("auto", 6, {"decision_credit": "episode", "gamma": 0.5}, "episode", 1, 0.5),
     ],
 )
-def test_the_default_decision_credit_and_steps_resolve_by_the_run(
-    decision: str, agents: int, setting: dict, credit: str, updates: int
+def test_the_default_decision_credit_steps_and_discount_resolve_by_the_run(
+    decision: str, agents: int, setting: dict, credit: str, updates: int, gamma: float
 ) -> None:
     ctx = MethodContext(agents, 3, [f"r{i}" for i in range(agents)], seed=0, decision=decision)
     m = TodyComm(ctx, embedder="hashing", emb_dim=16, **setting)
-    assert (m.decision_credit, m.updates) == (credit, updates)
+    assert (m.decision_credit, m.updates, m.gamma) == (credit, updates, gamma)
+    # the discount Eq. 7 applies: gamma^{T+1-t} on round t (T = 3), 1 on the decision
+    assert [m._round_weight(t) for t in (2, 3, 4)] == pytest.approx([gamma**2, gamma, 1.0])
 
 
 def test_todycomm_trains_at_the_papers_budget_unless_told_otherwise() -> None:
@@ -158,7 +163,8 @@ def test_a_result_file_without_the_keys_is_labelled_with_the_papers_step() -> No
 
     old = {"method": "todycomm", "config": {"method": {"name": "todycomm", "epsilon": 0.1, "gamma": 0.9}}}
     today = {"name": "todycomm", "decision_credit": "auto", "updates": None}
-    assert method_label(old) == "todycomm[decision_credit=episode,updates=1]"
+    # its gamma 0.9 is recorded, and is not today's default (null: 0.1 where the decision term is expected)
+    assert method_label(old) == "todycomm[decision_credit=episode,gamma=0.9,updates=1]"
     assert method_label({"method": "todycomm", "config": {"method": today}}) == "todycomm"
     # a block that only names the method (a hand-made file) records no settings: no era to read from it
     assert method_label({"method": "todycomm", "config": {"method": {"name": "todycomm"}}}) == "todycomm"
