@@ -1,0 +1,10 @@
+#!/bin/bash
+# One-off (stop 59, issue 40): issue 40's target cells (MMLU, OpenBookQA x eq50, gt50 x seeds 0-2), MiniLM,
+# TodyComm's defaults plus the overrides given, from a frozen copy of the code in /work/wt59.
+# Usage: scripts/oneoff/s59/target.sh NAME [override ...]
+cd "$(git rev-parse --show-toplevel)"; export TOMACS_DATA=/work/shared/data
+name=$1; shift
+for s in 0 1 2; do for b in mmlu openbookqa; do for a in eq50 gt50; do
+  d=outputs/s59/${name}_${b}_${a}_s${s}
+  [ -f $d/results.json ] || echo "$d|method=todycomm benchmark=$b attack=$a seed=$s hydra.run.dir=$d $*"
+done; done; done | xargs -P 2 -I{} bash -c 'IFS="|" read d args <<< "{}"; PYTHONPATH=/work/wt59 .venv/bin/python -P -c "from tomacs.cli import main; main()" train $args > $d.log 2>&1'
