@@ -33,7 +33,7 @@ lr*g/(|g|+eps) magnifies a gradient's ulps where |g| is near eps): each toleranc
 elsewhere (40x). End metrics: Acc by 1/6 (half its tolerance), a CRS credibility by 0.19, tokens by 5.4%,
 edges per round by 22% (AgentPrune 9 -> 11, in 2 of 18 seeds). tests/data/arch_golden_cpu_drift.json keeps
 the numbers that differed between the AMD and the Intel machine (the per-CPU goldens kept here before), and
-a test checks that the tolerances admit them. What they catch, measured: TodyComm's gamma default 0.9 ->
+a test checks that the tolerances admit them. What they catch, measured: TodyComm's gamma (then) 0.9 ->
 0.95 fails its 5 runs that take a step (gradient off by up to 0.34 of its norm; even 0.9 -> 0.9001 moves the
 step by 1.9e-2), epsilon 0.1 -> 0.11 moves the gradient by 10, norm_clip 5 -> 4 by 0.48; train.lr 5e-4 ->
 4.9e-4 fails the 19 runs that use train.lr and take a non-zero step (step off by 4-7e-2); reinforce_loss's

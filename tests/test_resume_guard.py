@@ -60,7 +60,12 @@ def test_a_run_dir_written_with_the_old_embedder_keys_resumes(
 
 OLD_CONFIGS = Path(__file__).resolve().parent / "data" / "old_configs"
 # the overrides that give a TodyComm run from before issue 40 its defaults of then
-TODYCOMM_BEFORE_ISSUE_40 = ["train=default", "method.decision_credit=episode", "method.updates=1"]
+TODYCOMM_BEFORE_ISSUE_40 = [
+    "train=default",
+    "method.decision_credit=episode",
+    "method.updates=1",
+    "method.gamma=0.9",
+]
 
 
 @pytest.mark.parametrize("file", sorted(OLD_CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
@@ -84,8 +89,8 @@ def test_a_config_yaml_written_before_the_option_schemas_resumes_and_skips(
     (run / "config.yaml").write_text(file.read_text())
     (run / "episodes.jsonl").write_text("")
     if "method=todycomm" in overrides:
-        # TodyComm's defaults changed since (issue 40: its own budget, the expected decision, 4 steps): the
-        # same overrides now compose another job, refused naming the keys; given back, the run resumes
+        # TodyComm's defaults changed since (issue 40: its own budget, the expected decision, 4 steps, gamma):
+        # the same overrides now compose another job, refused naming the keys; given back, the run resumes
         today = compose(overrides)
         settle_embedder(today)
         plain = to_container(today)
