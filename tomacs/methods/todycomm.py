@@ -337,11 +337,13 @@ def resolve_gamma(setting: float | None, decision_credit: str) -> float:
     paper gives none) where the paper's `episode` credit was asked for by name, else 0.1.
 
     Why 0.1 (issue 40, docs/experiments/2026-11-29-todycomm-gamma.md): with the decision's exact term, the
-    communication rounds' REINFORCE terms were twice its gradient's norm and orthogonal to the direction
-    that separates adversaries (cosine with a supervised gradient on the true labels -0.17 to +0.02,
+    communication rounds' REINFORCE terms were 1.2-2.7 times its gradient's norm and orthogonal to the
+    direction that separates adversaries (cosine with a supervised gradient on the true labels -0.17 to +0.02,
     against the decision term's 0.27-0.80), so they mostly added noise to each step. At 0.1 (round weights
     0.001, 0.01, 0.1 for T = 4) MiniLM ADAcc at the paper's 24 iterations rose from 86.6 to 92.2 % on the
-    tuning cells and from 82.5 to 89.8 % on issue 40's target cells (3 seeds), Acc from 61.7 to 65.3."""
+    tuning cells and from 82.5 to 89.8 % on issue 40's target cells (3 seeds), Acc from 61.7 to 65.3. Where
+    `auto` falls back to the sampled term with 4 steps, 0.1 was better too (tuning cells 58.6 / 74.9 -> 60.8 /
+    79.8), so the null follows the setting, as `resolve_updates` does."""
     if setting is not None:
         return float(setting)
     return EPISODE_GAMMA if decision_credit == "episode" else EXPECTED_GAMMA
