@@ -108,7 +108,7 @@ DECISION_CREDITS = ("auto", "episode", "counterfactual", "expected")
 EXPECTED_MAX_AGENTS = 12
 DEFAULT_UPDATES = 4  # steps per batch unless the paper's step was asked for (`resolve_updates`)
 # Eq. 7's discount unless the paper's step was asked for (`resolve_gamma`); EPISODE_GAMMA is that step's
-EXPECTED_GAMMA, EPISODE_GAMMA = 0.1, 0.9
+DEFAULT_GAMMA, EPISODE_GAMMA = 0.1, 0.9
 
 
 @dataclass
@@ -346,7 +346,7 @@ def resolve_gamma(setting: float | None, decision_credit: str) -> float:
     79.8), so the null follows the setting, as `resolve_updates` does."""
     if setting is not None:
         return float(setting)
-    return EPISODE_GAMMA if decision_credit == "episode" else EXPECTED_GAMMA
+    return EPISODE_GAMMA if decision_credit == "episode" else DEFAULT_GAMMA
 
 
 def resolve_decision_credit(setting: str, decision: str, n_agents: int) -> str:
