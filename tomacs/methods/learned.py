@@ -145,34 +145,6 @@ def per_question_baseline(u: np.ndarray, keys: list[str], fallback: float) -> np
     )
 
 
-def covariate_baseline(u: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """For each episode, the leave-one-out least-squares prediction of its utility from a covariate x
-    the actions being credited cannot change (TodyComm's `round1`: the share of correct round-1 answers).
-
-    Why: one batch mixes easy and hard questions, and with one episode per question the batch mean
-    leaves that spread in every advantage; a covariate fixed before the actions removes the part it
-    predicts without bias, and leaving the episode out of its own fit keeps the baseline independent
-    of its utility. Falls back to the leave-one-out mean where x does not vary (or n < 3)."""
-    u = np.asarray(u, dtype=np.float64)
-    x = np.asarray(x, dtype=np.float64)
-    n = len(u)
-    if len(x) != n:
-        raise ValueError(f"{len(x)} covariates for {n} utilities")
-    if n < 2:
-        return np.full(n, float(u.mean()) if n else 0.0)
-    loo_mean = (u.sum() - u) / (n - 1)
-    if n < 3 or np.ptp(x) == 0.0:
-        return loo_mean
-    X = np.stack([np.ones(n), x], axis=1)
-    inv = np.linalg.inv(X.T @ X)
-    h = np.einsum("ij,jk,ik->i", X, inv, X)  # leverages
-    fit = X @ (inv @ (X.T @ u))
-    safe = h < 1.0 - 1e-9
-    out = loo_mean.copy()
-    out[safe] = (fit[safe] - h[safe] * u[safe]) / (1.0 - h[safe])
-    return out
-
-
 def nuclear_norm(p: torch.Tensor) -> torch.Tensor:
     """Sum of singular values of the last two axes: the convex surrogate of rank (low-rank prior of
     AgentPrune and G-Designer)."""

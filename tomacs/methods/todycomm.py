@@ -68,7 +68,6 @@ from tomacs.methods.learned import (
     bernoulli_log_prob,
     bernoulli_terms,
     clipped_surrogate_loss,
-    covariate_baseline,
     reinforce_loss,
     torch_module,
 )
@@ -100,7 +99,7 @@ __all__ = [
 ]
 
 ABLATIONS = ("none", "no_ranking", "no_removal", "no_credits")
-BASELINES = ("none", "batch_mean", "moving_avg", "per_question", "round1")
+BASELINES = ("none", "batch_mean", "moving_avg", "per_question")
 NORMALIZERS = ("none", "running", "layernorm")
 ISOLATED = ("silent", "answer")
 COMMS = ("learned", "debate")
@@ -127,8 +126,7 @@ class TodyCommSettings(LearnedSettings):
     # `method.decision_credit=episode` alone is the step measured before 2026-11-29; else 0.1 (issue 40)
     gamma: float | None = bounded(None, 0.0, 1.0, open_low=True, open_high=False)
     # Eq. 7 reward baseline: none (paper, raw u) | batch_mean | moving_avg | per_question (leave-one-out over
-    # the question's other episodes; needs train.samples > 1) | round1 (ours: leave-one-out fit of the utility
-    # on the share of correct round-1 answers, fixed before any action Eq. 7 credits; `covariate_baseline`)
+    # the question's other episodes; needs train.samples > 1)
     baseline: str = choice("batch_mean", BASELINES)
     baseline_momentum: float = 0.9  # moving_avg only: b <- m*b + (1-m)*mean(u)
     # App. C node features; Table 6: full | self_only | self_neighbor | self_diff | no_persist
@@ -633,12 +631,6 @@ class TodyComm(LearnedMethod):
         state["actions"][t] = actions
         # the votes the decision counts: what the recounts of `decision_credit` != episode recount
         state["final_answers"] = [[o.answer for o in h[-1]] for h in history]
-        state["first_correct"] = np.array(
-            [
-                np.mean([is_correct(qq, o.answer) for o in h[0]])
-                for qq, h in zip(state["questions"], history, strict=True)
-            ]
-        )
         return out
 
     # -- learning --------------------------------------------------------------------------------
@@ -659,7 +651,7 @@ class TodyComm(LearnedMethod):
         state["logp_old"] = {t: state["logp"][t].detach() for t in needed}
         if self.decision_credit == "expected":
             return self._expected_loss(state)
-        baseline = self._baseline(state, u)
+        baseline = self.baseline_value(u, [q.id for q in state["questions"]])
         state["advantage"] = u - baseline
         if self.decision_credit == "counterfactual":
             return self._counterfactual_loss(state, u, baseline)
@@ -719,17 +711,11 @@ class TodyComm(LearnedMethod):
         loss = -expected.mean()
         if self.comm != "debate":
             ev = expected.detach().cpu().numpy().astype(np.float64)
-            baseline = self._baseline(state, ev)
+            baseline = self.baseline_value(ev, [q.id for q in state["questions"]])
             state["advantage"] = ev - baseline
             comm = self._comm_log_prob(state)
             loss = loss + reinforce_loss(comm, ev, baseline)
         return loss
-
-    def _baseline(self, state: dict[str, Any], u: np.ndarray) -> float | np.ndarray:
-        """`baseline_value`, plus `round1`, which needs the batch's round-1 answers (read in `decide`)."""
-        if self.baseline == "round1":
-            return covariate_baseline(u, state["first_correct"])
-        return self.baseline_value(u, [q.id for q in state["questions"]])
 
     def _final_answers(self, state: dict[str, Any]) -> list[list[str | None]]:
         """Each question's last-round answers, as `decide` read them: the votes the decision's recounts
