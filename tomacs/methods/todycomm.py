@@ -320,6 +320,15 @@ def resolve_emb_proj(setting: int | None, emb_dim: int) -> int:
     return AUTO_PROJ if emb_dim > AUTO_WIDTH else 0
 
 
+def _by_credit_setting(setting: float | None, decision_credit: str, paper: float, ours: float) -> float:
+    """The rule `resolve_updates` and `resolve_gamma` share: an explicit setting as given; null is the
+    paper step's value where `episode` was asked for by name (the setting, not what `auto` resolved to), else
+    ours."""
+    if setting is not None:
+        return setting
+    return paper if decision_credit == "episode" else ours
+
+
 def resolve_updates(setting: int | None, decision_credit: str) -> int:
     """Gradient steps per batch: an explicit setting as given; null is 1 where the paper's `episode` credit
     was asked for by name (Eq. 7's step, literally) and 4 otherwise (the configuration measured in
@@ -327,9 +336,7 @@ def resolve_updates(setting: int | None, decision_credit: str) -> int:
     `auto` resolved to: where `auto` falls back to `episode` (an LLM or CrS decision, N > 12), 4 steps alone
     still beat the paper's single step at the paper's budget (MiniLM, 3 seeds: Acc +6-8, ADAcc +3-9 points,
     docs/experiments/2026-11-27-todycomm-reinforce-step.md)."""
-    if setting is not None:
-        return int(setting)
-    return 1 if decision_credit == "episode" else DEFAULT_UPDATES
+    return int(_by_credit_setting(setting, decision_credit, paper=1, ours=DEFAULT_UPDATES))
 
 
 def resolve_gamma(setting: float | None, decision_credit: str) -> float:
@@ -344,9 +351,7 @@ def resolve_gamma(setting: float | None, decision_credit: str) -> float:
     tuning cells and from 82.5 to 89.8 % on issue 40's target cells (3 seeds), Acc from 61.7 to 65.3. Where
     `auto` falls back to the sampled term with 4 steps, 0.1 was better too (tuning cells 58.6 / 74.9 -> 60.8 /
     79.8), so the null follows the setting, as `resolve_updates` does."""
-    if setting is not None:
-        return float(setting)
-    return EPISODE_GAMMA if decision_credit == "episode" else DEFAULT_GAMMA
+    return float(_by_credit_setting(setting, decision_credit, paper=EPISODE_GAMMA, ours=DEFAULT_GAMMA))
 
 
 def resolve_decision_credit(setting: str, decision: str, n_agents: int) -> str:
