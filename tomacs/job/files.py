@@ -298,14 +298,16 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
     the value older runs had (`train.name`, `train.samples`, attack keys such as `attack.prompt`,
-    `embed.backend`, a method's keys added since), so
+    `embed.backend`, the sim's `backbone.draw`, a method's keys added since), so
     that resuming and skipping still recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
     cfg: dict[str, Any] = copy.deepcopy(config)
     resolve_embedder(cfg)
     emb_proj_as_default(cfg)
-    train, attack, method, embed = (cfg.get(k) for k in ("train", "attack", "method", "embed"))
+    train, attack, method, embed, backbone = (
+        cfg.get(k) for k in ("train", "attack", "method", "embed", "backbone")
+    )
     if isinstance(train, dict):
         train.setdefault("name", "default")  # runs from before the training budget became a choice (train=)
         # keys added since, with the value runs before them had: one episode per training question, a
@@ -342,4 +344,6 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         # and skip as `auto` does today (like precision=auto, resolved where the process runs; each
         # process's backend is in results.json -> embedding[].backend, absent = torch)
         embed.setdefault("backend", "auto")
+    if isinstance(backbone, dict) and backbone.get("name") == "sim":
+        backbone.setdefault("draw", 0)  # runs from before backbone.draw drew the agents as draw 0 does
     return cfg

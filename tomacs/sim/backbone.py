@@ -44,6 +44,10 @@ class SimSettings:
     # null = the benchmark's own profile (synthetic -> mmlu)
     profile: str | None = None
     profiles: dict[str, Any] = MISSING  # the paper profiles by name, fitted to TodyComm's tables
+    # which draw of the simulated agents: 0 = the run's own; K > 0 keeps every question's latent and the
+    # executor's adversary plans and draws the agents' answers and texts anew, so a checkpoint scored under
+    # draws 1..K shows how far the evaluation alone moves its numbers (docs/howto/todycomm.md)
+    draw: int = 0
 
 
 class SimBackbone(BaseBackbone):
@@ -60,11 +64,15 @@ class SimBackbone(BaseBackbone):
         profiles: dict[str, model.SimProfile] | None = None,
         adversary_prompt: str = "appd",
         text_model: TextModel | None = None,
+        draw: int = 0,
     ) -> None:
         """`profile`: a paper profile's name, a stored profile's name or a profile file
         (`tomacs.sim.profiles.resolve_profile`); `profiles` replaces that lookup (ablations, tests).
         `adversary_prompt` is the run's `attack.prompt` (App. D's word limit applies under `appd` only);
-        `text_model` replaces the stored profile's own (a paper profile has none: App. D's texts)."""
+        `text_model` replaces the stored profile's own (a paper profile has none: App. D's texts).
+        `draw` is `backbone.draw` (SimSettings)."""
+        if isinstance(draw, bool) or not isinstance(draw, int) or draw < 0:
+            raise ValueError(f"backbone.draw must be an integer >= 0 (0 = the run's own draw), got {draw!r}")
         if profiles is not None:
             if profile not in profiles:
                 raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
@@ -81,6 +89,7 @@ class SimBackbone(BaseBackbone):
             text_model = load_text_model(source)
         self.text_model = text_model
         self.seed = seed
+        self.draw = draw
         self.name = f"sim:{self.profile_name}"
         self._latents: dict[str, tuple[list[str], int, model.QuestionLatent]] = {}
         self.calls = 0
@@ -95,6 +104,7 @@ class SimBackbone(BaseBackbone):
             profile=spec.backbone.get("profile") or bench.profile,
             seed=spec.seed,
             adversary_prompt=str(spec.attack.get("prompt") or "appd"),
+            draw=spec.backbone.get("draw", 0),
         )
 
     def result_label(self) -> str:
@@ -113,8 +123,10 @@ class SimBackbone(BaseBackbone):
 
     def _seed(self, req: GenerationRequest) -> int:
         """A paired evaluation's draws follow `eval.seed`, not the run's seed, so every training seed
-        meets the same simulated replies to the same prompts."""
-        return self.seed if req.seed is None else req.seed
+        meets the same simulated replies to the same prompts. `draw` > 0 keys another stream from it
+        (draw 0 is the plain seed, so every earlier run reproduces)."""
+        base = self.seed if req.seed is None else req.seed
+        return base if self.draw == 0 else stable_seed(base, "draw", self.draw)
 
     def _question_state(self, q: Question) -> tuple[list[str], int, model.QuestionLatent]:
         """Candidates, truth index and the per-question latent shared by all agents."""
