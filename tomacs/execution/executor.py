@@ -9,6 +9,7 @@ round, the agents of one topological level run concurrently and so do all questi
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -495,12 +496,24 @@ def _settle(runner: asyncio.Runner) -> None:
             pass
 
 
+def _quiet_at_close(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Tasks still pending at close are abandoned work whose outcome the run has already reported; one
+    that fails as it is cancelled (a client library's wait_for once raised "cannot reuse already awaited
+    coroutine" there) is said on one debug line, not as a traceback after the run's own error."""
+    exc = context.get("exception")
+    detail = f"{type(exc).__name__}: {exc}" if exc is not None else ""
+    logging.getLogger("asyncio").debug("at close: %s %s", context.get("message", ""), detail)
+
+
 def _close_runner(runner: asyncio.Runner) -> None:
     """The full shutdown when no loop is running; an executor collected while another one's loop
     runs (a collection can happen anywhere) only releases its own loop's resources."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        runner.close()
+        pass  # the usual case; the shutdown runs below, outside this handler, so nothing chains to it
+    else:
+        runner.get_loop().close()
         return
-    runner.get_loop().close()
+    runner.get_loop().set_exception_handler(_quiet_at_close)
+    runner.close()
