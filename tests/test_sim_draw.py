@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tomacs.config import compose
+from tomacs.config import ConfigError, compose
 from tomacs.job.components import build
 from tomacs.launch.spec import job_spec
 from tomacs.sim.backbone import SimBackbone
@@ -47,4 +47,9 @@ def test_a_draw_keeps_the_plans_and_redraws_the_agents() -> None:
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "1"])
 def test_a_bad_draw_is_refused_naming_the_key(bad: object) -> None:
     with pytest.raises(ValueError, match=r"backbone\.draw must be an integer >= 0"):
-        SimBackbone(profile="mmlu", seed=0, draw=bad)  # type: ignore[arg-type]
+        SimBackbone.check_settings({"name": "sim", "draw": bad})
+
+
+def test_a_negative_draw_is_refused_where_the_config_is_validated() -> None:
+    with pytest.raises(ConfigError, match=r"backbone\.draw must be an integer >= 0 .*got -1"):
+        compose(["method=complete", "backbone.draw=-1"])

@@ -298,7 +298,7 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     """A config with its embedder resolved as today's runs record it (runs from before that recorded
     `embedder: null`), emb_proj in its default form (`emb_proj_as_default`) and keys added since with
     the value older runs had (`train.name`, `train.samples`, attack keys such as `attack.prompt`,
-    `embed.backend`, the sim's `backbone.draw`, a method's keys added since), so
+    `embed.backend`, a backbone's keys such as the sim's `draw`, a method's keys added since), so
     that resuming and skipping still recognise them; both sides of a comparison go through it."""
     from tomacs.config import emb_proj_as_default, resolve_embedder
 
@@ -317,15 +317,10 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     if isinstance(attack, dict):
         # an attack key added since (attack.prompt, attack.target_lure) takes its default, which is the
         # behaviour before it existed (App. D's adversary; uniform targets)
-        import dataclasses
-
-        from omegaconf import MISSING
-
         from tomacs.config import AttackSchema
 
-        for f in dataclasses.fields(AttackSchema):
-            if f.default is not dataclasses.MISSING and f.default != MISSING:
-                attack.setdefault(f.name, f.default)
+        for k, v in _schema_defaults(AttackSchema).items():
+            attack.setdefault(k, v)
     if isinstance(method, dict) and method.get("name"):
         # a method key added since (e.g. todycomm's `comm`) is absent from older runs' files; a new key's
         # default is the behaviour before it existed (the rule every new key follows), so fill it in
@@ -344,6 +339,25 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
         # and skip as `auto` does today (like precision=auto, resolved where the process runs; each
         # process's backend is in results.json -> embedding[].backend, absent = torch)
         embed.setdefault("backend", "auto")
-    if isinstance(backbone, dict) and backbone.get("name") == "sim":
-        backbone.setdefault("draw", 0)  # runs from before backbone.draw drew the agents as draw 0 does
+    if isinstance(backbone, dict) and backbone.get("name"):
+        # a backbone key added since (the sim's `draw`) takes its default, the behaviour before it existed
+        from tomacs.backbones.base import BACKBONES, backbone_kind
+
+        kind = backbone_kind(backbone)
+        schema = getattr(BACKBONES.get(kind), "Settings", None) if kind in BACKBONES else None
+        for k, v in (_schema_defaults(schema) if schema is not None else {}).items():
+            backbone.setdefault(k, v)
     return cfg
+
+
+def _schema_defaults(schema: type) -> dict[str, object]:
+    """A config schema's plain defaults (not MISSING, not factories): what a key added since takes."""
+    import dataclasses
+
+    from omegaconf import MISSING
+
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(schema)
+        if f.default is not dataclasses.MISSING and f.default != MISSING
+    }

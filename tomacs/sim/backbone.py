@@ -70,9 +70,7 @@ class SimBackbone(BaseBackbone):
         (`tomacs.sim.profiles.resolve_profile`); `profiles` replaces that lookup (ablations, tests).
         `adversary_prompt` is the run's `attack.prompt` (App. D's word limit applies under `appd` only);
         `text_model` replaces the stored profile's own (a paper profile has none: App. D's texts).
-        `draw` is `backbone.draw` (SimSettings)."""
-        if isinstance(draw, bool) or not isinstance(draw, int) or draw < 0:
-            raise ValueError(f"backbone.draw must be an integer >= 0 (0 = the run's own draw), got {draw!r}")
+        `draw` is `backbone.draw` (SimSettings; its rule is `check_settings`)."""
         if profiles is not None:
             if profile not in profiles:
                 raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
@@ -95,6 +93,13 @@ class SimBackbone(BaseBackbone):
         self.calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, object]) -> None:
+        """`draw` is a whole number >= 0 (its schema type cannot say >= 0)."""
+        draw = settings.get("draw", 0)
+        if isinstance(draw, bool) or not isinstance(draw, int) or draw < 0:
+            raise ValueError(f"backbone.draw must be an integer >= 0 (0 = the run's own draw), got {draw!r}")
 
     @classmethod
     def from_job(cls, spec: RunSpec, bench: JobBenchmark) -> SimBackbone:
