@@ -106,6 +106,7 @@ class EvalSchema:
     size: int = MISSING
     batch_size: int = MISSING
     seed: int | None = MISSING  # the evaluation's own seed (paired evaluation); None = the run's seed
+    draws: int = MISSING  # draws of the simulated agents the test is scored under (pooled); 1 = one pass
 
 
 @dataclass
@@ -583,6 +584,7 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(f"train.patience must be >= 1 or null (got {patience})")
     if cfg.eval.size < 1 or cfg.eval.batch_size < 1:
         raise ConfigError("eval.size and eval.batch_size must be >= 1")
+    _check_draws(cfg)
     if cfg.concurrency < 1:
         raise ConfigError(f"concurrency must be >= 1 (got {cfg.concurrency})")
     for key in ("in_degree", "out_degree"):
@@ -613,6 +615,31 @@ def validate(cfg: DictConfig) -> None:
     backend = (cfg.get("embed") or {}).get("backend", "auto")
     if backend not in ("auto", "torch", "openvino"):
         raise ConfigError(f"unknown embed.backend '{backend}'; valid: auto, openvino, torch")
+
+
+def _check_draws(cfg: DictConfig) -> None:
+    """`eval.draws` > 1 meets the same prompts again with fresh draws of the agents, which only a kind that
+    redraws has (the simulator; a paid model's replies come back from its cache). Credibility's query
+    stream carries scores from one test question to the next, so a second pass would start where the
+    first one ended: refused rather than pooled."""
+    from tomacs.backbones.base import backbone_class
+    from tomacs.methods.base import resolve_decision
+
+    draws = cfg.eval.get("draws", 1)
+    if draws < 1:
+        raise ConfigError(f"eval.draws must be >= 1 (got {draws})")
+    if draws == 1:
+        return
+    if not backbone_class(cfg.backbone).redraws:
+        raise ConfigError(
+            f"eval.draws={draws} scores the test under fresh draws of simulated agents, which only "
+            f"backbone=sim has (not backbone={cfg.backbone.name}): set eval.draws=1"
+        )
+    if resolve_decision(str(cfg.decision), str(cfg.method.name), 1, 0)[0] == "crs":
+        raise ConfigError(
+            f"eval.draws={draws} cannot pool credibility's query stream (each pass would start from the "
+            "scores the last one ended with): set eval.draws=1, and score other draws with backbone.draw=K"
+        )
 
 
 def _check_method_settings(cfg: DictConfig) -> None:

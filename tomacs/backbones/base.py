@@ -90,6 +90,9 @@ class BaseBackbone:
     # True for a kind that knows each question's lure (its most attractive wrong answer), which a
     # source's target rule (`attack.target_lure`) needs: the simulator's latent. A real model's is unknown.
     knows_lures: ClassVar[bool] = False
+    # True for a kind that can meet the same prompts again with fresh draws of its agents (`backbone.draw`),
+    # which `eval.draws` > 1 needs: the simulator. A paid model's replies come back from its response cache.
+    redraws: ClassVar[bool] = False
     name: str
 
     @classmethod

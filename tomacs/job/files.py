@@ -55,8 +55,18 @@ class EpisodeLog:
         self.path = path
 
     @classmethod
-    def of(cls, out_dir: Path) -> EpisodeLog:
-        return cls(out_dir / EPISODES)
+    def of(cls, out_dir: Path, draw: int = 0) -> EpisodeLog:
+        """The test episodes of one pass of `eval.draws`: pass 0 (the run's own draw of the agents) in
+        episodes.jsonl, which every reader of a run (view, analyses, W&B) reads; pass k > 0 in
+        episodes.draw<k>.jsonl beside it, read only by the evaluation that pools them."""
+        return cls(out_dir / (EPISODES if draw == 0 else f"episodes.draw{draw}.jsonl"))
+
+    @classmethod
+    def discard_all(cls, out_dir: Path) -> None:
+        """Drop the episodes of every draw: an earlier policy's (a resumed training changed it)."""
+        cls.of(out_dir).discard()
+        for extra in out_dir.glob("episodes.draw*.jsonl"):
+            extra.unlink(missing_ok=True)
 
     def discard(self) -> None:
         """Drop episodes of an earlier policy (a resumed training changed it)."""
@@ -169,7 +179,8 @@ def _json_default(o: Any) -> Any:
 
 # Keys that may change between a run and its resume: how to run, not what is measured. More
 # epochs continue training (stale evaluation episodes are then dropped); a larger eval.size adds
-# questions (finished ones are per-question seeded, so batch size and order do not matter).
+# questions (finished ones are per-question seeded, so batch size and order do not matter); more
+# eval.draws add passes (each draw has its own episode file).
 _RESUME_FREE = (
     "mode",
     "checkpoint",
@@ -177,6 +188,7 @@ _RESUME_FREE = (
     "train.epochs",
     "train.patience",
     "eval.size",
+    "eval.draws",
     "eval.batch_size",
     "backbone.timeout",
     "backbone.max_concurrency",
@@ -305,6 +317,13 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     cfg: dict[str, Any] = copy.deepcopy(config)
     resolve_embedder(cfg)
     emb_proj_as_default(cfg)
+    return with_added_keys(cfg)
+
+
+def with_added_keys(config: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a config with every key added since it was written set to the value the run had: what
+    `_settled` does beyond settling the embedder, and what a report compares jobs of two dates by."""
+    cfg: dict[str, Any] = copy.deepcopy(config)
     train, attack, method, embed, backbone = (
         cfg.get(k) for k in ("train", "attack", "method", "embed", "backbone")
     )
@@ -334,6 +353,8 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
                 method.setdefault(k, v)
         for k, v in defaults.items():
             method.setdefault(k, v)
+    if isinstance(cfg.get("eval"), dict):
+        cfg["eval"].setdefault("draws", 1)  # one pass over the test questions, as before eval.draws existed
     if isinstance(embed, dict):
         # runs from before embed.backend existed encoded with torch, but asked for no backend: they resume
         # and skip as `auto` does today (like precision=auto, resolved where the process runs; each

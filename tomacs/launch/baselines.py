@@ -40,7 +40,7 @@ _FREE = (
     "embed",
     "device",
     "hydra",
-    *(k for k in _RESUME_FREE if k != "eval.size"),
+    *(k for k in _RESUME_FREE if k not in ("eval.size", "eval.draws")),
 )
 
 

@@ -57,6 +57,7 @@ def summary_table(results: dict) -> Table:
         ("unparsed answers", _unparsed(m)),
         ("  unparsed % by agent 0..N-1", _unparsed_by_agent(m)),
         ("test questions", str(results["test_questions"])),
+        *_draw_rows(m),
         ("wall s", _wall(results)),
     ]
     for k, v in rows:
@@ -75,6 +76,20 @@ def _validation_rows(ends: dict | None, tested: str = "best") -> list[tuple[str,
             f"{pct(e['acc'], 2)} / {pct(e['adacc'], 2)}",
         )
         for which, e in (("best", ends["best"]), ("last", ends["last"]))
+    ]
+
+
+def _draw_rows(m: dict) -> list[tuple[str, str]]:
+    """Under eval.draws > 1 the rows above pool the draws; each draw's Acc beside them shows how far one
+    pass alone would have moved the figure."""
+    if not m.get("by_draw"):
+        return []
+    accs = " ".join(pct(d["acc"], 1) for d in m["by_draw"])
+    return [
+        (
+            f"draws of the agents (pooled above): {m['draws']}",
+            f"Acc % {accs}; std {pct(m['acc_draw_std'], 1)}",
+        )
     ]
 
 

@@ -691,7 +691,8 @@ def job_plan_line(spec: RunSpec, mode: str, comps: Components | None = None) -> 
     from tomacs.methods.registry import is_trainable, method_settings
 
     learns = mode == "train" and is_trainable(method_settings(spec).name)
-    test = f"test {spec.eval.size} questions"
+    draws = f" x {spec.eval.draws} draws" if spec.eval.draws > 1 else ""
+    test = f"test {spec.eval.size} questions{draws}"
     work = (
         f"train <= {spec.train.epochs} epochs x ({spec.train.size} + "
         f"{spec.train.val_size} validation) questions, {test}"

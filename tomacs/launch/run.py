@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from omegaconf import DictConfig
 
 from tomacs.backbones.base import is_simulated_label
@@ -49,8 +50,54 @@ from tomacs.training.reinforce import warm_up
 
 
 def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None) -> dict[str, Any]:
-    """Evaluate on the test questions, resuming from episodes.jsonl when present."""
-    log = EpisodeLog.of(out_dir)
+    """Evaluate on the test questions, resuming from episodes.jsonl when present.
+
+    Under `eval.draws` = K > 1 (the simulator) the test is walked K times, draw k with the agents of
+    `backbone.draw` + k on the same adversary plans, each into its own episode file; the metrics pool the
+    K passes (one policy's expected score, with the evaluation's own noise cut by about sqrt(K)) and
+    `by_draw` keeps each pass's, so their spread is on record."""
+    draws = comps.spec.eval.draws
+    progress = progress or Progress(enabled=False)
+    t0 = time.perf_counter()
+    metrics: dict[str, Any]
+    if draws == 1:
+        records, resumed = _evaluate_draw(comps, EpisodeLog.of(out_dir), progress, "evaluate")
+        metrics = dict(summarize(records_to_episodes(records), comps.ctx.n_agents, comps.ctx.rounds))
+    else:
+        backbone: Any = comps.backbone
+        base = backbone.draw
+        records, resumed, by_draw = [], 0, []
+        try:
+            for k in range(draws):
+                backbone.draw = base + k
+                title = f"evaluate draw {k + 1}/{draws}"
+                got, done = _evaluate_draw(comps, EpisodeLog.of(out_dir, k), progress, title)
+                m = summarize(records_to_episodes(got), comps.ctx.n_agents, comps.ctx.rounds)
+                by_draw.append({"draw": base + k, **{key: m[key] for key in DRAW_KEYS}})
+                records += got
+                resumed += done
+        finally:
+            backbone.draw = base
+        metrics = dict(summarize(records_to_episodes(records), comps.ctx.n_agents, comps.ctx.rounds))
+        metrics["draws"] = draws
+        metrics["by_draw"] = by_draw
+        metrics["acc_draw_std"] = float(np.std([d["acc"] for d in by_draw], ddof=1))
+    metrics["eval_wall_s"] = round(time.perf_counter() - t0, 3)
+    metrics["resumed_questions"] = resumed
+    if comps.executor.crs is not None:  # one pass only (config.validate refuses eval.draws > 1 with it)
+        metrics.update(stream_metrics(records, comps.executor.schedule.fixed_agents))
+    return metrics
+
+
+# what results.json keeps of each draw under eval.draws > 1
+DRAW_KEYS = ("acc", "adacc", "adacc_baseline")
+
+
+def _evaluate_draw(
+    comps: Components, log: EpisodeLog, progress: Progress, title: str
+) -> tuple[list[dict[str, Any]], int]:
+    """One pass over the test questions into `log`, resuming what it holds: (the test's records, how
+    many were there before this process)."""
     log.repair()
     check_distinct([q.id for q in comps.test_qs], f"the test questions of benchmark '{comps.bench.name}'")
     check_distinct([r["question"]["id"] for r in log.load()], str(log.path))
@@ -63,12 +110,10 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
         if last:
             crs.state.load({"scores": last[-1]["after"], "updates": crs.state.updates + len(last)})
     comps.method.train_mode(False)
-    n, rounds = comps.ctx.n_agents, comps.ctx.rounds
-    t0 = time.perf_counter()
-    running = Running(n, rounds)
+    running = Running(comps.ctx.n_agents, comps.ctx.rounds)
     resumed = len(comps.test_qs) - len(todo)
-    title = f"evaluate ({resumed} done before)" if resumed else "evaluate"
-    progress = progress or Progress(enabled=False)
+    if resumed:
+        title = f"{title} ({resumed} done before)"
     progress.skip_job(resumed)  # evaluated by an earlier process: not in what remains
     with progress.task(title, total=len(todo), unit="questions") as task:
 
@@ -86,22 +131,16 @@ def evaluate(comps: Components, out_dir: Path, progress: Progress | None = None)
             on_call=task,
             on_batch=finished,
         )
-    wall = time.perf_counter() - t0
     records = [r for r in log.load() if r["question"]["id"] in {q.id for q in comps.test_qs}]
     check_distinct([r["question"]["id"] for r in records], str(log.path))
-    metrics = summarize(records_to_episodes(records), n, rounds)
-    metrics["eval_wall_s"] = round(wall, 3)
-    metrics["resumed_questions"] = len(done)
-    if crs is not None:
-        metrics.update(stream_metrics(records, comps.executor.schedule.fixed_agents))
-    return metrics
+    return records, len(done)
 
 
 def job_questions(comps: Components, mode: str) -> tuple[int, bool]:
     """(questions the whole job walks, whether that is a bound): the job's ETA in progress lines.
     A resumed job counts its finished work here too: the trainer and `evaluate` take what an earlier
     process did out of it (`Progress.skip_job`) once they know it."""
-    test = len(comps.test_qs)
+    test = len(comps.test_qs) * comps.spec.eval.draws
     if mode != "train":
         return test, False
     if comps.method.trainable:
@@ -208,7 +247,7 @@ def _run(
     if mode == "train" and comps.method.trainable:
         train_info = trainer_of(comps.method).train(comps, out_dir, progress)
         if train_info["epochs_run"] > train_info["resumed_from_epoch"]:
-            EpisodeLog.of(out_dir).discard()  # evaluated by the policy before this training
+            EpisodeLog.discard_all(out_dir)  # evaluated by the policy before this training
     if mode == "train" and not comps.method.trainable and comps.executor.crs is not None and comps.train_qs:
         train_info = warm_up(comps, out_dir, progress)
     metrics = evaluate(comps, out_dir, progress)

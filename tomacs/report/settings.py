@@ -143,12 +143,16 @@ _RESULT_SETTINGS = (
 
 
 def settings_of(config: Mapping[str, object] | None, results: Mapping[str, object]) -> dict[str, str]:
-    """Every experiment setting of a job as dotted key -> canonical string (JSON), seed excluded."""
+    """Every experiment setting of a job as dotted key -> canonical string (JSON), seed excluded. A key
+    added since a job ran takes the value the job ran with (`with_added_keys`, as a resume fills them), so
+    a job from before `eval.draws` or `backbone.draw` is no other setting than today's default."""
+    from tomacs.job.files import with_added_keys
+
     if config is None:
         return {k: json.dumps(results.get(k), sort_keys=True, default=str) for k in _RESULT_SETTINGS}
     out = {}
     mode = config.get("mode", results.get("mode"))
-    for k, v in flat(config).items():
+    for k, v in flat(with_added_keys(dict(config))).items():
         if _under(k, bookkeeping()) or _under(k, CONTEXT):
             continue
         if k == "checkpoint":

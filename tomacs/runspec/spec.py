@@ -103,11 +103,12 @@ class TrainSpec:
 @dataclass(frozen=True)
 class EvalSpec:
     """`eval.*`: the test split and its batches; `seed` pairs the evaluation (None = the run's
-    seed, as in runs from before it existed)."""
+    seed, as in runs from before it existed); `draws` pools that many draws of the simulated agents."""
 
     size: int
     batch_size: int
     seed: int | None = None
+    draws: int = 1
 
 
 @dataclass(frozen=True)

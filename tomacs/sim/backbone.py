@@ -55,6 +55,7 @@ class SimBackbone(BaseBackbone):
 
     simulated = True
     knows_lures = True
+    redraws = True
     Settings = SimSettings
 
     def __init__(
