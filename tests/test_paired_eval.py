@@ -53,6 +53,33 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
     assert [(out / d.name / "results.json").stat().st_mtime_ns for d in (seed0, seed1)] == stamps
 
 
+def test_paired_eval_with_draws_pools_draws_of_the_agents(tmp_path: Path) -> None:
+    """`--draws D`: each job re-scored under D draws of the simulated agents; the first is the plain paired
+    evaluation, so the seed-0 job still re-scores exactly (no warning) and the tree is named for D."""
+    sweep = tmp_path / "sweep"
+    p = subprocess.run(
+        [
+            sys.executable, "-m", "tomacs.cli", "evaluate", "-m", "method=random", "attack=gt50",
+            "eval.size=6", "seed=0,1", f"hydra.sweep.dir={sweep}",
+        ],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    q = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "paired-eval", str(sweep), "--draws", "3"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert q.returncode == 0, q.stdout + q.stderr
+    assert "warning" not in q.stdout and "2 of 2 jobs re-evaluated with eval.seed=0 x 3 draws" in q.stdout
+    out = tmp_path / "sweep_paired0_draws3"
+    for job in sorted(d for d in sweep.iterdir() if (d / "results.json").is_file()):
+        res = json.loads((out / job.name / "results.json").read_text())
+        m = res["metrics"]
+        assert res["eval_seed"] == 0 and m["draws"] == 3 and [d["draw"] for d in m["by_draw"]] == [0, 1, 2]
+        assert m["n_queries"] == 18
+        assert m["acc"] == pytest.approx(sum(d["acc"] for d in m["by_draw"]) / 3)
+
+
 def test_the_re_evaluation_loads_the_checkpoint_the_job_tested(tmp_path: Path) -> None:
     """paired-eval, replay and the credit analysis read the weights the job's test figures came from."""
     from tomacs.job.files import tested_checkpoint

@@ -47,17 +47,21 @@ def paired_eval(
     out: str = typer.Option(None, "--out", "-o", help="Directory (default: SWEEP_DIR_paired<K> beside it)."),
     methods: str = typer.Option(None, "--methods", help="Comma-separated; default every method."),
     jobs: int = typer.Option(2, "--jobs", help="Evaluations run side by side."),
+    draws: int = typer.Option(
+        1, "--draws", min=1, help="backbone=sim: pool this many draws of the agents per job (eval.draws)."
+    ),
 ) -> None:
     """Re-evaluate every job of a finished sweep with its own checkpoint under one evaluation seed,
-    so all seeds meet the same test episodes and the spread left is training's; prints Acc mean ±
-    std per cell, unpaired beside paired. Resumable: finished re-evaluations are skipped."""
+    so all seeds meet the same adversary plans (with --draws, pooled over draws of the agents, so the
+    spread left is mostly training's); prints Acc mean ± std per cell, unpaired beside paired.
+    Resumable: finished re-evaluations are skipped."""
     from pathlib import Path
 
     from tomacs.report.paired import paired_eval as run_paired
 
     wanted = {m for m in methods.split(",") if m} if methods else None
     try:
-        rc = run_paired(Path(sweep_dir), eval_seed, Path(out) if out else None, wanted, jobs)
+        rc = run_paired(Path(sweep_dir), eval_seed, Path(out) if out else None, wanted, jobs, draws)
     except FileNotFoundError as exc:
         fail(str(exc))
     raise typer.Exit(rc)
