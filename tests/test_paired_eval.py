@@ -12,16 +12,22 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> None:
+def _sweep(tmp_path: Path, method: str, size: int) -> Path:
+    """A finished two-seed evaluation sweep of `method` at gt50 on `size` questions."""
     sweep = tmp_path / "sweep"
     p = subprocess.run(
         [
-            sys.executable, "-m", "tomacs.cli", "evaluate", "-m", "method=complete", "attack=gt50",
-            "eval.size=8", "seed=0,1", f"hydra.sweep.dir={sweep}",
+            sys.executable, "-m", "tomacs.cli", "evaluate", "-m", f"method={method}", "attack=gt50",
+            f"eval.size={size}", "seed=0,1", f"hydra.sweep.dir={sweep}",
         ],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
+    return sweep
+
+
+def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> None:
+    sweep = _sweep(tmp_path, "complete", 8)
     jobs = sorted(d for d in sweep.iterdir() if (d / "results.json").is_file())
     assert len(jobs) == 2
     seed0, seed1 = sorted(jobs, key=lambda d: json.loads((d / "results.json").read_text())["seed"])
@@ -56,15 +62,7 @@ def test_paired_eval_re_scores_a_sweep_under_one_eval_seed(tmp_path: Path) -> No
 def test_paired_eval_with_draws_pools_draws_of_the_agents(tmp_path: Path) -> None:
     """`--draws D`: each job re-scored under D draws of the simulated agents; the first is the plain paired
     evaluation, so the seed-0 job still re-scores exactly (no warning) and the tree is named for D."""
-    sweep = tmp_path / "sweep"
-    p = subprocess.run(
-        [
-            sys.executable, "-m", "tomacs.cli", "evaluate", "-m", "method=random", "attack=gt50",
-            "eval.size=6", "seed=0,1", f"hydra.sweep.dir={sweep}",
-        ],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr
+    sweep = _sweep(tmp_path, "random", 6)
     q = subprocess.run(
         [sys.executable, "-m", "tomacs.cli", "paired-eval", str(sweep), "--draws", "3"],
         capture_output=True, text=True, timeout=600,
