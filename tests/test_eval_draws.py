@@ -115,3 +115,20 @@ def _config() -> dict:
     c = OmegaConf.to_container(compose(BASE), resolve=True)
     assert isinstance(c, dict)
     return c
+
+
+def test_the_view_and_the_summary_say_the_metrics_pool_draws(tmp_path: Path) -> None:
+    from tomacs.launch.hydra_app import summary_table
+    from tomacs.report.collect import find_jobs
+    from tomacs.view.runs import settings
+
+    res = _job(tmp_path / "p", "eval.draws=2")
+    _job(tmp_path / "one")
+    rows = {str(j.path.name): dict(settings(j)) for j in find_jobs(tmp_path)}
+    assert rows["p"]["eval draws (pooled)"] == "2" and "eval draws (pooled)" not in rows["one"]
+    table = summary_table(res)
+    labels = [str(c) for c in table.columns[0].cells]
+    values = [str(c) for c in table.columns[1].cells]
+    row = labels.index("draws of the agents (pooled above): 2")
+    accs = " ".join(f"{100 * d['acc']:.1f}" for d in res["metrics"]["by_draw"])
+    assert values[row].startswith(f"Acc % {accs}; std ")

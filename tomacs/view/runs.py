@@ -69,6 +69,8 @@ def settings(job: Job) -> list[tuple[str, str]]:
         ("device", ran_on(r) or "none"),
         ("seed", r.get("seed")),
         ("eval seed", r.get("eval_seed")),
+        # eval.draws > 1: the metrics pool that many draws of the simulated agents; the view shows the first's
+        ("eval draws (pooled)", (r.get("metrics") or {}).get("draws")),
         ("mode", r.get("mode")),
         ("revision", r.get("git_rev")),
         ("run id", r.get("run_id")),
