@@ -635,7 +635,8 @@ def _check_draws(cfg: DictConfig) -> None:
             f"eval.draws={draws} scores the test under fresh draws of simulated agents, which only "
             f"backbone=sim has (not backbone={cfg.backbone.name}): set eval.draws=1"
         )
-    if resolve_decision(str(cfg.decision), str(cfg.method.name), 1, 0)[0] == "crs":
+    decision, _ = resolve_decision(str(cfg.decision), str(cfg.method.name), 1, 0)
+    if decision == "crs":
         raise ConfigError(
             f"eval.draws={draws} cannot pool credibility's query stream (each pass would start from the "
             "scores the last one ended with): set eval.draws=1, and score other draws with backbone.draw=K"
