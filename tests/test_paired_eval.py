@@ -12,13 +12,13 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def _sweep(tmp_path: Path, method: str, size: int) -> Path:
+def _sweep(tmp_path: Path, method: str, size: int, *extra: str) -> Path:
     """A finished two-seed evaluation sweep of `method` at gt50 on `size` questions."""
     sweep = tmp_path / "sweep"
     p = subprocess.run(
         [
             sys.executable, "-m", "tomacs.cli", "evaluate", "-m", f"method={method}", "attack=gt50",
-            f"eval.size={size}", "seed=0,1", f"hydra.sweep.dir={sweep}",
+            f"eval.size={size}", "seed=0,1", f"hydra.sweep.dir={sweep}", *extra,
         ],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
@@ -76,6 +76,21 @@ def test_paired_eval_with_draws_pools_draws_of_the_agents(tmp_path: Path) -> Non
         assert res["eval_seed"] == 0 and m["draws"] == 3 and [d["draw"] for d in m["by_draw"]] == [0, 1, 2]
         assert m["n_queries"] == 18
         assert m["acc"] == pytest.approx(sum(d["acc"] for d in m["by_draw"]) / 3)
+
+
+def test_a_sweep_that_pooled_draws_is_re_scored_on_one_and_checked_on_its_first(tmp_path: Path) -> None:
+    sweep = _sweep(tmp_path, "random", 12, "eval.draws=2")
+    first = [json.loads(f.read_text())["metrics"]["by_draw"] for f in sweep.rglob("results.json")]
+    assert any(d[0]["acc"] != d[1]["acc"] for d in first)  # the pooled Acc is not the first draw's
+    out = tmp_path / "paired"
+    q = subprocess.run(
+        [sys.executable, "-m", "tomacs.cli", "paired-eval", str(sweep), "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert q.returncode == 0, q.stdout + q.stderr
+    assert "warning" not in q.stdout  # the seed-0 job's first draw is what one pass re-scores
+    for res in (json.loads(f.read_text()) for f in out.rglob("results.json")):
+        assert "by_draw" not in res["metrics"] and res["metrics"]["n_queries"] == 12
 
 
 def test_the_re_evaluation_loads_the_checkpoint_the_job_tested(tmp_path: Path) -> None:

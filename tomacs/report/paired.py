@@ -58,6 +58,12 @@ def _run(job: Path, eval_seed: int, dest: Path, draws: int = 1) -> str | None:
     return None
 
 
+def _first_draw_acc(results: dict) -> float:
+    """Acc of a job's first pass: the run's own draw of the agents, whatever `eval.draws` pooled."""
+    m = results["metrics"]
+    return float((m["by_draw"][0] if m.get("by_draw") else m)["acc"])
+
+
 def _ms(c: Cell | None) -> str:
     ms = None if c is None else c.mean_std("acc", 100.0)
     return "—" if ms is None else f"{ms[0]:5.1f} ± {ms[1]:3.1f}"
@@ -96,12 +102,9 @@ def paired_eval(
     done = {j.path: j for j in find_jobs(out_root)}
     pairs = [(j, done[dest[j.path]]) for j in found if dest[j.path] in done]
     paired = [p for _, p in pairs]
-    for (
-        j,
-        p,
-    ) in pairs:  # the faithfulness check: same seed, same checkpoint -> same numbers (the first draw's)
-        m = p.results["metrics"]
-        now, was = (m["by_draw"][0] if m.get("by_draw") else m)["acc"], j.results["metrics"]["acc"]
+    # the faithfulness check: same seed, same checkpoint -> the same numbers on the first draw
+    for j, p in pairs:
+        now, was = _first_draw_acc(p.results), _first_draw_acc(j.results)
         if int(j.results["seed"]) == eval_seed and now != was:
             print(f"warning: {j.path.name} re-scored {now:.4f}, was {was:.4f}")
     backbones = sorted({str(j.results["backbone"]) for j in found})
