@@ -123,12 +123,11 @@ class Executor:
         if self._loop is None:
             self._loop = asyncio.Runner()
             weakref.finalize(self, _close_runner, self._loop)
+        batch = self.arun_batch(
+            questions, method, train, phase, on_call, force=force, sample_index=sample_index
+        )
         try:
-            return self._loop.run(
-                self.arun_batch(
-                    questions, method, train, phase, on_call, force=force, sample_index=sample_index
-                )
-            )
+            return self._loop.run(batch)
         except KeyboardInterrupt:
             _settle(self._loop)
             raise
@@ -142,6 +141,11 @@ class Executor:
             # 130 (seen in tests/test_run_lifecycle.py, for SIGINT and for SIGTERM)
             _settle(self._loop)
             raise KeyboardInterrupt from None
+        finally:
+            # a signal that lands before the loop starts the batch (between two batches, the moment a
+            # progress line invites one) leaves its coroutine never awaited, and Python says so after
+            # the resume command at exit; closing it is a no-op for a batch that ran
+            batch.close()
 
     async def arun_batch(
         self,
