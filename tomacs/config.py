@@ -672,19 +672,25 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def schema_defaults(schema: type) -> dict[str, object]:
+    """A config schema's plain defaults (not MISSING, not factories): what an option file's key holds
+    when the file leaves it out, and what a key added since takes in an older run's config."""
+    import dataclasses
+
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(schema)
+        if f.default is not dataclasses.MISSING and f.default != MISSING
+    }
+
+
 def _schema_defaults(node: DictConfig) -> dict[str, object]:
     """The plain defaults of the schema a group option extends (none for an option without one): an
     `Any` field's default says what it holds, as a value in the option file would."""
     import dataclasses
 
     cls = OmegaConf.get_type(node)
-    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-        return {}
-    return {
-        f.name: f.default
-        for f in dataclasses.fields(cls)
-        if f.default is not dataclasses.MISSING and f.default != MISSING
-    }
+    return schema_defaults(cls) if isinstance(cls, type) and dataclasses.is_dataclass(cls) else {}
 
 
 def check_option_types(cfg: DictConfig, root: Path | None = None) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from omegaconf import OmegaConf
 
-from tomacs.config import ConfigError, checked_spec, flat
+from tomacs.config import ConfigError, checked_spec, flat, schema_defaults
 from tomacs.job.checkpoint import UNTRAINED, settle_embedder
 from tomacs.runspec.spec import RunSpec
 from tomacs.types import Episode
@@ -317,13 +317,20 @@ def _settled(config: dict[str, Any]) -> dict[str, object]:
     cfg: dict[str, Any] = copy.deepcopy(config)
     resolve_embedder(cfg)
     emb_proj_as_default(cfg)
-    return with_added_keys(cfg)
+    _fill_added_keys(cfg)
+    return cfg
 
 
 def with_added_keys(config: dict[str, Any]) -> dict[str, Any]:
     """A copy of a config with every key added since it was written set to the value the run had: what
     `_settled` does beyond settling the embedder, and what a report compares jobs of two dates by."""
     cfg: dict[str, Any] = copy.deepcopy(config)
+    _fill_added_keys(cfg)
+    return cfg
+
+
+def _fill_added_keys(cfg: dict[str, Any]) -> None:
+    """In place: each key added since `cfg` was written, with the value runs before it had."""
     train, attack, method, embed, backbone = (
         cfg.get(k) for k in ("train", "attack", "method", "embed", "backbone")
     )
@@ -338,7 +345,7 @@ def with_added_keys(config: dict[str, Any]) -> dict[str, Any]:
         # behaviour before it existed (App. D's adversary; uniform targets)
         from tomacs.config import AttackSchema
 
-        for k, v in _schema_defaults(AttackSchema).items():
+        for k, v in schema_defaults(AttackSchema).items():
             attack.setdefault(k, v)
     if isinstance(method, dict) and method.get("name"):
         # a method key added since (e.g. todycomm's `comm`) is absent from older runs' files; a new key's
@@ -366,19 +373,5 @@ def with_added_keys(config: dict[str, Any]) -> dict[str, Any]:
 
         kind = backbone_kind(backbone)
         schema = getattr(BACKBONES.get(kind), "Settings", None) if kind in BACKBONES else None
-        for k, v in (_schema_defaults(schema) if schema is not None else {}).items():
+        for k, v in (schema_defaults(schema) if schema is not None else {}).items():
             backbone.setdefault(k, v)
-    return cfg
-
-
-def _schema_defaults(schema: type) -> dict[str, object]:
-    """A config schema's plain defaults (not MISSING, not factories): what a key added since takes."""
-    import dataclasses
-
-    from omegaconf import MISSING
-
-    return {
-        f.name: f.default
-        for f in dataclasses.fields(schema)
-        if f.default is not dataclasses.MISSING and f.default != MISSING
-    }
