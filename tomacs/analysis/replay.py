@@ -50,7 +50,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -85,6 +85,7 @@ __all__ = [
     "per_debate",
     "read_graph",
     "replay",
+    "replay_inputs",
     "replay_run",
     "replay_table",
     "round_stats",
@@ -364,6 +365,19 @@ def replay(
     """Every debate replayed through the policy, in the order given: (debate, episode) pairs whose
     graphs hold the recorded edges with the method's credits and participants, and whose decision
     is the method's. Debates are grouped by shape (N, T) and stepped in batches."""
+    return replay_inputs(policy, debates, progress, inputs=False)[0]
+
+
+RowInputs = dict[
+    str, np.ndarray
+]  # a debate's policy inputs per row of the table ("2".."T", "decision"): (N, F)
+
+
+def replay_inputs(
+    policy: Policy, debates: Sequence[Debate], progress: Progress | None = None, inputs: bool = True
+) -> tuple[list[tuple[Debate, Episode]], list[RowInputs] | None]:
+    """`replay`, and with `inputs` what the policy read in every round of every debate (its `trace`, the
+    features of `tomacs.analysis.credit.CreditPolicy`), for `tomacs.analysis.replay_probe`."""
     from tomacs.job.progress import Progress
 
     progress = progress or Progress(enabled=False)
@@ -374,16 +388,28 @@ def replay(
     for k, d in enumerate(debates):
         groups[(d.n_agents, d.n_rounds)].append(k)
     out: list[Episode | None] = [None] * len(debates)
+    read: list[RowInputs] = [{} for _ in debates]
     with progress.task("replaying debates", total=len(debates), unit="debates") as task:
         for (n, rounds), idx in sorted(groups.items()):
             method = policy.method(n, rounds)
             for k in range(0, len(idx), BATCH):
                 part = idx[k : k + BATCH]
+                if inputs:
+                    why = method.credit_policy_refusal()
+                    if why:
+                        raise ReplayError(f"the policy's inputs cannot be read: {why}")
+                    method.trace = []  # type: ignore[attr-defined]  # CreditPolicy: appends (t, features)
                 eps = _replay_batch(method, [debates[j] for j in part], vecs.__getitem__)
                 for j, ep in zip(part, eps, strict=True):
                     out[j] = ep
+                if inputs:
+                    for t, feats in method.trace:  # type: ignore[attr-defined]
+                        for q, j in enumerate(part):
+                            read[j]["decision" if t == rounds + 1 else str(t)] = np.asarray(feats[q])
+                    method.trace = None  # type: ignore[attr-defined]
                 task.step(len(part))
-    return [(d, ep) for d, ep in zip(debates, out, strict=True) if ep is not None]
+    pairs = [(d, ep) for d, ep in zip(debates, out, strict=True) if ep is not None]
+    return pairs, (read if inputs else None)
 
 
 # -- metrics -----------------------------------------------------------------------------------------------
@@ -523,16 +549,24 @@ def replay_run(
     limit: int | None = None,
     checkpoint: Path | None = None,
     progress: Progress | None = None,
+    probe: bool = False,
 ) -> dict[str, Any]:
     """`tomacs replay`: load the policy, replay the first `limit` debates (all when None; loaded by
     `tomacs.transcripts.load_debates` from `transcripts`, recorded in the result) and gather the
-    statistics and per-debate records."""
+    statistics and per-debate records; with `probe`, each row's `probe_auc`
+    (`tomacs.analysis.replay_probe`)."""
     policy = load_policy(Path(run_dir), checkpoint)
     if limit is not None:
         debates = debates[:limit]
     if not debates:
         raise ReplayError(f"no debates to replay in {' '.join(str(p) for p in transcripts) or 'the input'}")
-    pairs = replay(policy, debates, progress)
+    pairs, inputs = replay_inputs(policy, debates, progress, inputs=probe)
+    summary = round_stats(pairs)
+    if inputs is not None:
+        from tomacs.analysis.replay_probe import probe_run
+
+        rows = cast(list[dict[str, Any]], summary["rows"])
+        summary["probe"] = probe_run(policy, pairs, inputs, rows, progress)
     return {
         "run_dir": str(policy.run_dir),
         "checkpoint": str(policy.checkpoint),
@@ -540,7 +574,7 @@ def replay_run(
         "embedder": policy.embedder_name,
         "policy_shape": policy.trained_shape,
         "transcripts": [str(p) for p in transcripts],
-        "summary": round_stats(pairs),
+        "summary": summary,
         "debates": per_debate(pairs),
     }
 
@@ -575,9 +609,17 @@ def replay_table(res: dict[str, Any]) -> Table:  # rich imported lazily
         collapse_padding=True,
     )
     t.add_column("t", justify="right")
+    probe = "probe" in s
     for col in ("deb", "hon", "adv", "dorm", "c hon", "c adv", "AUC", "AUC/deb", "ADAcc", "all-rel"):
         t.add_column(col, justify="right")
+    if probe:
+        t.add_column("probe", justify="right")
+        t.caption = str(t.caption) + (
+            f"; probe: AUC of a logistic probe on the policy's own inputs of that row, fitted on the run's"
+            f" {s['probe']['debates']} simulated test debates (their labels) and scored on these"
+        )
     for r in s["rows"]:
+        extra = [num(r.get("probe_auc"))] if probe else []
         t.add_row(
             "T+1" if r["round"] == "decision" else str(r["round"]),
             str(r["debates"]),
@@ -590,6 +632,7 @@ def replay_table(res: dict[str, Any]) -> Table:  # rich imported lazily
             num(r["auc_in_debate"]),
             pct(r["adacc"]),
             pct(r["all_reliable"]),
+            *extra,
             end_section=r["round"] == "decision",
         )
     return t

@@ -136,6 +136,12 @@ def replay(
     ),
     split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
     split_seed: int = typer.Option(0, "--split-seed", help="With --held-out: the seed of the split."),
+    probe: bool = typer.Option(
+        False,
+        "--probe",
+        help="Also fit a logistic probe per round on the policy's own inputs over the run's simulated test "
+        "debates (their labels) and score it on these: what the policy's inputs can tell.",
+    ),
 ) -> None:
     """Score the agents of real debates with a trained policy, along the communication they recorded:
     per round the AUC of its credits (honest vs adversary) and its ADAcc beside the all-reliable
@@ -161,6 +167,7 @@ def replay(
             limit=limit,
             checkpoint=Path(checkpoint) if checkpoint else None,
             progress=Progress(enabled=sys.stderr.isatty()),
+            probe=probe,
         )
     except (ValueError, FileNotFoundError) as exc:  # ReplayError, ConfigError, checkpoint errors
         fail(str(exc))

@@ -1,0 +1,97 @@
+"""`tomacs replay --probe`: a logistic probe on the policy's own inputs, fitted on the run's simulated test
+debates and scored on the replayed ones. The rows and labels against the replay table's by hand, the AUC on
+separable and reversed inputs, the rows it cannot score, and the command end to end (with its refusal)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tests.test_replay import MAD, _constructed, gsafeguard_run, run  # noqa: F401  (fixtures)
+from tomacs.analysis.replay_probe import labelled_rows, probe_aucs
+
+
+def test_rows_and_labels_are_the_tables() -> None:
+    d, ep = _constructed()  # agent 0 honest, agent 1 adversary from round 2, agent 2 from round 1; T = 2
+    inputs = {"2": np.arange(6.0).reshape(3, 2), "decision": 10 + np.arange(6.0).reshape(3, 2)}
+    rows = labelled_rows([(d, ep)], [inputs])
+    x2, y2 = rows["2"]
+    # round 2 reads round 1: agent 1 is dormant and left out, as in the table's row
+    assert y2.tolist() == [0, 1] and x2.tolist() == [[0.0, 1.0], [4.0, 5.0]]
+    xd, yd = rows["decision"]
+    assert yd.tolist() == [0, 1, 1] and xd[:, 0].tolist() == [10.0, 12.0, 14.0]
+
+
+def _side(y: list[int], signal: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Features whose first column is `signal` for an adversary and 0 for an honest agent, plus noise."""
+    y_arr = np.asarray(y)
+    x = rng.normal(0, 0.1, size=(len(y), 3))
+    x[:, 0] += signal * y_arr
+    return x, y_arr
+
+
+def test_the_probe_scores_what_it_learned() -> None:
+    rng = np.random.default_rng(0)
+    labels = [0, 1] * 20
+    fit = {"2": _side(labels, 1.0, rng), "3": _side([0] * 40, 1.0, rng)}
+    score = {
+        "2": _side(labels, 1.0, rng),
+        "3": _side(labels, 1.0, rng),  # fitted on one class only
+        "4": _side(labels, 1.0, rng),  # a row the simulated side does not have (a longer real debate)
+    }
+    assert probe_aucs(fit, score) == {"2": 1.0, "3": None, "4": None}
+    # the same cue reversed on the scored side: every adversary looks honest
+    assert probe_aucs(fit, {"2": _side(labels, -1.0, rng)}) == {"2": 0.0}
+    assert probe_aucs(fit, {"2": _side([0] * 10, 1.0, rng)}) == {"2": None}  # nothing to rank
+
+
+@pytest.mark.slow
+def test_the_command_adds_a_probe_column(run: Path, tmp_path: Path) -> None:  # noqa: F811
+    from tomacs.cli import app
+
+    out = tmp_path / "probe.json"
+    res = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--probe", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "probe" in res.output and "simulated test debates" in " ".join(res.output.split())
+    s = json.loads(out.read_text())["summary"]
+    assert s["probe"]["debates"] == 5 and s["probe"]["episodes"] == str(run / "episodes.jsonl")
+    rows = {r["round"]: r["probe_auc"] for r in s["rows"]}
+    assert rows["all"] is None
+    # the run is 6 x 4 with adversaries from round 3 or 4: rows 2..4 and the decision are fitted; MAD's row 5
+    # has no simulated counterpart
+    assert rows["5"] is None
+    assert all(0.0 <= rows[k] <= 1.0 for k in ("3", "4", "decision") if rows[k] is not None)
+    assert rows["decision"] is not None
+    # without --probe nothing changes
+    plain = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--out", str(tmp_path / "plain.json")])
+    assert (
+        plain.exit_code == 0 and "probe" not in json.loads((tmp_path / "plain.json").read_text())["summary"]
+    )
+
+
+@pytest.mark.slow
+def test_the_command_refuses_a_policy_without_inputs_to_read(
+    gsafeguard_run: Path,  # noqa: F811
+    run: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    from tomacs.cli import app
+
+    def err(*args: str) -> str:
+        res = CliRunner().invoke(app, ["replay", *args])
+        assert res.exit_code == 2, res.output
+        lines = [x for x in res.output.strip().splitlines() if x.strip()]
+        assert len(lines) == 1 and "Traceback" not in res.output, res.output
+        return lines[0]
+
+    assert "no credit policy" in err(str(gsafeguard_run), str(MAD), "--probe")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("config.yaml", "best.pt", "checkpoint.pt"):  # the run, less its episodes
+        if (run / name).exists():
+            (bare / name).write_bytes((run / name).read_bytes())
+    assert "episodes.jsonl, which is missing" in err(str(bare), str(MAD), "--probe")
