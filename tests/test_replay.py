@@ -330,17 +330,20 @@ def test_replay_command_on_mad_follower(run: Path, tmp_path: Path) -> None:
     assert p.returncode == 0 and "replayed on 2 debates" in p.stdout, p.stderr
 
 
-@pytest.mark.slow
-def test_command_errors_are_one_line(run: Path, gsafeguard_run: Path, tmp_path: Path) -> None:
+def replay_error(*args: str) -> str:
+    """`tomacs replay ARGS`, which must fail with exit code 2 and one line: that line."""
     from tomacs.cli import app
 
-    def err(*args: str) -> str:
-        res = CliRunner().invoke(app, ["replay", *args])
-        assert res.exit_code == 2, res.output
-        lines = [x for x in res.output.strip().splitlines() if x.strip()]
-        assert len(lines) == 1 and "Traceback" not in res.output, res.output
-        return lines[0]
+    res = CliRunner().invoke(app, ["replay", *args])
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.output.strip().splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in res.output, res.output
+    return lines[0]
 
+
+@pytest.mark.slow
+def test_command_errors_are_one_line(run: Path, gsafeguard_run: Path, tmp_path: Path) -> None:
+    err = replay_error
     no_text = tmp_path / "no_text.jsonl"
     write_debates(no_text, [_debate(_full_turns(3, 2, text=False))])
     assert "field 'turns[0].text' is missing" in err(str(run), str(no_text))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.test_replay import MAD, _constructed, gsafeguard_run, run  # noqa: F401  (fixtures)
+from tests.test_replay import MAD, _constructed, gsafeguard_run, replay_error, run  # noqa: F401
 from tomacs.analysis.replay_probe import labelled_rows, probe_aucs
 
 
@@ -79,15 +79,7 @@ def test_the_command_refuses_a_policy_without_inputs_to_read(
     run: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    from tomacs.cli import app
-
-    def err(*args: str) -> str:
-        res = CliRunner().invoke(app, ["replay", *args])
-        assert res.exit_code == 2, res.output
-        lines = [x for x in res.output.strip().splitlines() if x.strip()]
-        assert len(lines) == 1 and "Traceback" not in res.output, res.output
-        return lines[0]
-
+    err = replay_error
     assert "no credit policy" in err(str(gsafeguard_run), str(MAD), "--probe")
     bare = tmp_path / "bare"
     bare.mkdir()

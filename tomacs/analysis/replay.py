@@ -368,9 +368,14 @@ def replay(
     return replay_inputs(policy, debates, progress, inputs=False)[0]
 
 
-RowInputs = dict[
-    str, np.ndarray
-]  # a debate's policy inputs per row of the table ("2".."T", "decision"): (N, F)
+# a debate's policy inputs per row of the table ("2".."T", "decision"): (N, F)
+RowInputs = dict[str, np.ndarray]
+# what `replay_run` calls with the replay, its inputs and the table's rows (it may add keys to the rows), and
+# records as `summary.probe`: `tomacs.analysis.replay_probe.probe_run`
+Probe = Callable[
+    [Policy, Sequence[tuple[Debate, Episode]], Sequence[RowInputs], list[dict[str, Any]], "Progress | None"],
+    dict[str, object],
+]
 
 
 def replay_inputs(
@@ -549,24 +554,22 @@ def replay_run(
     limit: int | None = None,
     checkpoint: Path | None = None,
     progress: Progress | None = None,
-    probe: bool = False,
+    probe: Probe | None = None,
 ) -> dict[str, Any]:
     """`tomacs replay`: load the policy, replay the first `limit` debates (all when None; loaded by
     `tomacs.transcripts.load_debates` from `transcripts`, recorded in the result) and gather the
-    statistics and per-debate records; with `probe`, each row's `probe_auc`
-    (`tomacs.analysis.replay_probe`)."""
+    statistics and per-debate records; with `probe` (`tomacs.analysis.replay_probe.probe_run`), what it
+    records under `summary.probe` and in the rows."""
     policy = load_policy(Path(run_dir), checkpoint)
     if limit is not None:
         debates = debates[:limit]
     if not debates:
         raise ReplayError(f"no debates to replay in {' '.join(str(p) for p in transcripts) or 'the input'}")
-    pairs, inputs = replay_inputs(policy, debates, progress, inputs=probe)
+    pairs, inputs = replay_inputs(policy, debates, progress, inputs=probe is not None)
     summary = round_stats(pairs)
-    if inputs is not None:
-        from tomacs.analysis.replay_probe import probe_run
-
+    if probe is not None and inputs is not None:
         rows = cast(list[dict[str, Any]], summary["rows"])
-        summary["probe"] = probe_run(policy, pairs, inputs, rows, progress)
+        summary["probe"] = probe(policy, pairs, inputs, rows, progress)
     return {
         "run_dir": str(policy.run_dir),
         "checkpoint": str(policy.checkpoint),

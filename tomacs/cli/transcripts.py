@@ -149,6 +149,7 @@ def replay(
     from pathlib import Path
 
     from tomacs.analysis.replay import replay_run, replay_table
+    from tomacs.analysis.replay_probe import probe_run
     from tomacs.job.files import write_json
     from tomacs.job.progress import Progress
 
@@ -167,7 +168,7 @@ def replay(
             limit=limit,
             checkpoint=Path(checkpoint) if checkpoint else None,
             progress=Progress(enabled=sys.stderr.isatty()),
-            probe=probe,
+            probe=probe_run if probe else None,
         )
     except (ValueError, FileNotFoundError) as exc:  # ReplayError, ConfigError, checkpoint errors
         fail(str(exc))
