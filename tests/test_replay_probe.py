@@ -1,4 +1,4 @@
-"""`tomacs replay --probe`: a logistic probe on the policy's own inputs, fitted on the run's simulated test
+"""`tomacs replay --probe`: a logistic probe on the policy's own inputs, fitted on the run's own test
 debates and scored on the replayed ones. The rows and labels against the replay table's by hand, the AUC on
 separable and reversed inputs, the rows it cannot score, and the command end to end (with its refusal)."""
 
@@ -56,7 +56,7 @@ def test_the_command_adds_a_probe_column(run: Path, tmp_path: Path) -> None:  # 
     out = tmp_path / "probe.json"
     res = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--probe", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "probe" in res.output and "simulated test debates" in " ".join(res.output.split())
+    assert "probe" in res.output and "own 5 test debates" in " ".join(res.output.split())
     s = json.loads(out.read_text())["summary"]
     assert s["probe"]["debates"] == 5 and s["probe"]["episodes"] == str(run / "episodes.jsonl")
     rows = {r["round"]: r["probe_auc"] for r in s["rows"]}

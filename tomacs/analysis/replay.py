@@ -618,8 +618,8 @@ def replay_table(res: dict[str, Any]) -> Table:  # rich imported lazily
     if probe:
         t.add_column("probe", justify="right")
         t.caption = str(t.caption) + (
-            f"; probe: AUC of a logistic probe on the policy's own inputs of that row, fitted on the run's"
-            f" {s['probe']['debates']} simulated test debates (their labels) and scored on these"
+            "; probe: AUC of a logistic probe on the policy's own inputs of that row, fitted on the run's own"
+            f" {s['probe']['debates']} test debates (episodes.jsonl, their labels) and scored on these"
         )
     for r in s["rows"]:
         extra = [num(r.get("probe_auc"))] if probe else []

@@ -1,8 +1,8 @@
 """`tomacs replay --probe`: does a policy leave signal unused that its own inputs carry to real debates?
 
 Per row of the replay's table (credits c^t, t = 2..T, and the decision), a logistic regression is fitted on
-the features the policy read in that row of the run's own simulated test debates (RUN/episodes.jsonl,
-replayed as recorded), with their labels, and scored on the same row of the replayed debates: the AUC
+the features the policy read in that row of the run's own test debates (RUN/episodes.jsonl: simulated on
+`sim`; replayed as recorded), with their labels, and scored on the same row of the replayed debates: the AUC
 P(honest > adversary) of its honest-side score, pooled over debates, as the table's AUC. Labels are the
 table's: an adversary counts once the row reads one of its adversarial outputs, and a dormant one is left out
 of both sides.
@@ -84,7 +84,7 @@ def probe_run(
     path = policy.run_dir / "episodes.jsonl"
     if not path.is_file():
         raise ReplayError(
-            f"--probe fits on the run's simulated test episodes, {path}, which is missing: pass a finished "
+            f"--probe fits on the run's own test episodes, {path}, which is missing: pass a finished "
             "`tomacs train` run"
         )
     try:

@@ -139,7 +139,7 @@ def replay(
     probe: bool = typer.Option(
         False,
         "--probe",
-        help="Also fit a logistic probe per round on the policy's own inputs over the run's simulated test "
+        help="Also fit a logistic probe per round on the policy's own inputs over the run's own test "
         "debates (their labels) and score it on these: what the policy's inputs can tell.",
     ),
 ) -> None:
