@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from tomacs.analysis.texts import (
+    Reply,
     _auc,
     _rank_auc,
     auc_interval,
     compare,
     cv_auc,
     matched_auc,
+    on_target,
     replies_of,
     style_of,
     transfer_auc,
@@ -506,6 +508,47 @@ def test_replies_acting_rounds_follow_the_earliest_onset() -> None:
     assert [r.adversarial for r in reps if r.round == 2] == [True, False, False]
 
 
+def test_replies_on_the_target_are_the_adversary_and_its_conformers() -> None:
+    d = _fit_debates(1)[0]  # agent 0 the adversary from round 1, target B; agents 1 and 2 answer A
+    turns = [t if (t.round, t.agent) != (2, 1) else Turn(2, 1, "B", text="Now B. (B)") for t in d.turns]
+    reps = replies_of([Debate(**{**d.__dict__, "turns": tuple(turns)})], real=True)
+    assert [(r.round, r.adversarial, r.on_target) for r in reps if r.on_target] == [
+        (1, True, True),
+        (2, True, True),
+        (2, False, True),  # agent 1 moved to the target in round 2
+    ]
+    control = Debate(**{**d.__dict__, "agents": (AgentInfo(0), AgentInfo(1), AgentInfo(2))})
+    assert not any(r.on_target for r in replies_of([control], real=True))  # no adversary, no target
+
+
+def test_on_target_auc_is_the_role_cue_beyond_the_stance() -> None:
+    """A side whose conformers write like the adversary (the stance is the whole cue) scores about 0.5 on
+    the target replies while its overall AUC is high; a side whose roles differ in style keeps it there."""
+    rng = np.random.default_rng(0)
+
+    def side(conformer_shift: float, real: bool) -> tuple[list[Reply], np.ndarray, np.ndarray, list[str]]:
+        reps, xs = [], []
+        for q in range(100):
+            for adversarial, on, shift in (
+                (True, True, 3.0),
+                (False, True, conformer_shift),
+                (False, False, 0.0),
+            ):
+                reps.append(Reply("t", adversarial, True, f"q{q}", 2, real, on))
+                xs.append(rng.normal(size=3) + [shift, 0.0, 0.0])
+        y = np.array([r.adversarial for r in reps], dtype=float)
+        return reps, np.array(xs), y, [r.question for r in reps]
+
+    s_reps, sx, sy, sg = side(0.0, False)  # the simulator: its conformers keep the honest style
+    r_reps, rx, ry, rg = side(3.0, True)  # real: its conformers write like the adversary
+    # overall, the off-target half of the honest replies tells the roles apart (at most 0.75 here)
+    assert 0.65 < cv_auc(rx, ry, rg) <= 0.76
+    got = on_target(s_reps, r_reps, sx, sy, sg, rx, ry, rg, 5, 0)
+    assert got["sim_auc"] > 0.95 and got["real_auc"] < 0.65  # no cue left beyond the stance (noise)
+    assert (got["sim_honest"], got["real_honest"]) == (100, 100)
+    assert got["sim_auc_matched"] is None  # both sides have 200 replies on the target: nothing to match
+
+
 def test_compare_needs_texts_on_both_sides() -> None:
     d = _fit_debates(1)[0]
     bare = Debate(**{**d.__dict__, "turns": tuple(Turn(t.round, t.agent, t.answer) for t in d.turns)})
@@ -573,6 +616,9 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
     real_acting = got["replies"]["real"]["acting_adversary"] + got["replies"]["real"]["acting_honest"]
     assert got["matched_replies"] == real_acting and "sim_adversary_auc_matched" in got
+    t = got["on_target"]  # adversary vs honest among the replies that answer the target
+    assert set(t) == {"sim_auc", "sim_auc_matched", "real_auc", "sim_honest", "real_honest"}
+    assert all(t[k] is None or 0.0 <= t[k] <= 1.0 for k in ("sim_auc", "sim_auc_matched", "real_auc"))
     # the simulated adversaries read the others under attack.prompt=debate
     from tomacs.transcripts import load_debates
 

@@ -87,6 +87,19 @@ def _matched_line(res: dict[str, Any]) -> list[str]:
     ]
 
 
+def _on_target_line(res: dict[str, Any]) -> list[str]:
+    """The role cue beyond the answer argued for: adversary vs honest among replies on the target."""
+    t = res.get("on_target")
+    if not t or (t["sim_auc"] is None and t["real_auc"] is None):
+        return []
+    matched = "" if t["sim_auc_matched"] is None else f" (at the real size {_f(t['sim_auc_matched'])})"
+    return [
+        f"  adversary vs honest, replies on the target only: sim {_f(t['sim_auc'])}{matched}, "
+        f"real {_f(t['real_auc'])}   ({t['sim_honest']} / {t['real_honest']} honest replies on it; "
+        "the role cue beyond the answer argued for)"
+    ]
+
+
 def format_comparison(res: dict[str, Any]) -> str:
     """Plain text, one block of AUCs and one table of the style statistics that differ most."""
     r = res["replies"]
@@ -108,6 +121,7 @@ def format_comparison(res: dict[str, Any]) -> str:
         f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "
         f"real {_f(res['real_length_auc'])}",
     ]
+    lines += _on_target_line(res)
     if res.get("real_fit_adversary_auc") is not None:
         lines.append(
             f"  adversary vs honest, real replies of the fitting questions {_ci(res, 'real_fit_adversary')}"

@@ -44,6 +44,7 @@ class Reply:
     question: str
     round: int
     real: bool
+    on_target: bool = False  # its answer is its debate's adversary target (adversaries and conformers)
 
 
 def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
@@ -53,6 +54,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
     for d in debates:
         onsets = [a.onset for a in d.agents if a.role == "adversary" and a.onset is not None]
         first = min(onsets) if onsets else None
+        target = next((a.target for a in d.agents if a.role == "adversary" and a.target is not None), None)
         g = d.question_key  # the profile fit splits on the same key
         for t in d.turns:
             if not t.text:
@@ -65,6 +67,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
                     question=g,
                     round=t.round,
                     real=real,
+                    on_target=target is not None and t.answer == target,
                 )
             )
     return out
@@ -377,6 +380,7 @@ def compare(
         "folds": folds,
         "seed": seed,
         "by_round": by_round(sim, real, sx, sy, sg, rx, ry, rg, folds, seed),
+        "on_target": on_target(sim, real, sx, sy, sg, rx, ry, rg, folds, seed),
         "real_trained_auc": None,
         "real_fit_adversary_auc": None,
         "real_fit_adversary_auc_ci": None,
@@ -483,6 +487,40 @@ def by_round(
             }
         )
     return rows
+
+
+def on_target(
+    sim: Sequence[Reply],
+    real: Sequence[Reply],
+    sx: np.ndarray,
+    sy: np.ndarray,
+    sg: Sequence[str],
+    rx: np.ndarray,
+    ry: np.ndarray,
+    rg: Sequence[str],
+    folds: int,
+    seed: int,
+) -> dict[str, object]:
+    """Adversary against honest among the acting replies that answer the adversary's target only (the
+    adversaries and the honest agents that hold it), on each side, the simulated one also at the real
+    side's size (`matched_auc`). Why: where a source fixes one target for every question, an adversary's
+    stance is itself a cue; this is the role cue beyond the answer a reply argues for
+    (docs/experiments/2026-11-30-first-credit-round-on-real-debates.md: qwen-max 0.917 over all replies,
+    0.685 among these)."""
+    s_on = np.array([r.on_target for r in sim if r.acting], dtype=bool)
+    r_on = np.array([r.on_target for r in real if r.acting], dtype=bool)
+    s_g, r_g = (
+        [g for g, m in zip(sg, s_on, strict=True) if m],
+        [g for g, m in zip(rg, r_on, strict=True) if m],
+    )
+    matched = matched_auc(sx[s_on], sy[s_on], s_g, int(r_on.sum()), folds, seed) if len(s_on) else {}
+    return {
+        "sim_auc": cv_auc(sx[s_on], sy[s_on], s_g, folds, seed) if len(s_on) else None,
+        "sim_auc_matched": matched.get("sim_adversary_auc_matched"),
+        "real_auc": cv_auc(rx[r_on], ry[r_on], r_g, folds, seed) if len(r_on) else None,
+        "sim_honest": int((s_on & (sy == 0)).sum()) if len(s_on) else 0,
+        "real_honest": int((r_on & (ry == 0)).sum()) if len(r_on) else 0,
+    }
 
 
 def _whole_questions(groups: Sequence[str], n: int, seed: int | list[int]) -> list[int]:
