@@ -15,6 +15,7 @@ import pytest
 
 from tomacs.analysis.texts import (
     Reply,
+    Side,
     _auc,
     _rank_auc,
     auc_interval,
@@ -543,7 +544,7 @@ def test_on_target_auc_is_the_role_cue_beyond_the_stance() -> None:
     r_reps, rx, ry, rg = side(3.0, True)  # real: its conformers write like the adversary
     # overall, the off-target half of the honest replies tells the roles apart (at most 0.75 here)
     assert 0.65 < cv_auc(rx, ry, rg) <= 0.76
-    got = on_target(s_reps, r_reps, sx, sy, sg, rx, ry, rg, 5, 0)
+    got = on_target(Side(s_reps, sx, sy, sg), Side(r_reps, rx, ry, rg), 5, 0)
     assert got["sim_auc"] > 0.95 and got["real_auc"] < 0.65  # no cue left beyond the stance (noise)
     assert (got["sim_honest"], got["real_honest"]) == (100, 100)
     assert got["sim_auc_matched"] is None  # both sides have 200 replies on the target: nothing to match

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -379,8 +379,8 @@ def compare(
         "style": style_table(sim, real),
         "folds": folds,
         "seed": seed,
-        "by_round": by_round(sim, real, sx, sy, sg, rx, ry, rg, folds, seed),
-        "on_target": on_target(sim, real, sx, sy, sg, rx, ry, rg, folds, seed),
+        "by_round": by_round(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
+        "on_target": on_target(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
         "real_trained_auc": None,
         "real_fit_adversary_auc": None,
         "real_fit_adversary_auc_ci": None,
@@ -456,70 +456,62 @@ def matched_auc(
     }
 
 
-def by_round(
-    sim: Sequence[Reply],
-    real: Sequence[Reply],
-    sx: np.ndarray,
-    sy: np.ndarray,
-    sg: Sequence[str],
-    rx: np.ndarray,
-    ry: np.ndarray,
-    rg: Sequence[str],
-    folds: int,
-    seed: int,
-) -> list[dict[str, float | None]]:
+class Side(NamedTuple):
+    """One side of the comparison: its replies, and its acting replies' embeddings, roles (1 = adversary)
+    and questions, in the order of `reps` (what `by_round` and `on_target` read)."""
+
+    reps: Sequence[Reply]
+    x: np.ndarray
+    y: np.ndarray
+    groups: Sequence[str]
+
+    def acting(self, keep: Callable[[Reply], bool]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """The acting replies for which `keep` holds: (embeddings, roles, questions)."""
+        m = np.array([keep(r) for r in self.reps if r.acting], dtype=bool)
+        if not len(m):
+            return self.x[:0], self.y[:0], []
+        return self.x[m], self.y[m], [g for g, k in zip(self.groups, m, strict=True) if k]
+
+
+def by_round(sim: Side, real: Side, folds: int, seed: int) -> list[dict[str, float | None]]:
     """Per round: the transfer of a probe trained on that round's simulated replies, beside the real
     replies' own cross-validated AUC of that round (where the simulator's texts part from real ones)."""
-    s_rounds = [r.round for r in sim if r.acting]
-    r_rounds = [r.round for r in real if r.acting]
+    rounds = sorted({r.round for r in sim.reps if r.acting} & {r.round for r in real.reps if r.acting})
     rows = []
-    for t in sorted(set(s_rounds) & set(r_rounds)):
-        i = [k for k, x in enumerate(s_rounds) if x == t]
-        j = [k for k, x in enumerate(r_rounds) if x == t]
+    for t in rounds:
+
+        def in_round(r: Reply, t: int = t) -> bool:
+            return r.round == t
+
+        sx, sy, sg = sim.acting(in_round)
+        rx, ry, rg = real.acting(in_round)
         rows.append(
             {
                 "round": t,
-                "transfer_auc": transfer_auc(
-                    sx[i], sy[i], [sg[k] for k in i], rx[j], ry[j], [rg[k] for k in j], folds, seed
-                ),
-                "real_adversary_auc": cv_auc(rx[j], ry[j], [rg[k] for k in j], folds, seed),
-                "sim_adversary_auc": cv_auc(sx[i], sy[i], [sg[k] for k in i], folds, seed),
+                "transfer_auc": transfer_auc(sx, sy, sg, rx, ry, rg, folds, seed),
+                "real_adversary_auc": cv_auc(rx, ry, rg, folds, seed),
+                "sim_adversary_auc": cv_auc(sx, sy, sg, folds, seed),
             }
         )
     return rows
 
 
-def on_target(
-    sim: Sequence[Reply],
-    real: Sequence[Reply],
-    sx: np.ndarray,
-    sy: np.ndarray,
-    sg: Sequence[str],
-    rx: np.ndarray,
-    ry: np.ndarray,
-    rg: Sequence[str],
-    folds: int,
-    seed: int,
-) -> dict[str, object]:
+def on_target(sim: Side, real: Side, folds: int, seed: int) -> dict[str, object]:
     """Adversary against honest among the acting replies that answer the adversary's target only (the
     adversaries and the honest agents that hold it), on each side, the simulated one also at the real
     side's size (`matched_auc`). Why: where a source fixes one target for every question, an adversary's
     stance is itself a cue; this is the role cue beyond the answer a reply argues for
     (docs/experiments/2026-11-30-first-credit-round-on-real-debates.md: qwen-max 0.917 over all replies,
     0.685 among these)."""
-    s_on = np.array([r.on_target for r in sim if r.acting], dtype=bool)
-    r_on = np.array([r.on_target for r in real if r.acting], dtype=bool)
-    s_g, r_g = (
-        [g for g, m in zip(sg, s_on, strict=True) if m],
-        [g for g, m in zip(rg, r_on, strict=True) if m],
-    )
-    matched = matched_auc(sx[s_on], sy[s_on], s_g, int(r_on.sum()), folds, seed) if len(s_on) else {}
+    sx, sy, sg = sim.acting(lambda r: r.on_target)
+    rx, ry, rg = real.acting(lambda r: r.on_target)
+    matched = matched_auc(sx, sy, sg, len(ry), folds, seed) if len(sy) else {}
     return {
-        "sim_auc": cv_auc(sx[s_on], sy[s_on], s_g, folds, seed) if len(s_on) else None,
+        "sim_auc": cv_auc(sx, sy, sg, folds, seed) if len(sy) else None,
         "sim_auc_matched": matched.get("sim_adversary_auc_matched"),
-        "real_auc": cv_auc(rx[r_on], ry[r_on], r_g, folds, seed) if len(r_on) else None,
-        "sim_honest": int((s_on & (sy == 0)).sum()) if len(s_on) else 0,
-        "real_honest": int((r_on & (ry == 0)).sum()) if len(r_on) else 0,
+        "real_auc": cv_auc(rx, ry, rg, folds, seed) if len(ry) else None,
+        "sim_honest": int((sy == 0).sum()),
+        "real_honest": int((ry == 0).sum()),
     }
 
 
