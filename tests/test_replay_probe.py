@@ -12,7 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_replay import MAD, _constructed, gsafeguard_run, replay_error, run  # noqa: F401
+from tomacs.analysis.replay import load_policy, replay_inputs
 from tomacs.analysis.replay_probe import labelled_rows, probe_aucs
+from tomacs.transcripts import load_debates
 
 
 def test_rows_and_labels_are_the_tables() -> None:
@@ -60,12 +62,16 @@ def test_the_command_adds_a_probe_column(run: Path, tmp_path: Path) -> None:  # 
     s = json.loads(out.read_text())["summary"]
     assert s["probe"]["debates"] == 5 and s["probe"]["episodes"] == str(run / "episodes.jsonl")
     rows = {r["round"]: r["probe_auc"] for r in s["rows"]}
-    assert rows["all"] is None
-    # the run is 6 x 4 with adversaries from round 3 or 4: rows 2..4 and the decision are fitted; MAD's row 5
-    # has no simulated counterpart
-    assert rows["5"] is None
-    assert all(0.0 <= rows[k] <= 1.0 for k in ("3", "4", "decision") if rows[k] is not None)
-    assert rows["decision"] is not None
+    # the run is 6 x 4 at eq50, adversaries from round 3 or 4: its rows 2 and 3 (reading rounds 1..2) hold no
+    # acting adversary, so nothing is fitted there; MAD's row 5 has no simulated counterpart; "all" is pooled
+    assert rows["2"] is None and rows["3"] is None and rows["5"] is None and rows["all"] is None
+    # rows 4 and the decision: the probe of `probe_aucs` on what the policy read, fitted on the run's episodes
+    policy = load_policy(run)
+    sim_pairs, sim_in = replay_inputs(policy, load_debates([run / "episodes.jsonl"]))
+    real_pairs, real_in = replay_inputs(policy, load_debates([MAD]))
+    want = probe_aucs(labelled_rows(sim_pairs, sim_in), labelled_rows(real_pairs, real_in))
+    assert rows["4"] == want["4"] and rows["decision"] == want["decision"]
+    assert 0.0 <= rows["4"] <= 1.0 and 0.0 <= rows["decision"] <= 1.0
     # without --probe nothing changes
     plain = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--out", str(tmp_path / "plain.json")])
     assert (

@@ -388,10 +388,14 @@ def replay_inputs(
     progress = progress or Progress(enabled=False)
     for d in debates:
         check_debate_fields(d, policy.name)
-    vecs = _embeddings(policy, debates, progress)
     groups: dict[tuple[int, int], list[int]] = defaultdict(list)
     for k, d in enumerate(debates):
         groups[(d.n_agents, d.n_rounds)].append(k)
+    for n, rounds in groups if inputs else ():  # before any embedding: a method without inputs to read
+        why = policy.method(n, rounds).credit_policy_refusal()
+        if why:
+            raise ReplayError(f"the policy's inputs cannot be read: {why}")
+    vecs = _embeddings(policy, debates, progress)
     out: list[Episode | None] = [None] * len(debates)
     read: list[RowInputs] = [{} for _ in debates]
     with progress.task("replaying debates", total=len(debates), unit="debates") as task:
@@ -400,9 +404,6 @@ def replay_inputs(
             for k in range(0, len(idx), BATCH):
                 part = idx[k : k + BATCH]
                 if inputs:
-                    why = method.credit_policy_refusal()
-                    if why:
-                        raise ReplayError(f"the policy's inputs cannot be read: {why}")
                     method.trace = []  # type: ignore[attr-defined]  # CreditPolicy: appends (t, features)
                 eps = _replay_batch(method, [debates[j] for j in part], vecs.__getitem__)
                 for j, ep in zip(part, eps, strict=True):
