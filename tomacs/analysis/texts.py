@@ -501,8 +501,8 @@ def on_target(sim: Side, real: Side, folds: int, seed: int) -> dict[str, object]
     adversaries and the honest agents that hold it), on each side, the simulated one also at the real
     side's size (`matched_auc`). Why: where a source fixes one target for every question, an adversary's
     stance is itself a cue; this is the role cue beyond the answer a reply argues for
-    (docs/experiments/2026-11-30-first-credit-round-on-real-debates.md: qwen-max 0.917 over all replies,
-    0.685 among these)."""
+    (docs/experiments/2026-11-30-first-credit-round-on-real-debates.md: on all of qwen-max's real debates,
+    rounds 2 and 3, 0.917 over all replies and 0.685 among those on the target)."""
     sx, sy, sg = sim.acting(lambda r: r.on_target)
     rx, ry, rg = real.acting(lambda r: r.on_target)
     matched = matched_auc(sx, sy, sg, len(ry), folds, seed) if len(sy) else {}
