@@ -134,3 +134,19 @@ def test_git_rev_says_when_tracked_files_differ_from_the_commit(tmp_path: Path) 
     assert git_rev(tmp_path) == clean  # untracked files are not the code
     (tmp_path / "a.py").write_text("x = 2\n")
     assert git_rev(tmp_path) == clean + "+dirty"
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_after_an_interrupt_abandoned_coroutines_print_nothing_at_exit(quiet: bool) -> None:
+    """A SIGTERM raised between a coroutine's creation and its scheduling leaves it unawaited; its
+    warning at exit used to follow the resume command (the last line a script reads for it)."""
+    code = (
+        "import gc\n"
+        "from tomacs.job.rundir import quiet_abandoned_coroutines\n"
+        "async def request():\n    pass\n"
+        f"if {quiet}:\n    quiet_abandoned_coroutines()\n"
+        "c = request()\ndel c\ngc.collect()\nprint('resume line')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == "resume line\n"
+    assert ("was never awaited" in p.stderr) is not quiet, p.stderr

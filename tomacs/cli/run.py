@@ -70,7 +70,7 @@ def launch(mode: str, overrides: list[str], multirun: bool) -> None:
 
         run_composed(composed)
         return
-    from tomacs.job.rundir import forward_sigterm_to_workers, interrupted_by
+    from tomacs.job.rundir import forward_sigterm_to_workers, interrupted_by, quiet_abandoned_coroutines
     from tomacs.launch.hydra_app import hydra_entry
 
     sys.argv = ["tomacs", "--multirun", *argv]
@@ -78,6 +78,7 @@ def launch(mode: str, overrides: list[str], multirun: bool) -> None:
     try:
         hydra_entry()
     except KeyboardInterrupt:  # Ctrl-C, a second SIGTERM, or workers that did not stop in time
+        quiet_abandoned_coroutines()
         what = interrupted_by()
         err.print(
             f"interrupted ({what}): the sweep's workers were stopped; finished jobs and epochs are kept, "

@@ -224,6 +224,7 @@ def job_main(cfg: DictConfig, validated: bool = False) -> float:
         holds_only_stubs,
         interrupted_by,
         made_by_this_command,
+        quiet_abandoned_coroutines,
         remove_empty_sweep,
         remove_stub,
         resume_command,
@@ -250,6 +251,7 @@ def job_main(cfg: DictConfig, validated: bool = False) -> float:
             validated=validated,
         )
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (turned into one by tomacs.job.rundir)
+        quiet_abandoned_coroutines()
         what = interrupted_by()
         print(
             f"\ninterrupted ({what}); finished work is kept in {resume_dir}. Resume with:\n"
