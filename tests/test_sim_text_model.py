@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from tomacs.sim.text_model import (
     discussion,
     fit_text_model,
     generic_form,
+    says,
     split_sentences,
 )
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
@@ -679,3 +681,85 @@ def test_a_very_short_fitted_length_keeps_only_the_supporting_sentence_and_the_a
         assert parse_answer(Q, t) == "B" and t.rstrip().endswith("Answer: B")
         assert "win the suit" in t  # the supporting sentence names the answer's option
         assert _body_words(t) <= 30
+
+
+# --------------------------------------------------------------------- "the question" and "option"
+def test_mention_shares_are_counted_per_role_and_phase_by_hand() -> None:
+    """Three of the 12 adversary round-1 replies name "the question" and one names "options";
+    no honest reply names either. The answer line is not counted."""
+    debates = _fit_debates()
+    for i, d in enumerate(debates[:3]):
+        t0 = d.turns[0]
+        extra = " This question is hard." + (" All options look odd." if i == 0 else "")
+        debates[i] = replace(d, turns=(replace(t0, text=f"{t0.text}{extra}"), *d.turns[1:]))
+    tm = fit_text_model(debates)
+    assert tm is not None
+    assert tm.phases["adversary"]["first"].mentions == {
+        "question": 0.25,
+        "option": pytest.approx(1 / 12, abs=1e-6),
+    }
+    assert tm.phases["adversary"]["later"].mentions == {"question": 0.0, "option": 0.0}
+    assert tm.phases["honest"]["first"].mentions == {"question": 0.0, "option": 0.0}
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+
+
+def test_says_matches_the_word_and_its_plural_only() -> None:
+    assert says("Two Options remain.", ("option",)) and says("the question", ("question",))
+    assert not says("optional questionnaire", ("option", "question"))
+    assert not says("the question", ("option",))
+
+
+def _mentioning(q: float, o: float) -> PhaseText:
+    return PhaseText(
+        replies=10,
+        log_words_mean=float(np.log(90)),
+        log_words_sd=0.2,
+        generic_share=0.3,
+        opener_share=0.5,
+        closer_share=0.5,
+        openers=("This question hinges on {k}.", "Let us look at {k} first."),
+        general=("The options differ on {k}.", "Each point about {k} counts here."),
+        closers=("That is my reading of the question.", "So ({a}) it is."),
+        mentions={"question": q, "option": o},
+    )
+
+
+def test_a_reply_uses_the_question_and_option_words_at_the_fitted_shares() -> None:
+    """The templates name "the question" and an "option" in nearly every reply; a fitted style draws
+    per reply whether it may, and then every template and bank pick avoids the word. Round 1 and a
+    later round (the templated discussion, nothing read), honest and adversary."""
+
+    def share(st: PhaseText, word: str, n: int = 300) -> float:
+        hits = 0
+        for s in range(n):
+            rng = np.random.default_rng(s)
+            if s % 2:
+                t = honest_analysis(Q, "Critic", "B", rng, round=1 + s % 3, style=st)
+            else:
+                t = adversarial_analysis(Q, "C", rng, style=st, max_words=None)
+            assert parse_answer(Q, t) in {"B", "C"}
+            hits += says(t, (word,))
+        return hits / n
+
+    assert share(_mentioning(0.0, 0.0), "question") == 0.0
+    assert share(_mentioning(0.0, 0.0), "option") == 0.0
+    assert share(_mentioning(1.0, 1.0), "question") >= 0.8  # what the templates write
+    assert share(_mentioning(1.0, 1.0), "option") >= 0.8
+    assert 0.2 <= share(_mentioning(0.3, 0.3), "question") <= 0.4
+    assert 0.2 <= share(_mentioning(0.3, 0.3), "option") <= 0.4
+
+
+def test_a_style_fitted_before_mentions_draws_nothing_for_them() -> None:
+    """A profile fitted before the shares existed has none: no draw, so its texts stay as they were."""
+    rng = np.random.default_rng(3)
+    state = rng.bit_generator.state
+    assert _style(90, BANK).avoided(rng) == () and rng.bit_generator.state == state
+    assert _mentioning(0.0, 1.0).avoided(rng) == ("question",)
+
+
+def test_bad_mentions_in_a_text_model_are_one_line() -> None:
+    body = {"replies": 5, "log_words_mean": 4.0, "mentions": {"answer": 0.5}}
+    with pytest.raises(
+        ValueError, match=r"text.phases.honest.first.mentions: expected shares of question, option"
+    ):
+        TextModel.from_dict({"phases": {"honest": {"first": body}}})

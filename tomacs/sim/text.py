@@ -48,7 +48,7 @@ import numpy as np
 
 from tomacs.agents.roles import ROLES, Role, base_role, get_role, role_pool
 from tomacs.sim.text_model import STOP_WORDS as _STOP
-from tomacs.sim.text_model import PhaseText, discussion, styled
+from tomacs.sim.text_model import PhaseText, avoiding, discussion, styled
 from tomacs.types import Message, Question
 
 HONEST_WORDS = (60, 180)
@@ -166,20 +166,14 @@ def _option(question: Question, label: str) -> str | None:
     return _snip(question.options[question.labels.index(label)])
 
 
-def _ref(question: Question, label: str, rng: np.random.Generator) -> str:
-    """A reference to an option the way LLMs write it: `option B ("...")`, `B) ...`, `(B)`."""
+def _ref(question: Question, label: str, rng: np.random.Generator, avoid: Sequence[str] = ()) -> str:
+    """A reference to an option the way LLMs write it: `option B ("...")`, `B) ...`, `(B)`; `avoid`:
+    words the reply does not use (`PhaseText.avoided`)."""
     text = _option(question, label)
     if question.kind != "mc" or text is None:
         return str(label)
-    return _pick(
-        rng,
-        (
-            f'option {label} ("{text}")',
-            f"{label} ({text})",
-            f'"{text}" ({label})',
-            f"({label}) {text}",
-        ),
-    )
+    forms = (f'option {label} ("{text}")', f"{label} ({text})", f'"{text}" ({label})', f"({label}) {text}")
+    return _pick(rng, avoiding(forms, avoid))
 
 
 def _numbers(question: Question) -> tuple[float, ...]:
@@ -562,8 +556,10 @@ def _discussion(
     incoming: Sequence[Message],
     previous_answer: str | None,
     kws: Sequence[str],
+    avoid: Sequence[str] = (),
 ) -> list[str]:
-    """The round >= 2 part: what the agent makes of its previous answer and its neighbours."""
+    """The round >= 2 part: what the agent makes of its previous answer and its neighbours. `avoid`:
+    words the reply does not use (`PhaseText.avoided`; none for App. D's texts)."""
     others = list(incoming)
     prev = f" of {previous_answer}" if previous_answer and changed else ""
     k = _kw(rng, kws)
@@ -572,7 +568,7 @@ def _discussion(
         backers = [m for m in others if m.answer == answer]
         cite = _pick_msg(rng, backers) or _pick_msg(rng, others)
         if cite is None:
-            return [_fill(_pick(rng, _CHANGE_ALONE), prev=prev)]
+            return [_fill(_pick(rng, avoiding(_CHANGE_ALONE, avoid)), prev=prev)]
         out.append(_fill(_pick(rng, _CHANGE_CITE), r=cite.role, prev=prev))
         if cite.persuasive and rng.random() < 0.5:
             out.append(_fill(_pick(rng, _CHANGE_PERSUADED), r=cite.role))
@@ -581,27 +577,27 @@ def _discussion(
             out.append(_fill(_pick(rng, _CHANGE_QUOTE), r=cite.role, q=q))
         return out
     if not others:
-        return [_pick(rng, _KEEP_ALONE)]
+        return [_pick(rng, avoiding(_KEEP_ALONE, avoid))]
     agree = [m for m in others if m.answer == answer]
     disagree = [m for m in others if m.answer is not None and m.answer != answer]
     if agree and (not disagree or rng.random() < 0.5):
         m = _pick_msg(rng, agree)
         assert m is not None
-        out.append(_fill(_pick(rng, _KEEP_AGREE), r=m.role, a=_ref(question, answer, rng)))
+        out.append(_fill(_pick(rng, _KEEP_AGREE), r=m.role, a=_ref(question, answer, rng, avoid)))
     if disagree:
         m = _pick_msg(rng, disagree)
         assert m is not None
         out.append(
             _fill(
-                _pick(rng, _KEEP_DISAGREE),
+                _pick(rng, avoiding(_KEEP_DISAGREE, avoid)),
                 r=m.role,
-                o=_ref(question, str(m.answer), rng),
+                o=_ref(question, str(m.answer), rng, avoid),
                 a=str(answer),
                 k=k,
             )
         )
     if not out:
-        out.append(_pick(rng, _KEEP_ALONE))
+        out.append(_pick(rng, avoiding(_KEEP_ALONE, avoid)))
     return out
 
 
@@ -703,7 +699,9 @@ def _analysis(
     style: PhaseText | None = None,
 ) -> str:
     """The one analysis generator; `max_words` caps the body (the text before the answer line);
-    `style` takes length and generic sentences from a fitted text model (`text_model.styled`)."""
+    `style` takes length and generic sentences from a fitted text model (`text_model.styled`), and
+    which of `text_model.MENTION_WORDS` the reply may use (every pick below avoids the others)."""
+    avoid = style.avoided(rng) if style is not None else ()
     kws = _keywords(question)
     k1 = _kw(rng, kws)
     k2 = _kw(rng, [w for w in kws if w != k1], "the details given")
@@ -713,7 +711,10 @@ def _analysis(
     opened = rng.random() < 0.8
     if opened and style is not None:  # a fitted text model: no persona, one pool of angles for all
         head.append(
-            _fill(_pick(rng, _OPENERS_NO_PERSONA), focus=_pick(rng, _shared_focus(question.benchmark)))
+            _fill(
+                _pick(rng, _OPENERS_NO_PERSONA),
+                focus=_pick(rng, avoiding(_shared_focus(question.benchmark), avoid)),
+            )
         )
     elif opened:
         head.append(
@@ -724,22 +725,23 @@ def _analysis(
         # graph) or no discussion bank, the templated one
         fitted = None
         if style is not None and incoming:
-            fitted = discussion(style, rng, changed, answer, letters, kws)
+            fitted = discussion(style, rng, changed, answer, letters, kws, avoid)
         head += (
             fitted
             if fitted is not None
-            else _discussion(question, role, answer, rng, changed, incoming, previous_answer, kws)
+            else _discussion(question, role, answer, rng, changed, incoming, previous_answer, kws, avoid)
         )
     core: list[str] = []
     if question.kind == "mc":
-        core.append(_fill(_pick(rng, _TOPIC_MC), k1=k1, k2=k2))
+        core.append(_fill(_pick(rng, avoiding(_TOPIC_MC, avoid)), k1=k1, k2=k2))
         others = [lab for lab in question.labels if lab != answer]
         for lab in _sample(rng, others, int(rng.integers(1, 3))):
-            reason = _pick(rng, _REJECT).format(k=_kw(rng, kws))
-            core.append(_fill("{o} {p}.", o=_ref(question, lab, rng), p=reason))
-        core.append(_fill("{o} {p}.", o=_ref(question, answer, rng), p=_pick(rng, _SUPPORT).format(k=k1)))
-        fillers = [s.format(k=_kw(rng, kws), k2=k2) for s in _FILL_MC]
-        tail = [_pick(rng, _CONCLUDE_MC).format(a=answer)]
+            reason = _pick(rng, avoiding(_REJECT, avoid)).format(k=_kw(rng, kws))
+            core.append(_fill("{o} {p}.", o=_ref(question, lab, rng, avoid), p=reason))
+        ref = _ref(question, answer, rng, avoid)  # before the reason: App. D's texts draw in this order
+        core.append(_fill("{o} {p}.", o=ref, p=_pick(rng, avoiding(_SUPPORT, avoid)).format(k=k1)))
+        fillers = list(avoiding([s.format(k=_kw(rng, kws), k2=k2) for s in _FILL_MC], avoid))
+        tail = [_pick(rng, avoiding(_CONCLUDE_MC, avoid)).format(a=answer)]
     else:
         nums = _numbers(question)
         if nums:
@@ -747,7 +749,7 @@ def _analysis(
             listed = ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else shown[0]
             core.append(_pick(rng, _GIVEN_NUM).format(nums=listed))
         core += _arith_steps(rng, nums, int(rng.integers(2, 5)), answer)
-        fillers = [s.format(k=_kw(rng, kws)) for s in _FILL_NUM]
+        fillers = list(avoiding([s.format(k=_kw(rng, kws)) for s in _FILL_NUM], avoid))
         tail = [_pick(rng, _CONCLUDE_NUM).format(a=answer)]
     answer_line = f"Answer: {answer}"
     lo, hi = HONEST_WORDS
@@ -764,7 +766,18 @@ def _analysis(
     else:
         before = len(head)
         head, core, fillers, tail, body = styled(
-            style, rng, head, core, fillers, tail, answer, letters, max_words, kws, opened and bool(head)
+            style,
+            rng,
+            head,
+            core,
+            fillers,
+            tail,
+            answer,
+            letters,
+            max_words,
+            kws,
+            opened and bool(head),
+            avoid=avoid,
         )
         target = body + _words(answer_line)
         # a fitted length shorter than the templated content is honoured as App. D's cap is: the opener

@@ -14,6 +14,9 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   sentence), closers (its last) and the rest are kept apart;
 * the share of a reply's words in generic sentences, so the mix of style and content follows the
   model's own;
+* how often a reply names "the question" and "option(s)" at all (`MENTION_WORDS`): the templates name
+  both in nearly every reply (85-100 %), real models far less and unevenly by role (gpt-3.5's honest
+  round-1 replies 5 % and 10 %, its adversaries' 23 % and 37 %), so each reply draws whether it may;
 * from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
   their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
   for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
@@ -75,6 +78,24 @@ Deliberately not `tomacs.analysis.texts`' lexicon (its others/agreeing/disputing
 measures the texts, this one shapes them; they share many words, so those statistics show the
 generator follows its fit, and the probes are the independent check."""
 _ANSWER_LINE = re.compile(r"^\s*Answer\s*:.*$", re.MULTILINE | re.IGNORECASE)
+MENTION_WORDS = ("question", "option")
+"""Words whose use per reply the fit counts and the generator follows (`PhaseText.mentions`). The
+templates write both nearly always; the word "answer" is not here: every reply ends with its line."""
+_MENTION = {w: re.compile(rf"\b{w}s?\b", re.IGNORECASE) for w in MENTION_WORDS}
+
+
+def says(text: str, words: Iterable[str]) -> bool:
+    """Whether `text` uses any of `words` (a `MENTION_WORDS` entry, singular or plural)."""
+    return any(_MENTION[w].search(text) for w in words)
+
+
+def avoiding(seq: Sequence[str], avoid: Sequence[str]) -> Sequence[str]:
+    """The entries of `seq` that use none of `avoid`; all of them when none is left (a pool that
+    cannot avoid a word keeps writing it rather than writing nothing)."""
+    if not avoid:
+        return seq
+    kept = [s for s in seq if not says(s, avoid)]
+    return kept or seq
 
 
 STOP_WORDS = frozenset(
@@ -112,9 +133,17 @@ class PhaseText:
     discuss_changed_rate: float = 0.0
     discuss: tuple[str, ...] = ()
     discuss_changed: tuple[str, ...] = ()
+    # share of replies that use each of `MENTION_WORDS`; a profile fitted before it has none, and its
+    # replies use the words as the templates do
+    mentions: Mapping[str, float] = field(default_factory=dict)
 
     def words_median(self) -> float:
         return math.exp(self.log_words_mean)
+
+    def avoided(self, rng: np.random.Generator) -> tuple[str, ...]:
+        """The words one reply does not use: each fitted word is kept with its fitted share. One draw
+        per fitted word, none for a profile fitted before `mentions` existed (its texts unchanged)."""
+        return tuple(w for w in MENTION_WORDS if w in self.mentions and rng.random() >= self.mentions[w])
 
 
 @dataclass(frozen=True)
@@ -172,6 +201,12 @@ class TextModel:
                 kw: dict[str, Any] = {
                     k: (tuple(str(s) for s in v) if k in BANKS else v) for k, v in body.items()
                 }
+                m = kw.get("mentions", {})
+                if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
+                    raise ValueError(
+                        f"{where}.phases.{r}.{p}.mentions: expected shares of {', '.join(MENTION_WORDS)}"
+                    )
+                kw["mentions"] = {str(w): float(v) for w, v in m.items()}
                 phases.setdefault(r, {})[p] = PhaseText(**kw)
         return cls(
             phases=phases,
@@ -297,6 +332,7 @@ class _Acc:
     open_hits: int = 0
     close_hits: int = 0
     banks: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in BANKS})
+    mentions: dict[str, int] = field(default_factory=lambda: {w: 0 for w in MENTION_WORDS})
     discussing: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
 
 
@@ -328,6 +364,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             sents = split_sentences(text)
             n = max(len(text.split()), 1)
             a.words.append(float(n))
+            for w in MENTION_WORDS:
+                a.mentions[w] += says(text, (w,))
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
             middle = range(1, len(sents) - 1)
             disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
@@ -373,6 +411,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             closer_share=round(a.close_hits / len(a.words), 6),
             discuss_rate=round(rate, 6),
             discuss_changed_rate=round(float(np.mean(moved)) if moved else rate, 6),
+            mentions={w: round(c / len(a.words), 6) for w, c in a.mentions.items()},
             **banks,
         )
     if "honest" not in phases:
@@ -416,16 +455,19 @@ def discussion(
     answer: str,
     letters: Sequence[str],
     terms: Sequence[str] = (),
+    avoid: Sequence[str] = (),
 ) -> list[str] | None:
     """A later-round reply's sentences on the others, drawn from its role's fitted discussion bank:
     a Poisson number at the fitted rate (of replies that changed their answer, when `changed` and the
     fit had enough of them). None when the style has no discussion bank (a first-phase style, or a
-    profile fitted before the banks existed): the caller writes the templated discussion."""
+    profile fitted before the banks existed): the caller writes the templated discussion. `avoid`:
+    words this reply does not use (`PhaseText.avoided`)."""
     bank, rate = pt.discuss, pt.discuss_rate
     if changed and pt.discuss_changed:
         bank, rate = pt.discuss_changed, pt.discuss_changed_rate
     if not bank:
         return None
+    bank = avoiding(bank, avoid)
     n = min(int(rng.poisson(max(rate, 0.0))), len(bank))
     others = [x for x in letters if x != answer]
     return [
@@ -456,30 +498,34 @@ def styled(
     cap: int | None,
     terms: Sequence[str] = (),
     opened: bool = False,
+    avoid: Sequence[str] = (),
 ) -> tuple[list[str], list[str], list[str], list[str], int]:
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
     replaces the templated one with the fitted probability; the filler pool gets generic sentences in
-    the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept)."""
+    the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept).
+    `avoid`: words this reply does not use (`PhaseText.avoided`); the bank sentences that use them
+    are left out."""
     others = [x for x in letters if x != answer]
     target = words_target(pt, rng, cap)
-    if pt.openers and rng.random() < pt.opener_share:
-        head = [
-            _fill_slots(pt.openers[int(rng.integers(len(pt.openers)))], answer, others, rng, terms)
-        ] + head[1 if opened else 0 :]
-    if pt.closers and rng.random() < pt.closer_share:
-        tail = [_fill_slots(pt.closers[int(rng.integers(len(pt.closers)))], answer, others, rng, terms)]
+    openers, closers, general = (avoiding(b, avoid) for b in (pt.openers, pt.closers, pt.general))
+    if openers and rng.random() < pt.opener_share:
+        head = [_fill_slots(openers[int(rng.integers(len(openers)))], answer, others, rng, terms)] + head[
+            1 if opened else 0 :
+        ]
+    if closers and rng.random() < pt.closer_share:
+        tail = [_fill_slots(closers[int(rng.integers(len(closers)))], answer, others, rng, terms)]
     pool: list[str] = []
-    if pt.general:
+    if general:
         share = min(max(pt.generic_share, 0.0), 0.95)
         tmpl_words = sum(len(s.split()) for s in fillers) or 1
         want = share / (1.0 - share) * max(tmpl_words, target)  # generic words to offer
         got = 0
-        idx = rng.permutation(len(pt.general))
+        idx = rng.permutation(len(general))
         for i in idx:
             if got >= want:
                 break
-            s = _fill_slots(pt.general[int(i)], answer, others, rng, terms)
+            s = _fill_slots(general[int(i)], answer, others, rng, terms)
             pool.append(s)
             got += len(s.split())
     return head, core, fillers + pool, tail, target
