@@ -467,11 +467,12 @@ def discussion(
         bank, rate = pt.discuss_changed, pt.discuss_changed_rate
     if not bank:
         return None
-    bank = avoiding(bank, avoid)
-    n = min(int(rng.poisson(max(rate, 0.0))), len(bank))
+    usable = avoiding(bank, avoid)
+    n = min(int(rng.poisson(max(rate, 0.0))), len(usable))
     others = [x for x in letters if x != answer]
     return [
-        _fill_slots(bank[int(i)], answer, others, rng, terms) for i in rng.choice(len(bank), n, replace=False)
+        _fill_slots(usable[int(i)], answer, others, rng, terms)
+        for i in rng.choice(len(usable), n, replace=False)
     ]
 
 
