@@ -27,6 +27,7 @@ from tomacs.analysis.texts import (
     replies_of,
     style_of,
     transfer_auc,
+    words_transfer_scores,
 )
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, honest_analysis
@@ -428,6 +429,41 @@ def test_cv_and_transfer_auc_on_separable_and_flipped_data() -> None:
     assert cv_auc(x[:6], y[:6], g[:6]) is None  # too few of a class to score
 
 
+def test_words_transfer_reads_the_words_an_embedder_may_miss() -> None:
+    """Adversaries on both sides say "crucial", honest agents "updated"; the topic words differ by side
+    and question. The bag of words transfers what the words carry, by question fold; with the cue
+    words swapped on the real side it scores under chance, and a word only the real side uses (the
+    vocabulary comes from the simulated training fold) carries nothing."""
+    rng = np.random.default_rng(0)
+
+    def side(prefix: str, adv_word: str, hon_word: str) -> tuple[list[str], np.ndarray, list[str]]:
+        texts, ys, gs = [], [], []
+        for i in range(80):
+            adv = i % 2 == 1
+            topic = " ".join(f"{prefix}topic{int(rng.integers(30))}" for _ in range(6))
+            cue = adv_word if adv else hon_word
+            texts.append(f"{topic} so the point is {cue} here. Answer: {'AB'[i % 2]}")
+            ys.append(float(adv))
+            gs.append(f"{prefix}q{i // 4}")
+        return texts, np.array(ys), gs
+
+    st, sy, sg = side("s", "crucial", "updated")
+    rt, ry, rg = side("r", "crucial", "updated")
+    assert transfer_auc_of(words_transfer_scores(st, sy, sg, rt, rg), ry) > 0.95
+    ft, fy, fg = side("r", "updated", "crucial")
+    assert transfer_auc_of(words_transfer_scores(st, sy, sg, ft, fg), fy) < 0.05
+    ot, oy, og = side("r", "pivotal", "revised")  # words the simulated side never uses
+    assert transfer_auc_of(words_transfer_scores(st, sy, sg, ot, og), oy) == pytest.approx(0.5)
+
+
+def transfer_auc_of(scores: np.ndarray, y: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    ok = ~np.isnan(scores)
+    assert ok.all()
+    return float(roc_auc_score(y[ok], scores[ok]))
+
+
 def test_matched_auc_draws_whole_questions_up_to_the_real_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each draw takes whole simulated questions (3 replies each) until it has the real side's count
     (10 -> 4 questions, 12 replies); the result is the mean and range of the draws' AUCs."""
@@ -615,6 +651,8 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     got = json.loads(out.read_text())
     lo, hi = got["real_adversary_auc_ci"]
     assert lo <= got["real_adversary_auc"] <= hi
+    assert 0.0 <= got["transfer_words_auc"] <= 1.0 and len(got["transfer_words_auc_ci"]) == 2
+    assert "the same on words alone (bag of words, no embedder)" in p.stdout
     assert got["embedder"] == "hashing"  # the run's own
     assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
     real_acting = got["replies"]["real"]["acting_adversary"] + got["replies"]["real"]["acting_honest"]

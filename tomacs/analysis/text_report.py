@@ -100,6 +100,15 @@ def _on_target_line(res: dict[str, Any]) -> list[str]:
     ]
 
 
+def _words_line(res: dict[str, Any]) -> list[str]:
+    if res.get("transfer_words_auc") is None:  # a result written before the line existed, or too few
+        return []
+    return [
+        f"  the same on words alone (bag of words, no embedder)        {_ci(res, 'transfer_words')}"
+        "   (high here, low above: the embedder, not the texts)"
+    ]
+
+
 def format_comparison(res: dict[str, Any]) -> str:
     """Plain text, one block of AUCs and one table of the style statistics that differ most."""
     r = res["replies"]
@@ -118,6 +127,7 @@ def format_comparison(res: dict[str, Any]) -> str:
         f"  adversary vs honest, simulated replies                     {_ci(res, 'sim_adversary')}",
         *_matched_line(res),
         f"  probe trained on simulated replies, applied to real ones   {_ci(res, 'transfer')}",
+        *_words_line(res),
         f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "
         f"real {_f(res['real_length_auc'])}",
     ]

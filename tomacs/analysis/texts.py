@@ -10,6 +10,9 @@ profile fit; this module checks the texts, with the same embedder the runs use:
 * transfer AUC: a probe trained on the SIMULATED side's roles, scored on the REAL side's replies.
   This is the number that says whether a detector learned on the simulator means anything for
   real models (the real side's own AUC is its ceiling);
+* the same transfer with a bag-of-words probe (which words a reply uses, no embedder): where it is high
+  and the embedding's transfer is not, the simulated texts carry the real role cues and the embedder
+  does not make them the probe's main direction;
 * the style statistics whose adversary-vs-honest contrast differs most between the two sides.
 
 Every AUC is cross-validated BY QUESTION over the union of both sides' questions (a question's
@@ -251,6 +254,47 @@ def transfer_auc(
     return _auc(y_dst[ok], scores[ok])
 
 
+_WORD_TOKENS = r"[A-Za-z][A-Za-z']+"  # words of two letters or more: no answer letters, no numbers
+WORDS_MIN_DF = 5  # a word used in fewer training replies than this is no feature
+
+
+def words_transfer_scores(
+    src: Sequence[str],
+    y_src: np.ndarray,
+    g_src: Sequence[str],
+    dst: Sequence[str],
+    g_dst: Sequence[str],
+    folds: int = FOLDS,
+    seed: int = 0,
+    min_df: int = WORDS_MIN_DF,
+) -> np.ndarray:
+    """`transfer_scores` with a bag-of-words probe on the texts themselves: which words a reply uses
+    (binary), logistic regression as `_probe`'s. The vocabulary comes from the training fold's source
+    replies only, so a word only the destination uses carries nothing.
+
+    Why beside the embedding's transfer: on gpt-3.5's profile the two disagreed (0.95 against 0.70), so
+    a low transfer can be the embedder's, not the texts'."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    fold = _folds(list(g_src) + list(g_dst), folds, seed)
+    fs = np.array([fold[g] for g in g_src])
+    fd = np.array([fold[g] for g in g_dst])
+    scores = np.full(len(g_dst), np.nan)
+    for k in range(folds):
+        train, test = np.flatnonzero(fs != k), np.flatnonzero(fd == k)
+        if not len(test) or len(set(y_src[train].tolist())) < 2:
+            continue
+        vec = CountVectorizer(binary=True, min_df=min_df, token_pattern=_WORD_TOKENS, lowercase=True)
+        try:
+            xtr = vec.fit_transform([src[i] for i in train])
+        except ValueError:  # no word in min_df replies: nothing to learn from
+            continue
+        probe = LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced").fit(xtr, y_src[train])
+        scores[test] = probe.decision_function(vec.transform([dst[i] for i in test]))
+    return scores
+
+
 BOOTSTRAP = 1000  # resamples of the questions for an AUC's interval
 
 
@@ -349,6 +393,7 @@ def compare(
 
     sx, sy, sg = acting(sim, xs)
     rx, ry, rg = acting(real, xr)
+    st, rt = [r.text for r in sim if r.acting], [r.text for r in real if r.acting]
     out: dict[str, Any] = {
         "replies": {
             side: {
@@ -371,6 +416,14 @@ def compare(
             ry,
             rg,
             lambda: transfer_scores(sx, sy, sg, rx, rg, folds, seed),
+            seed,
+            ok=bool(len(sy)),
+        ),
+        **_with_interval(
+            "transfer_words",
+            ry,
+            rg,
+            lambda: words_transfer_scores(st, sy, sg, rt, rg, folds, seed),
             seed,
             ok=bool(len(sy)),
         ),
