@@ -224,15 +224,38 @@ def transfer_scores(
 ) -> np.ndarray:
     """The destination replies' scores by a probe trained on the source replies of the OTHER question
     folds (folds over both sides' questions, so a question in both never helps its own score)."""
+    return _cross_scores(
+        y_src,
+        g_src,
+        g_dst,
+        lambda tr, te: _probe().fit(x_src[tr], y_src[tr]).decision_function(x_dst[te]),
+        folds,
+        seed,
+    )
+
+
+def _cross_scores(
+    y_src: np.ndarray,
+    g_src: Sequence[str],
+    g_dst: Sequence[str],
+    fit_score: Callable[[np.ndarray, np.ndarray], np.ndarray | None],
+    folds: int,
+    seed: int,
+) -> np.ndarray:
+    """The destination's scores, fold by fold: `fit_score(train, test)` fits on the source rows `train`
+    (indices) and scores the destination rows `test`, or returns None when it cannot; folds by question
+    over both sides (`_folds`). NaN where a fold was not scored."""
     fold = _folds(list(g_src) + list(g_dst), folds, seed)
     fs = np.array([fold[g] for g in g_src])
     fd = np.array([fold[g] for g in g_dst])
     scores = np.full(len(g_dst), np.nan)
     for k in range(folds):
-        train, test = fs != k, fd == k
-        if not test.any() or len(set(y_src[train].tolist())) < 2:
+        train, test = np.flatnonzero(fs != k), np.flatnonzero(fd == k)
+        if not len(test) or len(set(y_src[train].tolist())) < 2:
             continue
-        scores[test] = _probe().fit(x_src[train], y_src[train]).decision_function(x_dst[test])
+        got = fit_score(train, test)
+        if got is not None:
+            scores[test] = got
     return scores
 
 
@@ -273,26 +296,20 @@ def words_transfer_scores(
     replies only, so a word only the destination uses carries nothing.
 
     Why beside the embedding's transfer: on the shipped profiles the two disagree (0.94-0.98 against
-    MiniLM's 0.70-0.90), so a low transfer can be the embedder's, not the texts'."""
+    MiniLM's 0.64-0.90), so a low transfer can be the embedder's, not the texts'."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    fold = _folds(list(g_src) + list(g_dst), folds, seed)
-    fs = np.array([fold[g] for g in g_src])
-    fd = np.array([fold[g] for g in g_dst])
-    scores = np.full(len(g_dst), np.nan)
-    for k in range(folds):
-        train, test = np.flatnonzero(fs != k), np.flatnonzero(fd == k)
-        if not len(test) or len(set(y_src[train].tolist())) < 2:
-            continue
+    def fit_score(train: np.ndarray, test: np.ndarray) -> np.ndarray | None:
         vec = CountVectorizer(binary=True, min_df=min_df, token_pattern=_WORD_TOKENS, lowercase=True)
         try:
             xtr = vec.fit_transform([src[i] for i in train])
         except ValueError:  # no word in min_df replies: nothing to learn from
-            continue
+            return None
         probe = LogisticRegression(C=0.1, max_iter=2000, class_weight="balanced").fit(xtr, y_src[train])
-        scores[test] = probe.decision_function(vec.transform([dst[i] for i in test]))
-    return scores
+        return np.asarray(probe.decision_function(vec.transform([dst[i] for i in test])))
+
+    return _cross_scores(y_src, g_src, g_dst, fit_score, folds, seed)
 
 
 BOOTSTRAP = 1000  # resamples of the questions for an AUC's interval
