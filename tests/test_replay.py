@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -328,6 +329,39 @@ def test_replay_command_on_mad_follower(run: Path, tmp_path: Path) -> None:
         cwd=REPO,
     )
     assert p.returncode == 0 and "replayed on 2 debates" in p.stdout, p.stderr
+
+
+@pytest.mark.slow
+def test_replay_command_over_a_sweep(run: Path, tmp_path: Path) -> None:
+    """A directory of runs: each replayed as alone, then the mean and range per row. A link to a run and a
+    copy of it must give back that run's figures, with no spread (a second link to it would be the same
+    run, counted once)."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "seed=0").symlink_to(run, target_is_directory=True)
+    shutil.copytree(run, sweep / "seed=1")
+    (sweep / "seed=2-link").symlink_to(run, target_is_directory=True)
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    cli = [sys.executable, "-m", "tomacs.cli", "replay"]
+    p = subprocess.run([*cli, str(run), str(MAD), "-o", str(one)], capture_output=True, text=True, cwd=REPO)
+    assert p.returncode == 0, p.stderr
+    q = subprocess.run([*cli, str(sweep), str(MAD), "-o", str(many)], capture_output=True, text=True)
+    assert q.returncode == 0, q.stderr
+    assert "over 2 runs: mean [min-max]" in q.stdout and "seed=0 (seed 0): AUC by row 2 " in q.stdout
+    assert "seed=1 (seed 0): AUC by row" in q.stdout  # the seed its results.json records, not its name
+    single, res = json.loads(one.read_text()), json.loads(many.read_text())
+    assert [r["summary"] for r in res["runs"]] == [single["summary"]] * 2
+    over = res["over_runs"]
+    assert over["runs"] == 2 and over["debates"] == 5
+    for mine, theirs in zip(over["rows"], single["summary"]["rows"], strict=True):
+        assert mine["round"] == theirs["round"] and mine["honest"] == theirs["honest"]
+        if theirs["auc"] is not None:
+            auc = mine["auc"]
+            assert auc["mean"] == auc["min"] == auc["max"] == pytest.approx(theirs["auc"])
+    assert over["adacc"]["mean"] == pytest.approx(single["summary"]["adacc"])
+    assert "--checkpoint names one run's checkpoint" in replay_error(
+        str(sweep), str(MAD), "--checkpoint", str(run / "best.pt")
+    )
 
 
 def replay_error(*args: str) -> str:

@@ -119,7 +119,10 @@ def transcripts_curves(
 
 def replay(
     run_dir: str = typer.Argument(
-        ..., metavar="RUN_DIR", help="A trained todycomm or gsafeguard run (config.yaml and its checkpoints)."
+        ...,
+        metavar="RUN_DIR",
+        help="A trained todycomm or gsafeguard run (config.yaml and its checkpoints), or a directory of such "
+        "runs (a seed sweep): each is replayed, then the mean and range over them.",
     ),
     paths: list[str] = typer.Argument(..., metavar="TRANSCRIPTS...", help="Files or directories of debates."),
     fmt: str = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
@@ -157,37 +160,58 @@ def replay(
         fail("--limit must be >= 1")
     if out:
         check_out_file(out)
+    from tomacs.analysis.replay_runs import over_runs, over_runs_table, run_line, trained_runs
     from tomacs.sim.from_episodes import select_debates
 
+    runs = trained_runs(Path(run_dir))
+    if not runs:
+        fail(
+            f"{run_dir} has no config.yaml and no finished run below it: pass the directory of a "
+            "`tomacs train` run, or of a sweep of them"
+        )
+    if checkpoint and len(runs) > 1:
+        fail(f"--checkpoint names one run's checkpoint, and {run_dir} holds {len(runs)} runs: pass one run")
+    results = []
     try:
         debates = select_debates(load_transcripts(paths, fmt), model, held_out, split, split_seed)
-        res = replay_run(
-            Path(run_dir),
-            debates,
-            paths,
-            limit=limit,
-            checkpoint=Path(checkpoint) if checkpoint else None,
-            progress=Progress(enabled=sys.stderr.isatty()),
-            probe=probe_run if probe else None,
-        )
+        for run in runs:
+            results.append(
+                replay_run(
+                    run,
+                    debates,
+                    paths,
+                    limit=limit,
+                    checkpoint=Path(checkpoint) if checkpoint else None,
+                    progress=Progress(enabled=sys.stderr.isatty()),
+                    probe=probe_run if probe else None,
+                )
+            )
+        over = over_runs(results) if len(results) > 1 else None
     except (ValueError, FileNotFoundError) as exc:  # ReplayError, ConfigError, checkpoint errors
         fail(str(exc))
-    console.print(replay_table(res))
-    s = res["summary"]
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.1f} %"
 
+    s = results[0]["summary"]
+    if over is None:
+        console.print(replay_table(results[0]))
+        adacc = f"{pct(s['adacc'])}, balanced {pct(s['adacc_balanced'])}"
+    else:
+        for run, res in zip(runs, results, strict=True):
+            console.print(run_line(run, Path(run_dir), res), highlight=False, soft_wrap=True, markup=False)
+        console.print(over_runs_table(over))
+        a = over["adacc"]
+        adacc = f"{pct(a['mean'])} over {len(runs)} runs [{pct(a['min'])}, {pct(a['max'])}]"
     console.print(
         f"{s['debates']} debates, {s['agents']} agents, {s['adversaries']} adversaries (onset <= T); "
-        f"paper ADAcc (decision voters) {pct(s['adacc'])}, balanced {pct(s['adacc_balanced'])}, "
-        f"all-reliable detector {pct(s['adacc_all_reliable'])}",
+        f"paper ADAcc (decision voters) {adacc}, all-reliable detector {pct(s['adacc_all_reliable'])}",
         highlight=False,
         soft_wrap=True,
     )
     if out:
         try:
-            write_json(Path(out), res)
+            write_json(Path(out), results[0] if over is None else {"runs": results, "over_runs": over})
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror or exc}; choose a writable --out FILE")
         console.print(f"results: {out}", highlight=False, soft_wrap=True)

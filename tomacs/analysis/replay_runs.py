@@ -1,0 +1,173 @@
+"""`tomacs replay` over several trained runs (a seed sweep): each run replayed as alone, then per row the
+mean and range over the runs.
+
+Why: one policy's replay is one draw of its training. On qwen3-8b's held-out real debates three seeds of the
+same setting gave the second credit round AUC 0.717 / 0.777 / 0.717 and the decision 0.798 / 0.844 / 0.736
+(docs/experiments/2026-11-30-replay-over-seeds-and-two-scale-mechanisms.md), so a claim about real debates
+needs the spread, and the command gives it where the runs are."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+NAME_WIDTH = 40  # a run's name in its line, at most
+# the per-row statistics summarised over runs (the counts are the same for every run of the same debates)
+OVER_RUNS = ("auc", "auc_in_debate", "adacc", "all_reliable", "probe_auc")
+
+
+def _natural(p: Path) -> list[Any]:
+    """Sort key: seed=2 before seed=10."""
+    return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", p.as_posix())]
+
+
+def trained_runs(root: Path) -> list[Path]:
+    """`root` itself when it is a run (it has config.yaml); else every finished run below it (config.yaml
+    beside results.json), in natural order of their paths; [] when there is none. Links to runs count (a
+    sweep assembled by hand), each directory once."""
+    root = Path(root)
+    if (root / "config.yaml").is_file() or not root.is_dir():
+        return [root]
+    found, seen = [], set()
+    for top, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(top)
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        if "config.yaml" in files:
+            dirs.clear()  # a run's own subfolders hold no other run
+            if "results.json" in files:
+                found.append(Path(top))
+        dirs.sort(key=lambda d: _natural(Path(d)))  # two links to one run: the first in this order counts
+    return sorted(found, key=lambda p: _natural(p.relative_to(root)))
+
+
+def run_seed(run: Path) -> int | None:
+    """The seed a run's results.json records (None when it records none)."""
+    try:
+        seed = json.loads((run / "results.json").read_text()).get("seed")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(seed) if isinstance(seed, int) else None
+
+
+def _label(row: str) -> str:
+    return "T+1" if row == "decision" else row
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def run_line(run: Path, root: Path, res: dict[str, Any]) -> str:
+    """One run of several, in a line: its AUC per row and its paper ADAcc."""
+    name = run.relative_to(root).as_posix() if run != root and run.is_relative_to(root) else str(run)
+    if len(name) > NAME_WIDTH:  # a Hydra job's folder names every override; its index leads
+        name = name[: NAME_WIDTH - 1] + "…"
+    seed = run_seed(run)
+    rows = res["summary"]["rows"]
+    aucs = " · ".join(f"{_label(r['round'])} {_num(r['auc'])}" for r in rows if r["round"] != "all")
+    adacc = res["summary"]["adacc"]
+    return (
+        f"{name}{'' if seed is None else f' (seed {seed})'}: AUC by row {aucs}; paper ADAcc "
+        f"{'-' if adacc is None else f'{100 * adacc:.1f} %'}"
+    )
+
+
+def _spread(values: Sequence[float | None]) -> dict[str, float | int | None]:
+    xs = [float(v) for v in values if v is not None]
+    if not xs:
+        return {"mean": None, "min": None, "max": None, "runs": 0}
+    return {"mean": float(np.mean(xs)), "min": min(xs), "max": max(xs), "runs": len(xs)}
+
+
+def over_runs(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per row (the rows of `tomacs.analysis.replay.round_stats`) the mean, min and max over the runs of
+    each statistic in `OVER_RUNS`, and the same for the summary's paper ADAcc. Every run must have
+    replayed the same debates (the counts of the first run are kept)."""
+    if not results:
+        raise ValueError("no runs to summarise")
+    first = results[0]["summary"]
+    for res in results[1:]:
+        s = res["summary"]
+        counts = ("debates", "agents", "adversaries")
+        if [s[k] for k in counts] != [first[k] for k in counts]:
+            raise ValueError(
+                f"{res['run_dir']} replayed {s['debates']} debates, {results[0]['run_dir']} "
+                f"{first['debates']}: the runs of one summary must replay the same debates"
+            )
+    rows = []
+    for i, row in enumerate(first["rows"]):
+        per = [res["summary"]["rows"][i] for res in results]
+        if any(r["round"] != row["round"] for r in per):
+            raise ValueError(
+                "the runs replay rows differently (trained for different rounds?): summarise them one by one"
+            )
+        out: dict[str, Any] = {k: row[k] for k in ("round", "debates", "honest", "adversarial", "dormant")}
+        for key in OVER_RUNS:
+            if any(key in r for r in per):
+                out[key] = _spread([r.get(key) for r in per])
+        rows.append(out)
+    return {
+        "runs": len(results),
+        "run_dirs": [res["run_dir"] for res in results],
+        "debates": first["debates"],
+        "agents": first["agents"],
+        "adversaries": first["adversaries"],
+        "rows": rows,
+        "adacc": _spread([res["summary"]["adacc"] for res in results]),
+        "adacc_all_reliable": first["adacc_all_reliable"],
+    }
+
+
+def over_runs_table(over: dict[str, Any]) -> Table:
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    def cell(s: dict[str, Any] | None, pct: bool = False) -> str:
+        if not s or s["mean"] is None:
+            return "-"
+        if pct:
+            return f"{100 * s['mean']:.1f} [{100 * s['min']:.1f}-{100 * s['max']:.1f}]"
+        short = (lambda x: f"{x:.3f}".removeprefix("0")) if s["max"] < 1 else (lambda x: f"{x:.3f}")
+        return f"{s['mean']:.3f} [{short(s['min'])}-{short(s['max'])}]"
+
+    probe = any("probe_auc" in r for r in over["rows"])
+    t = Table(
+        title=escape(f"over {over['runs']} runs: mean [min-max]"),
+        box=box.SIMPLE_HEAD,
+        caption=(
+            "each run replayed on the same debates, as alone; the columns as in the table of one run (its "
+            "counts of honest agents and adversaries per row: replay one run, or see --out)"
+        ),
+        caption_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for col in ("t", "deb", "AUC", "ADAcc", "all-rel"):
+        t.add_column(col, justify="right", no_wrap=True)
+    if probe:
+        t.add_column("probe", justify="right", no_wrap=True)
+    for r in over["rows"]:
+        rel = r["all_reliable"]["mean"]
+        t.add_row(
+            _label(str(r["round"])),
+            str(r["debates"]),
+            cell(r["auc"]),
+            cell(r["adacc"], pct=True),
+            "-" if rel is None else f"{100 * rel:.1f}",
+            *([cell(r.get("probe_auc"))] if probe else []),
+            end_section=r["round"] == "decision",
+        )
+    return t
