@@ -62,7 +62,7 @@ def test_over_runs_by_hand() -> None:
     assert "probe_auc" not in rows["2"] and rows["2"]["honest"] == 8
     with pytest.raises(ValueError, match="must replay the same debates"):
         over_runs([a, _result("d", {"2": 0.5, "decision": 0.9, "all": 0.7}, 0.5, debates=5)])
-    with pytest.raises(ValueError, match="rows differently"):
+    with pytest.raises(ValueError, match="rows differ"):
         over_runs([a, _result("e", {"3": 0.5, "decision": 0.9, "all": 0.7}, 0.5)])
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 
@@ -69,79 +69,118 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-def run_line(run: Path, root: Path, res: dict[str, Any]) -> str:
+class Spread(TypedDict):
+    """One statistic over the runs (None where no run had a value)."""
+
+    mean: float | None
+    min: float | None
+    max: float | None
+    runs: int
+
+
+class OverRow(TypedDict, total=False):
+    """One row over the runs: the first run's counts, and a `Spread` per statistic in `OVER_RUNS`."""
+
+    round: str
+    debates: int
+    honest: int
+    adversarial: int
+    dormant: int
+    auc: Spread
+    auc_in_debate: Spread
+    adacc: Spread
+    all_reliable: Spread
+    probe_auc: Spread
+
+
+class OverRuns(TypedDict):
+    runs: int
+    run_dirs: list[str]
+    debates: int
+    agents: int
+    adversaries: int
+    rows: list[OverRow]
+    adacc: Spread
+    adacc_all_reliable: float | None
+
+
+def _summary(res: Mapping[str, object]) -> Mapping[str, Any]:
+    """A replay result's `summary` (`tomacs.analysis.replay.replay_run`)."""
+    return cast("Mapping[str, Any]", res["summary"])
+
+
+def run_line(run: Path, root: Path, res: Mapping[str, object]) -> str:
     """One run of several, in a line: its AUC per row and its paper ADAcc."""
     name = run.relative_to(root).as_posix() if run != root and run.is_relative_to(root) else str(run)
     if len(name) > NAME_WIDTH:  # a Hydra job's folder names every override; its index leads
         name = name[: NAME_WIDTH - 1] + "…"
     seed = run_seed(run)
-    rows = res["summary"]["rows"]
-    aucs = " · ".join(f"{_label(r['round'])} {_num(r['auc'])}" for r in rows if r["round"] != "all")
-    adacc = res["summary"]["adacc"]
+    s = _summary(res)
+    aucs = " · ".join(f"{_label(r['round'])} {_num(r['auc'])}" for r in s["rows"] if r["round"] != "all")
+    adacc = s["adacc"]
     return (
         f"{name}{'' if seed is None else f' (seed {seed})'}: AUC by row {aucs}; paper ADAcc "
         f"{'-' if adacc is None else f'{100 * adacc:.1f} %'}"
     )
 
 
-def _spread(values: Sequence[float | None]) -> dict[str, float | int | None]:
-    xs = [float(v) for v in values if v is not None]
+def _spread(values: Sequence[object]) -> Spread:
+    xs = [float(v) for v in values if isinstance(v, int | float)]
     if not xs:
         return {"mean": None, "min": None, "max": None, "runs": 0}
     return {"mean": float(np.mean(xs)), "min": min(xs), "max": max(xs), "runs": len(xs)}
 
 
-def over_runs(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def over_runs(results: Sequence[Mapping[str, object]]) -> OverRuns:
     """Per row (the rows of `tomacs.analysis.replay.round_stats`) the mean, min and max over the runs of
     each statistic in `OVER_RUNS`, and the same for the summary's paper ADAcc. Every run must have
     replayed the same debates (the counts of the first run are kept)."""
     if not results:
         raise ValueError("no runs to summarise")
-    first = results[0]["summary"]
+    first = _summary(results[0])
+    counts = ("debates", "agents", "adversaries")
     for res in results[1:]:
-        s = res["summary"]
-        counts = ("debates", "agents", "adversaries")
+        s = _summary(res)
         if [s[k] for k in counts] != [first[k] for k in counts]:
             raise ValueError(
                 f"{res['run_dir']} replayed {s['debates']} debates, {results[0]['run_dir']} "
                 f"{first['debates']}: the runs of one summary must replay the same debates"
             )
-    rows = []
+    rows: list[OverRow] = []
     for i, row in enumerate(first["rows"]):
-        per = [res["summary"]["rows"][i] for res in results]
+        per = [_summary(res)["rows"][i] for res in results]
         if any(r["round"] != row["round"] for r in per):
-            raise ValueError(
-                "the runs replay rows differently (trained for different rounds?): summarise them one by one"
-            )
-        out: dict[str, Any] = {k: row[k] for k in ("round", "debates", "honest", "adversarial", "dormant")}
+            raise ValueError("the runs' rows differ: replay them one by one")
+        out: dict[str, object] = {k: row[k] for k in ("round", "debates", "honest", "adversarial", "dormant")}
         for key in OVER_RUNS:
             if any(key in r for r in per):
                 out[key] = _spread([r.get(key) for r in per])
-        rows.append(out)
+        rows.append(cast(OverRow, out))
     return {
         "runs": len(results),
-        "run_dirs": [res["run_dir"] for res in results],
-        "debates": first["debates"],
-        "agents": first["agents"],
-        "adversaries": first["adversaries"],
+        "run_dirs": [str(res["run_dir"]) for res in results],
+        "debates": int(first["debates"]),
+        "agents": int(first["agents"]),
+        "adversaries": int(first["adversaries"]),
         "rows": rows,
-        "adacc": _spread([res["summary"]["adacc"] for res in results]),
+        "adacc": _spread([_summary(res)["adacc"] for res in results]),
         "adacc_all_reliable": first["adacc_all_reliable"],
     }
 
 
-def over_runs_table(over: dict[str, Any]) -> Table:
+def over_runs_table(over: OverRuns) -> Table:
     from rich import box
     from rich.markup import escape
     from rich.table import Table
 
-    def cell(s: dict[str, Any] | None, pct: bool = False) -> str:
-        if not s or s["mean"] is None:
+    def cell(s: Spread | None, pct: bool = False) -> str:
+        if not s or s["mean"] is None or s["min"] is None or s["max"] is None:
             return "-"
+        mean, lo, hi = s["mean"], s["min"], s["max"]
         if pct:
-            return f"{100 * s['mean']:.1f} [{100 * s['min']:.1f}-{100 * s['max']:.1f}]"
-        short = (lambda x: f"{x:.3f}".removeprefix("0")) if s["max"] < 1 else (lambda x: f"{x:.3f}")
-        return f"{s['mean']:.3f} [{short(s['min'])}-{short(s['max'])}]"
+            return f"{100 * mean:.1f} [{100 * lo:.1f}-{100 * hi:.1f}]"
+        short = (lambda x: f"{x:.3f}".removeprefix("0")) if hi < 1 else (lambda x: f"{x:.3f}")
+        return f"{mean:.3f} [{short(lo)}-{short(hi)}]"
 
     probe = any("probe_auc" in r for r in over["rows"])
     t = Table(
