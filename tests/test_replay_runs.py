@@ -44,7 +44,7 @@ def _result(run_dir: str, aucs: dict[str, float | None], adacc: float, debates: 
         for r, a in aucs.items()
     ]  # fmt: skip
     summary = {"debates": debates, "agents": 12, "adversaries": 4, "rows": rows, "adacc": adacc}
-    return {"run_dir": run_dir, "summary": {**summary, "adacc_all_reliable": 2 / 3}}
+    return {"run_dir": run_dir, "method": "todycomm", "summary": {**summary, "adacc_all_reliable": 2 / 3}}
 
 
 def test_over_runs_by_hand() -> None:
@@ -62,6 +62,8 @@ def test_over_runs_by_hand() -> None:
     assert "probe_auc" not in rows["2"] and rows["2"]["honest"] == 8
     with pytest.raises(ValueError, match="must replay the same debates"):
         over_runs([a, _result("d", {"2": 0.5, "decision": 0.9, "all": 0.7}, 0.5, debates=5)])
+    with pytest.raises(ValueError, match=r"different methods \(gsafeguard, todycomm\)"):
+        over_runs([a, {**b, "method": "gsafeguard"}])
     with pytest.raises(ValueError, match="rows differ"):
         over_runs([a, _result("e", {"3": 0.5, "decision": 0.9, "all": 0.7}, 0.5)])
 

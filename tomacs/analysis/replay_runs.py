@@ -137,6 +137,11 @@ def over_runs(results: Sequence[Mapping[str, object]]) -> OverRuns:
     replayed the same debates (the counts of the first run are kept)."""
     if not results:
         raise ValueError("no runs to summarise")
+    methods = sorted({str(res.get("method")) for res in results})
+    if len(methods) > 1:
+        raise ValueError(
+            f"the runs are of different methods ({', '.join(methods)}): replay each method's runs apart"
+        )
     first = _summary(results[0])
     counts = ("debates", "agents", "adversaries")
     for res in results[1:]:
