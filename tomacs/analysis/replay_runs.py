@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
+
+from tomacs.report.tables import natural_key
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -23,11 +24,6 @@ if TYPE_CHECKING:
 NAME_WIDTH = 40  # a run's name in its line, at most
 # the per-row statistics summarised over runs (the counts are the same for every run of the same debates)
 OVER_RUNS = ("auc", "auc_in_debate", "adacc", "all_reliable", "probe_auc")
-
-
-def _natural(p: Path) -> list[Any]:
-    """Sort key: seed=2 before seed=10."""
-    return [int(s) if s.isdigit() else s for s in re.split(r"(\d+)", p.as_posix())]
 
 
 def trained_runs(root: Path) -> list[Path]:
@@ -48,8 +44,8 @@ def trained_runs(root: Path) -> list[Path]:
             dirs.clear()  # a run's own subfolders hold no other run
             if "results.json" in files:
                 found.append(Path(top))
-        dirs.sort(key=lambda d: _natural(Path(d)))  # two links to one run: the first in this order counts
-    return sorted(found, key=lambda p: _natural(p.relative_to(root)))
+        dirs.sort(key=natural_key)  # two links to one run: the first in this order counts
+    return sorted(found, key=lambda p: natural_key(p.relative_to(root).as_posix()))
 
 
 def run_seed(run: Path) -> int | None:
