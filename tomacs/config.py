@@ -99,6 +99,9 @@ class AttackSchema:
     # true: the i-th adversary turns at onset_rounds[i], one per listed round (MAD-Follower: attacker from
     # round 1, follower from round 2); false: each adversary draws its onset from onset_rounds
     ordered_onsets: bool = False
+    # the target by letter, the first that is wrong (MAD-Follower: [B, A]: B, or A when B is the gold);
+    # null = drawn (uniform, or target_lure). Multiple choice only
+    target_letters: list[str] | None = None
 
 
 @dataclass
@@ -597,6 +600,10 @@ def validate(cfg: DictConfig) -> None:
         raise ConfigError(str(exc)) from exc
     from tomacs.backbones.base import backbone_class
 
+    if cfg.attack.get("target_lure") is not None and cfg.attack.get("target_letters") is not None:
+        raise ConfigError(
+            "attack.target_letters and attack.target_lure are two target rules: set one of them to null"
+        )
     if cfg.attack.get("target_lure") is not None:
         if not backbone_class(cfg.backbone).knows_lures:
             raise ConfigError(

@@ -12,7 +12,9 @@ draw, from an RNG the executor seeds per episode:
    given (a coordinated attack: adversaries agreeing with each other is what makes >=50% hard). With
    `target_lure` (a source's target rule, fitted from its debates) the target is instead the
    question's lure (the wrong answer the backbone's agents find most attractive) with that
-   probability, else uniform over the other wrong answers.
+   probability, else uniform over the other wrong answers. With `target_letters` (a source that fixes
+   its target by letter, MAD-Follower: "B", or "A" when B is the gold) the target is the first letter
+   of that list that is a wrong answer of the question, and nothing is drawn for it.
 
 Before its onset an adversary runs the identical honest path; from onset on it uses the Appendix D
 prompt (`tomacs.agents.prompts.adversarial_messages`) and appends the persuasive suffix (unless
@@ -27,6 +29,7 @@ one plan. With k = 0 nothing is drawn from the RNG.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -88,6 +91,9 @@ class AdversarySchedule:
     # True: the i-th adversary drawn turns at onset_rounds[i] (one adversary per listed onset: MAD-Follower's
     # attacker from round 1 and follower from round 2); False: each draws its onset from the list
     ordered_onsets: bool = False
+    # the target by letter: the first of these that is a wrong answer of the question (MAD-Follower:
+    # [B, A]); None = drawn (uniformly, or by `target_lure`). Multiple choice only
+    target_letters: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if self.n_agents < 1:
@@ -114,6 +120,19 @@ class AdversarySchedule:
             )
         if not isinstance(self.suffix, bool):
             raise ValueError(f"attack.suffix must be true or false (got {self.suffix!r})")
+        if self.target_letters is not None:
+            letters = tuple(str(x).strip().upper() for x in self.target_letters)
+            if len(letters) < 2 or len(set(letters)) != len(letters) or not all(len(x) == 1 for x in letters):
+                raise ValueError(
+                    f"attack.target_letters={list(self.target_letters)}: list two or more distinct option "
+                    "letters, the first wrong one is the target (e.g. '[B,A]': B, or A when B is the gold)"
+                )
+            if self.target_lure is not None:
+                raise ValueError(
+                    "attack.target_letters and attack.target_lure are two target rules: "
+                    "set one of them to null"
+                )
+            self.target_letters = letters
         self.onset_rounds = tuple(int(r) for r in self.onset_rounds)
         if k > 0 and (not self.onset_rounds or not all(1 <= r <= self.rounds for r in self.onset_rounds)):
             raise ValueError(
@@ -164,6 +183,7 @@ class AdversarySchedule:
         `suffix`, `prompt`, `protect_last`: the last agent is never an adversary); a key left out takes the
         field's default. `persistent` needs the run's seed: `tomacs.job.components.adversary_schedule`."""
         keys = ("count", "rate", "suffix", "prompt", "ordered_onsets")
+        letters = cfg.get("target_letters")
         given = {k: cfg[k] for k in keys if cfg.get(k) is not None}
         lure = cfg.get("target_lure")
         if lure is not None and lure != LURE_FROM_PROFILE:  # 'profile' is settled with the backbone
@@ -177,6 +197,10 @@ class AdversarySchedule:
         onsets = cfg.get("onset_rounds")
         if onsets is not None:
             given["onset_rounds"] = tuple(onsets)
+        if letters is not None:
+            if isinstance(letters, str):
+                letters = [x for x in re.split(r"[\s,\[\]]+", letters) if x]
+            given["target_letters"] = tuple(str(x) for x in letters)
         return cls(
             n_agents=n_agents,
             rounds=rounds,
@@ -218,7 +242,15 @@ class AdversarySchedule:
         else:
             onset_idx = rng.integers(len(self.onset_rounds), size=self.k)
             onsets = {int(a): int(self.onset_rounds[int(j)]) for a, j in zip(agents, onset_idx, strict=True)}
-        if self.target_lure is None:
+        if self.target_letters is not None:
+            fixed = [x for x in self.target_letters if x in wrong]
+            if question.kind != "mc" or not fixed:
+                raise ValueError(
+                    f"attack.target_letters={list(self.target_letters)}: none is a wrong answer of question "
+                    f"{question.id!r} (its wrong answers: {', '.join(wrong)}); list one more letter"
+                )
+            target = fixed[0]
+        elif self.target_lure is None:
             target = wrong[int(rng.integers(len(wrong)))]
         else:
             if lure not in wrong:

@@ -33,6 +33,7 @@ __all__ = [
     "BenchmarkSettings",
     "BenchmarkDataError",
     "BenchmarkFileMissing",
+    "SAME_QUESTION",
     "available_benchmarks",
     "candidate_answers",
     "get_benchmark",
@@ -65,6 +66,9 @@ class BenchmarkSettings:
 # Keys every conf/benchmark/*.yaml carries: the schema's fields.
 BENCHMARK_KEYS = tuple(f.name for f in fields(BenchmarkSettings))
 SOURCES = ("local", "hub", "generated")
+SAME_QUESTION = "same_question"
+"""`Question.meta` key: copies of one question (a source's repeats, tomacs.benchmarks.debates) share the
+simulator's latent of the question (its difficulty and lure), which is otherwise keyed by the id."""
 N_NUMERIC_CANDIDATES = 5
 
 
@@ -125,7 +129,7 @@ class BenchmarkAdapter(ABC):
         if unknown:
             raise ValueError(
                 f"benchmark '{self.name}': unknown config key(s) {', '.join(sorted(unknown))}; "
-                f"valid: {', '.join(BENCHMARK_KEYS)}"
+                f"valid: {', '.join(f.name for f in fields(self.Settings))}"
             )
         if name is not None and name != self.name:
             raise ValueError(f"benchmark config name '{name}' does not match adapter '{self.name}'")
@@ -190,6 +194,7 @@ BENCHMARKS: Registry[type[BenchmarkAdapter]] = Registry(
         "openbookqa": "tomacs.benchmarks.real:OpenBookQA",
         "gsm8k": "tomacs.benchmarks.real:GSM8K",
         "medqa": "tomacs.benchmarks.real:MedQA",
+        "debates": "tomacs.benchmarks.debates:DebateQuestions",
     },
 )
 

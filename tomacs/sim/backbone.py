@@ -18,7 +18,7 @@ import numpy as np
 from omegaconf import MISSING
 
 from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest, JobBenchmark
-from tomacs.benchmarks.base import candidate_answers
+from tomacs.benchmarks.base import SAME_QUESTION, candidate_answers
 from tomacs.seeding import stable_seed
 from tomacs.sim import model
 from tomacs.sim.profiles import PAPER, describe, load_text_model, resolve_profile
@@ -142,7 +142,8 @@ class SimBackbone(BaseBackbone):
             truth = cands.index(q.answer)
             # how hard a question is (and which wrong answer lures) is a property of the question
             # and the model, not of the run: the same for every seed, as for a real LLM
-            rng = np.random.default_rng(stable_seed(LATENT_SEED, "latent", q.id))
+            # (the copies of one source question, benchmark=debates, share it: benchmarks.base.SAME_QUESTION)
+            rng = np.random.default_rng(stable_seed(LATENT_SEED, "latent", q.meta.get(SAME_QUESTION, q.id)))
             st = (cands, truth, model.sample_latent(self.profile, rng, len(cands), truth))
             self._latents[q.id] = st
         return st

@@ -1,0 +1,179 @@
+"""A transcript source's own questions as a benchmark: the simulator in the source's protocol.
+
+Why: a profile fitted from real debates says how that model's agents move, but on MMLU its adversaries
+argue different option texts from question to question. Some sources fix what an adversary argues
+(MAD-Follower's attacker always rates the behaviour "Mostly acceptable"), so a detector of real debates
+reads a stance that MMLU cannot give. Simulating the source's own questions, with its options and its
+target rule (`attack.target_letters`), puts that stance in the simulated debates too.
+
+Which questions: those of `part` in calibrate's split by question (`split`, `split_seed`, and `model`,
+the honest agents' model): `fit` (the default) are the questions a profile fitted with the same split
+saw, so the held-out real debates stay unseen by the simulated side. Each question is offered `repeats`
+times, as a source repeats its runs; the copies share one simulated latent (the question's difficulty and
+lure, `Question.meta[SAME_QUESTION]`) and differ in their draws. Train, validation and test read the same
+questions in disjoint copies: the judgement of a policy trained here is the replay on the source's
+held-out real debates (`tomacs replay`), not this test split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from tomacs.benchmarks.base import (
+    SAME_QUESTION,
+    BenchmarkAdapter,
+    BenchmarkDataError,
+    BenchmarkFileMissing,
+    BenchmarkSettings,
+)
+from tomacs.types import LETTERS, Question
+
+__all__ = ["PARTS", "DebateQuestions", "DebatesSettings"]
+
+PARTS = ("fit", "held_out", "all")
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class DebatesSettings(BenchmarkSettings):
+    name: str = "debates"
+    # a transcript file or folder any registered format reads (tomacs transcripts formats); relative to
+    # `path` (the data directory, $TOMACS_DATA) unless absolute
+    transcripts: str = "debates/mad-follower"
+    model: str | None = None  # only debates whose honest agents ran on this model; null = all
+    part: str = "fit"  # fit | held_out | all: calibrate's split by question (--split, --split-seed)
+    split: float = 0.7
+    split_seed: int = 0
+    repeats: int = 1  # copies of each question per split (a source's repeated runs)
+    train_split: str = "train"
+    test_split: str = "test"
+
+
+class DebateQuestions(BenchmarkAdapter):
+    """The questions of real debates (text, options, gold), for a simulated run in their protocol."""
+
+    Settings = DebatesSettings
+    own_keys: ClassVar[tuple[str, ...]] = ("transcripts", "model", "part", "split", "split_seed", "repeats")
+
+    def __init__(self, **cfg: Any) -> None:
+        d = DebatesSettings
+        own = {k: cfg.pop(k) for k in self.own_keys if k in cfg}
+        super().__init__(**cfg)
+        self.transcripts = str(own.get("transcripts") or d.transcripts)
+        model = own.get("model", d.model)
+        self.model = None if model in (None, "", "null", "None") else str(model)
+        self.part = str(own.get("part", d.part))
+        if self.part not in PARTS:
+            raise ValueError(f"benchmark 'debates': part={self.part!r} is not one of {', '.join(PARTS)}")
+        self.split = float(own.get("split", d.split))
+        if not 0.0 < self.split < 1.0:
+            raise ValueError(f"benchmark 'debates': split={self.split} must be between 0 and 1 (exclusive)")
+        self.split_seed = int(own.get("split_seed", d.split_seed))
+        self.repeats = int(own.get("repeats", d.repeats))
+        if self.repeats < 1:
+            raise ValueError(f"benchmark 'debates': repeats={self.repeats} must be at least 1")
+        self._questions: list[Question] | None = None
+
+    def source_path(self) -> Path:
+        """The transcripts, absolute or under the data directory."""
+        from tomacs.benchmarks.real import data_dir
+
+        p = Path(self.transcripts).expanduser()
+        if p.is_absolute():
+            return p
+        base = data_dir(self.path)
+        return p if base is None else base / p
+
+    def questions(self) -> list[Question]:
+        """One record per question of the chosen part, in the order of its question key."""
+        if self._questions is None:
+            self._questions = self._read()
+        return self._questions
+
+    def _read(self) -> list[Question]:
+        from tomacs.sim import fit_episodes as fe
+        from tomacs.transcripts import TranscriptError, load_debates
+
+        src = self.source_path()
+        if not src.exists():
+            raise BenchmarkFileMissing(
+                f"benchmark 'debates': no transcripts at {src}; set benchmark.transcripts=<file or folder> "
+                "(relative to benchmark.path or $TOMACS_DATA, or absolute)"
+            )
+        try:
+            debates = load_debates(src)
+        except TranscriptError as exc:
+            raise BenchmarkDataError(str(exc)) from None
+        if self.model is not None:
+            models = sorted({m for d in debates for m in fe.debate_models(d)})
+            debates = [d for d in debates if self.model in fe.debate_models(d)]
+            if not debates:
+                raise BenchmarkDataError(
+                    f"benchmark 'debates': no debate in {src} has honest agents of model {self.model!r}; "
+                    f"models there: {', '.join(models)}"
+                )
+        if self.part != "all":
+            fit, held = fe.split_questions(debates, self.split, self.split_seed)
+            debates = fit if self.part == "fit" else held
+        first: dict[str, Any] = {}
+        for d in debates:
+            first.setdefault(d.question_key, d)
+        return [self._question(key, first[key]) for key in sorted(first)]
+
+    def _question(self, key: str, d: Any) -> Question:
+        where = f"benchmark 'debates': {self.source_path()}: debate {d.id!r}"
+        if not d.question or d.options is None:
+            raise BenchmarkDataError(
+                f"{where}: field 'question'/'options': a simulated debate needs the question's text and "
+                "options, which this source lacks; use one that has them (MAD-Follower, multi-agent-attack)"
+            )
+        if tuple(d.letters) != tuple(LETTERS[: len(d.letters)]):
+            raise BenchmarkDataError(f"{where}: field 'letters': {list(d.letters)} are not A, B, ... in turn")
+        qid = d.question_id or d.id
+        return Question(
+            id=f"debates-{qid}",
+            text=d.question,
+            options=tuple(d.options),
+            answer=d.gold,
+            benchmark=self.name,
+            kind="mc",
+            meta={SAME_QUESTION: key, "source": d.source, "question_id": qid, "of": d.meta.get("benchmark")},
+        )
+
+    def load(self, split: str, size: int | None = None, seed: int = 0) -> list[Question]:
+        """`repeats` copies of every question, the copies of `split` only (disjoint between splits)."""
+        if split not in SPLITS:
+            raise ValueError(f"benchmark 'debates': split {split!r} is not one of {', '.join(SPLITS)}")
+        base = self.questions()
+        first = SPLITS.index(split) * self.repeats
+        out = [
+            Question(
+                id=f"{q.id}#{first + r + 1}",
+                text=q.text,
+                options=q.options,
+                answer=q.answer,
+                benchmark=q.benchmark,
+                kind=q.kind,
+                meta={**q.meta, "repeat": first + r + 1, "split": split},
+            )
+            for r in range(self.repeats)
+            for q in base
+        ]
+        if size is not None:
+            if int(size) < 0:
+                raise ValueError(f"benchmark 'debates': size must be >= 0, got {size}")
+            if int(size) < len(out):
+                sub = 0 if split == "test" else int(seed)  # one test set for every run seed
+                pick = np.random.default_rng(sub).choice(len(out), int(size), replace=False)
+                out = [out[int(i)] for i in sorted(pick)]
+        return out
+
+    def config(self) -> dict[str, object]:
+        cfg = super().config()
+        cfg.update({k: getattr(self, k) for k in self.own_keys})
+        cfg["questions"] = len(self.questions()) if self._questions is not None else None
+        return cfg
