@@ -91,3 +91,50 @@ def test_the_executor_aims_at_the_simulators_lure() -> None:
         comps.executor.plan_for(q, "eval").target != comps.executor.backbone.question_lure(q)
         for q in comps.test_qs
     )
+
+
+# -- attack.target_letters: a source that fixes its target by letter (MAD-Follower: B, or A when B is gold)
+
+
+def _letters_plan(gold: str, letters: tuple[str, ...] = ("B", "A"), seed: int = 0) -> str:
+    q = Question("q", "Which?", ("a", "b", "c", "d", "e"), gold, "debates", "mc")
+    s = AdversarySchedule(n_agents=5, rounds=3, count=2, onset_rounds=(1, 2), target_letters=letters)
+    return str(s.plan(q, wrong_answers(q), np.random.default_rng(seed)).target)
+
+
+def test_the_target_is_the_first_listed_letter_that_is_wrong() -> None:
+    # MAD-Follower's debates: gold A or E -> B; gold B -> A (shared/data/debates/mad-follower)
+    assert {_letters_plan(g, seed=i) for g in "ACDE" for i in range(20)} == {"B"}
+    assert {_letters_plan("B", seed=i) for i in range(20)} == {"A"}
+    assert _letters_plan("B", ("b", " c ")) == "C"  # letters are read as upper-case option letters
+
+
+def test_letters_fail_in_one_line_when_unusable() -> None:
+    with pytest.raises(ValueError, match="list two or more distinct option letters"):
+        AdversarySchedule(n_agents=5, rounds=3, count=1, onset_rounds=(1,), target_letters=("B",))
+    with pytest.raises(ValueError, match="two target rules"):
+        AdversarySchedule(
+            n_agents=5, rounds=3, count=1, onset_rounds=(1,), target_letters=("B", "A"), target_lure=0.5
+        )
+    q = Question("n", "2+2?", None, "4", "gsm8k", "numeric")
+    s = AdversarySchedule(n_agents=5, rounds=3, count=1, onset_rounds=(1,), target_letters=("B", "A"))
+    with pytest.raises(ValueError, match="none is a wrong answer of question 'n'"):
+        s.plan(q, wrong_answers(q), np.random.default_rng(0))
+
+
+def test_config_takes_letters_and_refuses_both_rules() -> None:
+    cfg = compose(["attack=mad", "agents=5", "rounds=3", "attack.target_letters=[B,A]"])
+    validate(cfg)
+    assert AdversarySchedule.from_config(cfg.attack, 5, 3).target_letters == ("B", "A")
+    with pytest.raises(ConfigError, match="two target rules"):
+        validate(
+            compose(
+                [
+                    "attack=mad",
+                    "agents=5",
+                    "rounds=3",
+                    "attack.target_letters=[B,A]",
+                    "attack.target_lure=profile",
+                ]
+            )
+        )

@@ -46,11 +46,11 @@ class DebatesSettings(BenchmarkSettings):
     transcripts: str = "debates/mad-follower"
     model: str | None = None  # only debates whose honest agents ran on this model; null = all
     part: str = "fit"  # fit | held_out | all: calibrate's split by question (--split, --split-seed)
-    split: float = 0.7
-    split_seed: int = 0
+    split: float = 0.7  # calibrate's --split: the fitting share of the questions
+    split_seed: int = 0  # calibrate's --split-seed
     repeats: int = 1  # copies of each question per split (a source's repeated runs)
-    train_split: str = "train"
-    test_split: str = "test"
+    train_split: str = "train"  # whose copies training reads: train | validation | test
+    test_split: str = "test"  # whose copies the test reads
 
 
 class DebateQuestions(BenchmarkAdapter):
@@ -76,6 +76,11 @@ class DebateQuestions(BenchmarkAdapter):
         self.repeats = int(own.get("repeats", d.repeats))
         if self.repeats < 1:
             raise ValueError(f"benchmark 'debates': repeats={self.repeats} must be at least 1")
+        for key in ("train_split", "test_split"):
+            if getattr(self, key) not in SPLITS:
+                raise ValueError(
+                    f"benchmark 'debates': {key}={getattr(self, key)!r} is not one of {', '.join(SPLITS)}"
+                )
         self._questions: list[Question] | None = None
 
     def source_path(self) -> Path:
@@ -148,8 +153,9 @@ class DebateQuestions(BenchmarkAdapter):
         """`repeats` copies of every question, the copies of `split` only (disjoint between splits)."""
         if split not in SPLITS:
             raise ValueError(f"benchmark 'debates': split {split!r} is not one of {', '.join(SPLITS)}")
+        block = {"train": self.train_split, "test": self.test_split}.get(split, split)
         base = self.questions()
-        first = SPLITS.index(split) * self.repeats
+        first = SPLITS.index(block) * self.repeats
         out = [
             Question(
                 id=f"{q.id}#{first + r + 1}",
@@ -158,7 +164,7 @@ class DebateQuestions(BenchmarkAdapter):
                 answer=q.answer,
                 benchmark=q.benchmark,
                 kind=q.kind,
-                meta={**q.meta, "repeat": first + r + 1, "split": split},
+                meta={**q.meta, "repeat": first + r + 1, "split": block},
             )
             for r in range(self.repeats)
             for q in base
