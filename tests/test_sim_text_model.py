@@ -491,6 +491,36 @@ def test_matched_auc_draws_whole_questions_up_to_the_real_size(monkeypatch: pyte
     assert matched_auc(np.zeros((90, 2)), y, g, 90)["sim_adversary_auc_matched"] is None
 
 
+def test_matching_a_few_repeated_questions_takes_whole_debates_per_question(monkeypatch) -> None:  # noqa: ANN001
+    """benchmark=debates repeats a source's few questions: 3 questions x 10 debates x 3 replies. Matched to a
+    real side of 12 replies on 2 questions, a draw takes 2 questions with 2 whole debates (6 replies)
+    each, not one question whole (30 replies, a single group, which cross-validation by question cannot
+    score). One debate per question (MMLU's runs) stays whole-question matching, as the test above."""
+    import tomacs.analysis.texts as texts
+
+    seen: list[dict[str, list[str]]] = []
+
+    def spy(x: np.ndarray, y: np.ndarray, groups: list[str], folds: int, seed: int) -> float:
+        got: dict[str, list[str]] = {}
+        for i, grp in zip(x[:, 0].astype(int), groups, strict=True):
+            got.setdefault(grp, []).append(debates[i])
+        seen.append(got)
+        return 0.7
+
+    monkeypatch.setattr(texts, "cv_auc", spy)
+    y = np.array([0.0, 0.0, 1.0] * 30)
+    g = [f"q{i // 30}" for i in range(90)]
+    debates = [f"d{i // 3}" for i in range(90)]  # 3 replies per debate, 10 debates per question
+    x = np.stack([np.arange(90), np.zeros(90)], axis=1)
+    got = matched_auc(x, y, g, texts.Size(12, 2), debates=debates, draws=3)
+    assert got["sim_adversary_auc_matched"] == pytest.approx(0.7)
+    for draw in seen:
+        assert len(draw) == 2  # two questions, as the real side
+        for ds in draw.values():
+            assert len(ds) == 6 and len(set(ds)) == 2  # two whole debates of three replies each
+    assert len({tuple(sorted(d for ds in draw.values() for d in set(ds))) for draw in seen}) > 1
+
+
 def test_a_probe_trained_on_fewer_replies_scores_lower_so_sizes_are_matched() -> None:
     """Why the match: a weak cue in 60 dimensions. On 2,000 replies the cross-validated probe finds it
     (0.65); at 120 replies it barely does (0.53): the same texts, a different training size."""

@@ -82,8 +82,8 @@ def _matched_line(res: dict[str, Any]) -> list[str]:
     lo, hi = res["sim_adversary_auc_matched_range"]
     return [
         f"  adversary vs honest, simulated, at the real side's size    {_f(res['sim_adversary_auc_matched'])}"
-        f"  [{lo:.3f}, {hi:.3f}]   (mean, range: {res['matched_draws']} draws of whole questions, "
-        f"{res['matched_replies']} acting replies each; compare this one with the real AUC)"
+        f"  [{lo:.3f}, {hi:.3f}]   (mean, range: {res['matched_draws']} draws of whole debates of whole "
+        f"questions, {res['matched_replies']} acting replies each; compare this one with the real AUC)"
     ]
 
 

@@ -48,6 +48,7 @@ class Reply:
     round: int
     real: bool
     on_target: bool = False  # its answer is its debate's adversary target (adversaries and conformers)
+    debate: str = ""  # its debate's id (several debates of one question: a source's repeats)
 
 
 def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
@@ -71,6 +72,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
                     round=t.round,
                     real=real,
                     on_target=target is not None and t.answer == target,
+                    debate=d.id,
                 )
             )
     return out
@@ -410,6 +412,8 @@ def compare(
 
     sx, sy, sg = acting(sim, xs)
     rx, ry, rg = acting(real, xr)
+    sd = [r.debate for r in sim if r.acting]
+    size = Size(len(ry), len(set(rg)))
     st, rt = [r.text for r in sim if r.acting], [r.text for r in real if r.acting]
     out: dict[str, Any] = {
         "replies": {
@@ -424,7 +428,7 @@ def compare(
         "shared_questions": len({r.question for r in sim} & {r.question for r in real}),
         "two_sample_auc": cv_auc(both_x, both_y, both_g, folds, seed),
         **_with_interval("sim_adversary", sy, sg, lambda: oof_scores(sx, sy, sg, folds, seed), seed),
-        **matched_auc(sx, sy, sg, len(ry), folds, seed),
+        **matched_auc(sx, sy, sg, size, folds, seed, sd),
         "matched_replies": len(ry),
         "matched_draws": MATCHED_DRAWS,
         **_with_interval("real_adversary", ry, rg, lambda: oof_scores(rx, ry, rg, folds, seed), seed),
@@ -451,6 +455,7 @@ def compare(
         "seed": seed,
         "by_round": by_round(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
         "on_target": on_target(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
+        "matched_questions": size.questions,
         "real_trained_auc": None,
         "real_fit_adversary_auc": None,
         "real_fit_adversary_auc_ci": None,
@@ -492,17 +497,28 @@ def _with_interval(
 MATCHED_DRAWS = 5  # seeded subsets of the simulated questions for the size-matched adversary AUC
 
 
+class Size(NamedTuple):
+    """The real side's size, which the simulated side is matched to: its acting replies and questions."""
+
+    replies: int
+    questions: int | None = None
+
+
 def matched_auc(
     x: np.ndarray,
     y: np.ndarray,
     groups: Sequence[str],
-    n_replies: int,
+    size: Size | int,
     folds: int = FOLDS,
     seed: int = 0,
+    debates: Sequence[str] | None = None,
     draws: int = MATCHED_DRAWS,
 ) -> dict[str, object]:
     """The simulated side's adversary AUC at the real side's size: whole simulated questions, in a
-    seeded order, until `n_replies` acting replies; the mean (and range) over `draws` such subsets.
+    seeded order, until `size.replies` acting replies; the mean (and range) over `draws` such subsets.
+    Where a simulated question has several debates (`debates`, one id per reply: benchmark=debates
+    repeats a source's few questions), a question gives whole debates up to the real side's replies per
+    question (`size.questions`), so the subset has as many questions as the real side, not one or two.
 
     A cross-validated probe's AUC rises with its training data (on qwen3-8b's profile 0.74 from 100
     simulated questions, 0.81 from 500), and a simulator can write any number of questions while a real
@@ -510,11 +526,16 @@ def matched_auc(
     adversaries are rather than how many replies each side had. None when the simulated side is not
     larger than `n_replies` (its full AUC is then already at that size or below)."""
     none: dict[str, object] = {"sim_adversary_auc_matched": None, "sim_adversary_auc_matched_range": None}
+    size = size if isinstance(size, Size) else Size(int(size))
+    n_replies = size.replies
     if len(y) <= n_replies or n_replies < 2 * MIN_PER_CLASS:
         return none
+    per_question = None
+    if debates is not None and size.questions:
+        per_question = -(-n_replies // size.questions)  # ceil: the real side's replies per question
     aucs = []
     for k in range(draws):
-        idx = _whole_questions(groups, n_replies, [seed, k])
+        idx = _whole_questions(groups, n_replies, [seed, k], debates, per_question)
         auc = cv_auc(x[idx], y[idx], [groups[i] for i in idx], folds, seed)
         if auc is not None:
             aucs.append(auc)
@@ -541,6 +562,10 @@ class Side(NamedTuple):
         if not len(m):
             return self.x[:0], self.y[:0], []
         return self.x[m], self.y[m], [g for g, k in zip(self.groups, m, strict=True) if k]
+
+    def debates(self, keep: Callable[[Reply], bool]) -> list[str]:
+        """The debate of each acting reply for which `keep` holds, in the order `acting` gives them."""
+        return [r.debate for r in self.reps if r.acting and keep(r)]
 
 
 def by_round(sim: Side, real: Side, folds: int, seed: int) -> list[dict[str, float | None]]:
@@ -575,7 +600,10 @@ def on_target(sim: Side, real: Side, folds: int, seed: int) -> dict[str, object]
     rounds 2 and 3, 0.917 over all replies and 0.685 among those on the target)."""
     sx, sy, sg = sim.acting(lambda r: r.on_target)
     rx, ry, rg = real.acting(lambda r: r.on_target)
-    matched = matched_auc(sx, sy, sg, len(ry), folds, seed) if len(sy) else {}
+    size = Size(len(ry), len(set(rg)))
+    matched = (
+        matched_auc(sx, sy, sg, size, folds, seed, sim.debates(lambda r: r.on_target)) if len(sy) else {}
+    )
     return {
         "sim_auc": cv_auc(sx, sy, sg, folds, seed) if len(sy) else None,
         "sim_auc_matched": matched.get("sim_adversary_auc_matched"),
@@ -585,9 +613,17 @@ def on_target(sim: Side, real: Side, folds: int, seed: int) -> dict[str, object]
     }
 
 
-def _whole_questions(groups: Sequence[str], n: int, seed: int | list[int]) -> list[int]:
+def _whole_questions(
+    groups: Sequence[str],
+    n: int,
+    seed: int | list[int],
+    debates: Sequence[str] | None = None,
+    per_question: int | None = None,
+) -> list[int]:
     """Indices of whole questions, taken in a seeded order over the sorted distinct questions until
-    there are at least `n` (the cap of `--max-replies` and the size-matched AUC's draws)."""
+    there are at least `n` (the cap of `--max-replies` and the size-matched AUC's draws). With
+    `debates` and `per_question`, a question gives its whole debates in a seeded order until it has
+    `per_question` replies (at least one debate), so one debate per question takes the question whole."""
     by_q: dict[str, list[int]] = {}
     for i, g in enumerate(groups):
         by_q.setdefault(g, []).append(i)
@@ -596,8 +632,27 @@ def _whole_questions(groups: Sequence[str], n: int, seed: int | list[int]) -> li
     for j in np.random.default_rng(seed).permutation(len(keys)):
         if len(out) >= n:
             break
-        out.extend(by_q[keys[int(j)]])
+        idx = by_q[keys[int(j)]]
+        if debates is not None and per_question is not None:
+            idx = _whole_debates(idx, debates, per_question, [*np.atleast_1d(seed).tolist(), int(j)])
+        out.extend(idx)
     return out
+
+
+def _whole_debates(idx: list[int], debates: Sequence[str], cap: int, seed: list[int]) -> list[int]:
+    """The replies `idx` of one question, whole debates in a seeded order until `cap` replies."""
+    by_d: dict[str, list[int]] = {}
+    for i in idx:
+        by_d.setdefault(debates[i], []).append(i)
+    if len(by_d) == 1:
+        return idx
+    names = sorted(by_d)
+    out: list[int] = []
+    for j in np.random.default_rng(seed).permutation(len(names)):
+        if out and len(out) + len(by_d[names[int(j)]]) > cap:
+            break
+        out.extend(by_d[names[int(j)]])
+    return sorted(out)
 
 
 def _cap(reps: list[Reply], n: int, seed: int) -> list[Reply]:
