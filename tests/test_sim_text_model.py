@@ -38,6 +38,7 @@ from tomacs.sim.text_model import (
     discussion,
     fit_text_model,
     generic_form,
+    named_others,
     says,
     split_sentences,
 )
@@ -831,3 +832,93 @@ def test_bad_mentions_in_a_text_model_are_one_line() -> None:
         ValueError, match=r"text.phases.honest.first.mentions: expected shares of question, option"
     ):
         TextModel.from_dict({"phases": {"honest": {"first": body}}})
+
+
+# -- how many other options a reply names (PhaseText.others_named)
+
+ETHICS = ("Completely acceptable", "Mostly acceptable", "Neutral/Situation-dependent", "Mostly unacceptable")
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "n"),
+    [
+        ("I reject (C) and option D; B is right.\n\nAnswer: B", "B", 2),
+        ("Not (A).\nAnswer: C", "C", 1),  # the answer line is not read
+        ("It is mostly acceptable, though some call it completely acceptable.", "B", 1),  # by the text
+        ("It is mostly unacceptable.", "B", 1),  # "mostly acceptable" is not inside "mostly unacceptable"
+        ("It is mostly acceptable. #answer: B", "B", 0),  # its own answer only
+        ("(A), (C) and (D) all fail.", "B", 2),  # capped: two or more
+    ],
+)
+def test_named_others_by_hand(text: str, answer: str, n: int) -> None:
+    assert named_others(text, answer, ("A", "B", "C", "D"), ETHICS) == n
+
+
+def test_short_option_texts_are_not_read_as_named() -> None:
+    assert named_others("This is true, not false.", "A", ("A", "B"), ("True", "False")) == 0
+
+
+def test_others_named_are_counted_per_role_and_phase_by_hand() -> None:
+    """Three of the 24 honest round-1 replies name (C) and (D) besides their own (A): 21 / 0 / 3 of 24."""
+    debates = _fit_debates()
+    for i, d in enumerate(debates[:3]):
+        t1 = d.turns[1]
+        turns = list(d.turns)
+        turns[1] = replace(t1, text=f"{t1.text} Neither (C) nor (D) fits.")
+        debates[i] = replace(d, turns=tuple(turns))
+    tm = fit_text_model(debates)
+    assert tm is not None
+    assert tm.phases["honest"]["first"].others_named == pytest.approx((21 / 24, 0.0, 3 / 24), abs=1e-6)
+    assert tm.phases["adversary"]["first"].others_named == (1.0, 0.0, 0.0)
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+    bad = {"replies": 5, "log_words_mean": 4.0, "others_named": [0.5, "x"]}
+    with pytest.raises(
+        ValueError, match=r"text.phases.honest.first.others_named: expected shares of 0, 1, 2\+"
+    ):
+        TextModel.from_dict({"phases": {"honest": {"first": bad}}})
+
+
+Q_LONG = Question(
+    id="q2",
+    text="A rancher left his land; a man took adverse possession of it. What will the son most probably do?",
+    options=("lose the lawsuit", "win the lawsuit", "settle out of court", "appeal the ruling"),
+    answer="A",
+    kind="mc",
+    benchmark="mmlu",
+)
+
+
+def _naming(shares: tuple[float, ...]) -> PhaseText:
+    return replace(_mentioning(1.0, 1.0), others_named=shares)
+
+
+def test_a_reply_names_other_options_at_the_fitted_shares() -> None:
+    """The templates reject one or two other options by name in every reply; under a fitted style the
+    number follows `others_named` (round 1, honest and adversary, whose banks name no other option)."""
+
+    def counts(st: PhaseText, n: int = 200) -> list[int]:
+        out = []
+        for s in range(n):
+            rng = np.random.default_rng(s)
+            if s % 2:
+                t, a = honest_analysis(Q_LONG, "Critic", "B", rng, style=st), "B"
+            else:
+                t, a = adversarial_analysis(Q_LONG, "C", rng, style=st, max_words=None), "C"
+            out.append(named_others(t, a, Q_LONG.labels, Q_LONG.options))
+        return out
+
+    assert set(counts(_naming((1.0, 0.0, 0.0)))) == {0}
+    assert set(counts(_naming((0.0, 1.0, 0.0)))) == {1}
+    assert set(counts(_naming((0.0, 0.0, 1.0)))) == {2}
+    half = counts(_naming((0.5, 0.5, 0.0)))
+    assert 0.4 <= half.count(0) / len(half) <= 0.6
+    assert set(counts(_mentioning(1.0, 1.0))) <= {1, 2} and 0 not in counts(
+        _mentioning(1.0, 1.0)
+    )  # templates
+
+
+def test_a_style_fitted_before_others_named_draws_nothing_for_it() -> None:
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    assert _style(90, BANK).rejections(rng, 3) is None and rng.bit_generator.state == state
+    assert _naming((0.0, 0.0, 1.0)).rejections(rng, 1) == 1  # no more than there are

@@ -735,7 +735,9 @@ def _analysis(
     if question.kind == "mc":
         core.append(_fill(_pick(rng, avoiding(_TOPIC_MC, avoid)), k1=k1, k2=k2))
         others = [lab for lab in question.labels if lab != answer]
-        for lab in _sample(rng, others, int(rng.integers(1, 3))):
+        # how many it rejects by name: one or two in the templates, the fitted shares under a text model
+        fitted_k = style.rejections(rng, len(others)) if style is not None else None
+        for lab in _sample(rng, others, int(rng.integers(1, 3)) if fitted_k is None else fitted_k):
             reason = _pick(rng, avoiding(_REJECT, avoid)).format(k=_kw(rng, kws))
             core.append(_fill("{o} {p}.", o=_ref(question, lab, rng, avoid), p=reason))
         ref = _ref(question, answer, rng, avoid)  # before the reason: App. D's texts draw in this order

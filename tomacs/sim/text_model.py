@@ -17,6 +17,10 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
 * how often a reply names "the question" and "option(s)" at all (`MENTION_WORDS`): the templates name
   both in nearly every reply (85-100 %), real models far less and unevenly by role (gpt-3.5's honest
   round-1 replies 5 % and 10 %, its adversaries' 23 % and 37 %), so each reply draws whether it may;
+* how many OTHER options a reply names (`PhaseText.others_named`: the share naming none, one, two or
+  more): the templates reject one or two options by name in every reply, while qwen-max's honest
+  agents name another option in about one reply in ten, so a simulated honest agent that keeps naming
+  the adversary's target dilutes the stance that tells that model's adversaries apart;
 * from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
   their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
   for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
@@ -136,6 +140,17 @@ class PhaseText:
     # share of replies that use each of `MENTION_WORDS`; a profile fitted before it has none, and its
     # replies use the words as the templates do
     mentions: Mapping[str, float] = field(default_factory=dict)
+    # shares of replies naming 0, 1, 2+ options other than their own answer (`named_others`); a profile
+    # fitted before it has none, and its replies reject one or two options as the templates do
+    others_named: tuple[float, ...] = ()
+
+    def rejections(self, rng: np.random.Generator, available: int) -> int | None:
+        """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
+        without it (the templates' own draw then applies)."""
+        if not self.others_named:
+            return None
+        k = int(rng.choice(len(self.others_named), p=np.asarray(self.others_named) / sum(self.others_named)))
+        return min(k, available)
 
     def words_median(self) -> float:
         return math.exp(self.log_words_mean)
@@ -201,6 +216,12 @@ class TextModel:
                 kw: dict[str, Any] = {
                     k: (tuple(str(s) for s in v) if k in BANKS else v) for k, v in body.items()
                 }
+                named = kw.get("others_named", ())
+                if not isinstance(named, list | tuple) or any(
+                    isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in named
+                ):
+                    raise ValueError(f"{where}.phases.{r}.{p}.others_named: expected shares of 0, 1, 2+")
+                kw["others_named"] = tuple(float(v) for v in named)
                 m = kw.get("mentions", {})
                 if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
                     raise ValueError(
@@ -216,6 +237,25 @@ class TextModel:
 
 
 # ------------------------------------------------------------------------------------------- fit
+OTHERS_MAX = 2  # `others_named` counts 0, 1 and "2 or more" other options
+OPTION_TEXT_MIN = 8  # an option's text counts as named from this many characters (not "True", "4")
+
+
+def named_others(text: str, answer: str | None, letters: Sequence[str], options: Sequence[str] = ()) -> int:
+    """How many options other than `answer` a reply names: by letter (`(B)`, `B)`, `option B`, `is B.`)
+    or by an option's own text of `OPTION_TEXT_MIN` characters or more (qwen-max writes "mostly
+    acceptable", not "B"), capped at `OTHERS_MAX`. The answer line is not read."""
+    body = _ANSWER_LINE.sub("", text)
+    named = {x for m in _LETTER.finditer(body) for x in m.groups() if x and x in letters}
+    low = body.lower()
+    for lab, opt in zip(letters, options, strict=False):
+        o = opt.strip().lower().rstrip(".")
+        if len(o) >= OPTION_TEXT_MIN and re.search(rf"(?<![a-z]){re.escape(o)}(?![a-z])", low):
+            named.add(lab)
+    named.discard(answer or "")
+    return min(len(named), OTHERS_MAX)
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences and lines of a reply (a line break ends a sentence: lists, code fences, headers)."""
     body = text.replace(_SUFFIX_MARK, "")
@@ -334,6 +374,7 @@ class _Acc:
     banks: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in BANKS})
     mentions: dict[str, int] = field(default_factory=lambda: {w: 0 for w in MENTION_WORDS})
     discussing: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
+    others: list[int] = field(default_factory=lambda: [0] * (OTHERS_MAX + 1))
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -366,6 +407,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             a.words.append(float(n))
             for w in MENTION_WORDS:
                 a.mentions[w] += says(text, (w,))
+            a.others[named_others(text, t.answer, d.letters, opts)] += 1
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
             middle = range(1, len(sents) - 1)
             disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
@@ -412,6 +454,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             discuss_rate=round(rate, 6),
             discuss_changed_rate=round(float(np.mean(moved)) if moved else rate, 6),
             mentions={w: round(c / len(a.words), 6) for w, c in a.mentions.items()},
+            others_named=tuple(round(c / len(a.words), 6) for c in a.others),
             **banks,
         )
     if "honest" not in phases:
