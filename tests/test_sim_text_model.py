@@ -889,7 +889,8 @@ Q_LONG = Question(
 
 
 def _naming(shares: tuple[float, ...]) -> PhaseText:
-    return replace(_mentioning(1.0, 1.0), others_named=shares)
+    # long replies: a short fitted length drops the extra rejections first (App. D's cap order)
+    return replace(_mentioning(1.0, 1.0), others_named=shares, log_words_mean=float(np.log(220)))
 
 
 def test_a_reply_names_other_options_at_the_fitted_shares() -> None:
