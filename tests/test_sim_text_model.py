@@ -878,13 +878,9 @@ def test_others_named_are_counted_per_role_and_phase_by_hand() -> None:
         TextModel.from_dict({"phases": {"honest": {"first": bad}}})
 
 
-Q_LONG = Question(
-    id="q2",
-    text="A rancher left his land; a man took adverse possession of it. What will the son most probably do?",
-    options=("lose the lawsuit", "win the lawsuit", "settle out of court", "appeal the ruling"),
-    answer="A",
-    kind="mc",
-    benchmark="mmlu",
+# Q with option texts long enough to be read as named (`OPTION_TEXT_MIN`)
+Q_LONG = replace(
+    Q, id="q2", options=("lose the lawsuit", "win the lawsuit", "settle out of court", "appeal the ruling")
 )
 
 
