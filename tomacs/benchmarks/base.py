@@ -67,7 +67,7 @@ class BenchmarkSettings:
 BENCHMARK_KEYS = tuple(f.name for f in fields(BenchmarkSettings))
 SOURCES = ("local", "hub", "generated")
 SAME_QUESTION = "same_question"
-"""`Question.meta` key: copies of one question (a source's repeats, tomacs.benchmarks.debates) share the
+"""`Question.meta` key: copies of one question (a source's repeats, tomacs.transcripts.benchmark) share the
 simulator's latent of the question (its difficulty and lure), which is otherwise keyed by the id."""
 N_NUMERIC_CANDIDATES = 5
 
@@ -194,7 +194,7 @@ BENCHMARKS: Registry[type[BenchmarkAdapter]] = Registry(
         "openbookqa": "tomacs.benchmarks.real:OpenBookQA",
         "gsm8k": "tomacs.benchmarks.real:GSM8K",
         "medqa": "tomacs.benchmarks.real:MedQA",
-        "debates": "tomacs.benchmarks.debates:DebateQuestions",
+        "debates": "tomacs.transcripts.benchmark:DebateQuestions",
     },
 )
 

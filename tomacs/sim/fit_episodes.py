@@ -55,6 +55,8 @@ from scipy import optimize, special
 
 from tomacs.sim.model import SimProfile
 from tomacs.transcripts.schema import Debate
+from tomacs.transcripts.split import debate_models as debate_models
+from tomacs.transcripts.split import split_questions as split_questions
 
 QUAD_NODES = 24  # Gauss-Jacobi nodes over competence (exact for polynomials of degree 47 in c)
 
@@ -91,11 +93,6 @@ def honest_agents(d: Debate, model: str | None = None) -> list[int]:
             continue
         out.append(a.agent)
     return out
-
-
-def debate_models(d: Debate) -> set[str]:
-    """The models of a debate's honest agents (a debate-level model fills in for agents without one)."""
-    return {a.model or d.model or "?" for a in d.agents if a.role == "honest"}
 
 
 UNKNOWN_BENCHMARK = "?"
@@ -812,24 +809,6 @@ MECHANISMS: dict[str, str] = {
     "later_weight": "persuasion at exposures after the first, relative to the first",
     "target_persistence": "extra stickiness while an adversary read backs one's previous answer",
 }
-
-
-def split_questions(
-    debates: Sequence[Debate], fraction: float = 0.7, seed: int = 0
-) -> tuple[list[Debate], list[Debate]]:
-    """Seeded split of the QUESTIONS into fitting and held-out sets; every debate of a question
-    goes with it. The order of the input does not matter (keys are sorted before shuffling)."""
-    if not 0.0 < fraction < 1.0:
-        raise ValueError(f"--split must be between 0 and 1 (exclusive), got {fraction}")
-    keys = sorted({d.question_key for d in debates})
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(keys))
-    n_fit = int(round(fraction * len(keys)))
-    n_fit = min(max(n_fit, 1), len(keys) - 1) if len(keys) > 1 else len(keys)
-    fit_keys = {keys[i] for i in perm[:n_fit]}
-    fit_d = [d for d in debates if d.question_key in fit_keys]
-    held = [d for d in debates if d.question_key not in fit_keys]
-    return fit_d, held
 
 
 def fit_date() -> str:

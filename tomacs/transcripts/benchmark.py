@@ -100,8 +100,8 @@ class DebateQuestions(BenchmarkAdapter):
         return self._questions
 
     def _read(self) -> list[Question]:
-        from tomacs.sim import fit_episodes as fe
         from tomacs.transcripts import TranscriptError, load_debates
+        from tomacs.transcripts import split as fe
 
         src = self.source_path()
         if not src.exists():
