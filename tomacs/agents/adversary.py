@@ -29,7 +29,6 @@ one plan. With k = 0 nothing is drawn from the RNG.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -198,8 +197,6 @@ class AdversarySchedule:
         if onsets is not None:
             given["onset_rounds"] = tuple(onsets)
         if letters is not None:
-            if isinstance(letters, str):
-                letters = [x for x in re.split(r"[\s,\[\]]+", letters) if x]
             given["target_letters"] = tuple(str(x) for x in letters)
         return cls(
             n_agents=n_agents,

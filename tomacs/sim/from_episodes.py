@@ -20,6 +20,7 @@ from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.sim.text_model import BANKS, KINDS, TextModel, fit_text_model
 from tomacs.transcripts.schema import Debate
+from tomacs.transcripts.split import select_debates as select_debates
 
 MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26)"
 PAPER_BASELINE = "mmlu"
@@ -64,29 +65,6 @@ def _summary(ev: dict[str, Any]) -> dict[str, object]:
         "cells_total": ev["cells_total"],
         "loglik_per_answer": {k: v for k, v in ll.items() if isinstance(v, float)},
     }
-
-
-def select_debates(
-    debates: Sequence[Debate],
-    model: str | None = None,
-    held_out: bool = False,
-    split: float = 0.7,
-    seed: int = 0,
-) -> list[Debate]:
-    """The debates a check should score: with `model`, those whose honest agents ran on it; with
-    `held_out`, only the questions a profile fitted with `--split`/`--split-seed` did not see (the
-    same split as `run`, so a text model or a policy is judged on questions held out from its fit)."""
-    out = list(debates)
-    if model is not None:
-        models = sorted({m for d in out for m in fe.debate_models(d)})
-        out = [d for d in out if model in fe.debate_models(d)]
-        if not out:
-            raise ValueError(
-                f"no debate has honest agents of model {model!r}; models there: {', '.join(models)}"
-            )
-    if held_out:
-        out = fe.split_questions(out, split, seed)[1]
-    return out
 
 
 def paper_profile() -> SimProfile:

@@ -17,7 +17,7 @@ held-out real debates (`tomacs replay`), not this test split.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +30,8 @@ from tomacs.benchmarks.base import (
     BenchmarkFileMissing,
     BenchmarkSettings,
 )
+from tomacs.benchmarks.real import SUBSET_SEED, data_dir
+from tomacs.transcripts.schema import Debate
 from tomacs.types import LETTERS, Question
 
 __all__ = ["PARTS", "DebateQuestions", "DebatesSettings"]
@@ -85,8 +87,6 @@ class DebateQuestions(BenchmarkAdapter):
 
     def source_path(self) -> Path:
         """The transcripts, absolute or under the data directory."""
-        from tomacs.benchmarks.real import data_dir
-
         p = Path(self.transcripts).expanduser()
         if p.is_absolute():
             return p
@@ -101,7 +101,7 @@ class DebateQuestions(BenchmarkAdapter):
 
     def _read(self) -> list[Question]:
         from tomacs.transcripts import TranscriptError, load_debates
-        from tomacs.transcripts import split as fe
+        from tomacs.transcripts.split import select_debates, split_questions
 
         src = self.source_path()
         if not src.exists():
@@ -113,23 +113,19 @@ class DebateQuestions(BenchmarkAdapter):
             debates = load_debates(src)
         except TranscriptError as exc:
             raise BenchmarkDataError(str(exc)) from None
-        if self.model is not None:
-            models = sorted({m for d in debates for m in fe.debate_models(d)})
-            debates = [d for d in debates if self.model in fe.debate_models(d)]
-            if not debates:
-                raise BenchmarkDataError(
-                    f"benchmark 'debates': no debate in {src} has honest agents of model {self.model!r}; "
-                    f"models there: {', '.join(models)}"
-                )
+        try:
+            debates = select_debates(debates, self.model)
+        except ValueError as exc:
+            raise BenchmarkDataError(f"benchmark 'debates': {src}: {exc}") from None
         if self.part != "all":
-            fit, held = fe.split_questions(debates, self.split, self.split_seed)
+            fit, held = split_questions(debates, self.split, self.split_seed)
             debates = fit if self.part == "fit" else held
-        first: dict[str, Any] = {}
+        first: dict[str, Debate] = {}
         for d in debates:
             first.setdefault(d.question_key, d)
         return [self._question(key, first[key]) for key in sorted(first)]
 
-    def _question(self, key: str, d: Any) -> Question:
+    def _question(self, key: str, d: Debate) -> Question:
         where = f"benchmark 'debates': {self.source_path()}: debate {d.id!r}"
         if not d.question or d.options is None:
             raise BenchmarkDataError(
@@ -157,15 +153,7 @@ class DebateQuestions(BenchmarkAdapter):
         base = self.questions()
         first = SPLITS.index(block) * self.repeats
         out = [
-            Question(
-                id=f"{q.id}#{first + r + 1}",
-                text=q.text,
-                options=q.options,
-                answer=q.answer,
-                benchmark=q.benchmark,
-                kind=q.kind,
-                meta={**q.meta, "repeat": first + r + 1, "split": block},
-            )
+            replace(q, id=f"{q.id}#{first + r + 1}", meta={**q.meta, "repeat": first + r + 1, "split": block})
             for r in range(self.repeats)
             for q in base
         ]
@@ -173,7 +161,7 @@ class DebateQuestions(BenchmarkAdapter):
             if int(size) < 0:
                 raise ValueError(f"benchmark 'debates': size must be >= 0, got {size}")
             if int(size) < len(out):
-                sub = 0 if split == "test" else int(seed)  # one test set for every run seed
+                sub = SUBSET_SEED if split == "test" else int(seed)  # one test set for every run seed
                 pick = np.random.default_rng(sub).choice(len(out), int(size), replace=False)
                 out = [out[int(i)] for i in sorted(pick)]
         return out

@@ -12,7 +12,7 @@ import numpy as np
 
 from tomacs.transcripts.schema import Debate
 
-__all__ = ["debate_models", "split_questions"]
+__all__ = ["debate_models", "select_debates", "split_questions"]
 
 
 def debate_models(d: Debate) -> set[str]:
@@ -36,3 +36,26 @@ def split_questions(
     fit_d = [d for d in debates if d.question_key in fit_keys]
     held = [d for d in debates if d.question_key not in fit_keys]
     return fit_d, held
+
+
+def select_debates(
+    debates: Sequence[Debate],
+    model: str | None = None,
+    held_out: bool = False,
+    split: float = 0.7,
+    seed: int = 0,
+) -> list[Debate]:
+    """The debates a check should score: with `model`, those whose honest agents ran on it; with
+    `held_out`, only the questions a profile fitted with `--split`/`--split-seed` did not see (the
+    same split as `run`, so a text model or a policy is judged on questions held out from its fit)."""
+    out = list(debates)
+    if model is not None:
+        models = sorted({m for d in out for m in debate_models(d)})
+        out = [d for d in out if model in debate_models(d)]
+        if not out:
+            raise ValueError(
+                f"no debate has honest agents of model {model!r}; models there: {', '.join(models)}"
+            )
+    if held_out:
+        out = split_questions(out, split, seed)[1]
+    return out
