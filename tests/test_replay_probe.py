@@ -1,6 +1,7 @@
 """`tomacs replay --probe`: a logistic probe on the policy's own inputs, fitted on the run's own test
 debates and scored on the replayed ones. The rows and labels against the replay table's by hand, the AUC on
-separable and reversed inputs, the rows it cannot score, and the command end to end (with its refusal)."""
+separable and reversed inputs, the rows it cannot score, and the command end to end (with its refusal); with
+--held-out, the second probe fitted on the real debates of the fitting questions."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_replay import MAD, _constructed, gsafeguard_run, replay_error, run  # noqa: F401
-from tomacs.analysis.replay import load_policy, replay_inputs
-from tomacs.analysis.replay_probe import labelled_rows, probe_aucs
+from tomacs.analysis.replay import ReplayError, load_policy, replay_inputs
+from tomacs.analysis.replay_probe import labelled_rows, probe_aucs, with_real_probe
 from tomacs.transcripts import load_debates
+from tomacs.transcripts.split import split_questions
 
 
 def test_rows_and_labels_are_the_tables() -> None:
@@ -93,3 +95,34 @@ def test_the_command_refuses_a_policy_without_inputs_to_read(
         if (run / name).exists():
             (bare / name).write_bytes((run / name).read_bytes())
     assert "episodes.jsonl, which is missing" in err(str(bare), str(MAD), "--probe")
+
+
+@pytest.mark.slow
+def test_held_out_adds_a_probe_fitted_on_the_real_fitting_debates(run: Path, tmp_path: Path) -> None:  # noqa: F811
+    from tomacs.cli import app
+
+    out = tmp_path / "real.json"
+    res = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--held-out", "--probe", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "real: the same probe fitted on the 4 real debates of the 4 fitting questions" in said
+    s = json.loads(out.read_text())["summary"]
+    fit, held = split_questions(load_debates([MAD]))  # calibrate's split: 4 questions fitted, 1 held out
+    assert s["probe"]["real"] == {"debates": len(fit), "questions": 4} and s["debates"] == len(held) == 1
+    policy = load_policy(run)
+    fit_pairs, fit_in = replay_inputs(policy, fit)
+    held_pairs, held_in = replay_inputs(policy, held)
+    want = probe_aucs(labelled_rows(fit_pairs, fit_in), labelled_rows(held_pairs, held_in))
+    rows = {r["round"]: r for r in s["rows"]}
+    assert {k: rows[k]["real_probe_auc"] for k in want} == want
+    assert any(v is not None for v in want.values())  # the check compares numbers, not only Nones
+    assert rows["all"]["real_probe_auc"] is None  # pooled over rows: no probe of its own
+    # without --held-out there is no fitting side to learn from: the first probe only
+    plain_out = tmp_path / "p.json"
+    plain = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--probe", "--out", str(plain_out)])
+    assert plain.exit_code == 0 and "real" not in json.loads(plain_out.read_text())["summary"]["probe"]
+
+
+def test_the_real_probe_needs_fitting_debates() -> None:
+    with pytest.raises(ReplayError, match="no real debate of the fitting questions"):
+        with_real_probe([])

@@ -60,6 +60,12 @@ def test_over_runs_by_hand() -> None:
     assert rows["all"]["auc"] == pytest.approx({"mean": 0.75, "min": 0.7, "max": 0.8, "runs": 2})
     assert over["adacc"] == pytest.approx({"mean": 0.5, "min": 0.25, "max": 0.75, "runs": 3})
     assert "probe_auc" not in rows["2"] and rows["2"]["honest"] == 8
+    # the real probe's column (--probe --held-out) is summarised like the others, where the runs have it
+    for res, x in zip((a, b, c), (0.6, 0.8, None), strict=True):
+        res["summary"]["rows"][0]["real_probe_auc"] = x
+    real = {r["round"]: r for r in over_runs([a, b, c])["rows"]}
+    assert real["2"]["real_probe_auc"] == pytest.approx({"mean": 0.7, "min": 0.6, "max": 0.8, "runs": 2})
+    assert "real_probe_auc" not in real["decision"]
     with pytest.raises(ValueError, match="must replay the same debates"):
         over_runs([a, _result("d", {"2": 0.5, "decision": 0.9, "all": 0.7}, 0.5, debates=5)])
     with pytest.raises(ValueError, match=r"different methods \(gsafeguard, todycomm\)"):

@@ -616,14 +616,22 @@ def replay_table(res: dict[str, Any]) -> Table:  # rich imported lazily
     probe = "probe" in s
     for col in ("deb", "hon", "adv", "dorm", "c hon", "c adv", "AUC", "AUC/deb", "ADAcc", "all-rel"):
         t.add_column(col, justify="right")
+    real = probe and "real" in s["probe"]
     if probe:
         t.add_column("probe", justify="right")
         t.caption = str(t.caption) + (
             "; probe: AUC of a logistic probe on the policy's own inputs of that row, fitted on the run's own"
             f" {s['probe']['debates']} test debates (episodes.jsonl, their labels) and scored on these"
         )
+    if real:
+        t.add_column("real", justify="right")
+        t.caption = str(t.caption) + (
+            f"; real: the same probe fitted on the {s['probe']['real']['debates']} real debates of the"
+            f" {s['probe']['real']['questions']} fitting questions instead (what the real replies can tell)"
+        )
     for r in s["rows"]:
         extra = [num(r.get("probe_auc"))] if probe else []
+        extra += [num(r.get("real_probe_auc"))] if real else []
         t.add_row(
             "T+1" if r["round"] == "decision" else str(r["round"]),
             str(r["debates"]),

@@ -11,6 +11,12 @@ Why: a policy's AUC on real debates can be low because its inputs cannot tell th
 because it did not learn what they can tell. The probe is supervised (the simulator's labels) and reads
 exactly the policy's inputs, so it answers which (docs/experiments/2026-11-30-first-credit-round-on-real-
 debates.md: TodyComm's first credit round, at 0.87 for the probe against 0.68 for the policy on qwen-max).
+
+With `--held-out` a second probe (`with_real_probe`) is fitted the same way on the real debates of the
+questions the profile was fitted on, and scored on the held-out ones: what a reader of the same inputs reaches
+when it learns from the source's own labels. It bounds what any simulator could teach that reader, so a row
+where it stays under a target is a limit of the real replies (and the embedder), not of the simulator or of
+the policy (docs/experiments/2026-12-06-replay-real-probe.md).
 """
 
 from __future__ import annotations
@@ -22,14 +28,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tomacs.analysis.credit import auc
-from tomacs.analysis.replay import Policy, ReplayError, RowInputs, _step_rows, replay_inputs
+from tomacs.analysis.replay import Policy, Probe, ReplayError, RowInputs, _step_rows, replay_inputs
 
 if TYPE_CHECKING:
     from tomacs.job.progress import Progress
     from tomacs.transcripts.schema import Debate
     from tomacs.types import Episode
 
-__all__ = ["PROBE_C", "labelled_rows", "probe_aucs", "probe_run"]
+__all__ = ["PROBE_C", "labelled_rows", "probe_aucs", "probe_run", "with_real_probe"]
 
 PROBE_C = 0.1  # the logistic regression's inverse L2 strength on standardised inputs (hundreds of dims)
 
@@ -97,3 +103,30 @@ def probe_run(
     for r in rows:
         r["probe_auc"] = aucs.get(str(r["round"]))
     return {"episodes": str(path), "debates": len(sim), "C": PROBE_C}
+
+
+def with_real_probe(real_fit: Sequence[Debate]) -> Probe:
+    """`probe_run`, plus each row's `real_probe_auc`: the same probe fitted on `real_fit` (the real debates
+    of the fitting questions, labelled by their transcripts) and scored on the replayed debates."""
+    if not real_fit:
+        raise ReplayError(
+            "--probe --held-out: no real debate of the fitting questions to fit the real probe on"
+        )
+
+    def probe(
+        policy: Policy,
+        pairs: Sequence[tuple[Debate, Episode]],
+        inputs: Sequence[RowInputs],
+        rows: list[dict[str, Any]],
+        progress: Progress | None = None,
+    ) -> dict[str, object]:
+        out = probe_run(policy, pairs, inputs, rows, progress)
+        fit_pairs, fit_inputs = replay_inputs(policy, real_fit, progress)
+        assert fit_inputs is not None  # asked for
+        aucs = probe_aucs(labelled_rows(fit_pairs, fit_inputs), labelled_rows(pairs, inputs))
+        for r in rows:
+            r["real_probe_auc"] = aucs.get(str(r["round"]))
+        out["real"] = {"debates": len(real_fit), "questions": len({d.question_key for d in real_fit})}
+        return out
+
+    return probe

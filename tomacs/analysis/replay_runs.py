@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 NAME_WIDTH = 40  # a run's name in its line, at most
 # the per-row statistics summarised over runs (the counts are the same for every run of the same debates)
-OVER_RUNS = ("auc", "auc_in_debate", "adacc", "all_reliable", "probe_auc")
+OVER_RUNS = ("auc", "auc_in_debate", "adacc", "all_reliable", "probe_auc", "real_probe_auc")
 
 
 def trained_runs(root: Path) -> list[Path]:
@@ -87,6 +87,7 @@ class OverRow(TypedDict, total=False):
     adacc: Spread
     all_reliable: Spread
     probe_auc: Spread
+    real_probe_auc: Spread
 
 
 class OverRuns(TypedDict):
@@ -184,6 +185,7 @@ def over_runs_table(over: OverRuns) -> Table:
         return f"{mean:.3f} [{short(lo)}-{short(hi)}]"
 
     probe = any("probe_auc" in r for r in over["rows"])
+    real = any("real_probe_auc" in r for r in over["rows"])
     t = Table(
         title=escape(f"over {over['runs']} runs: mean [min-max]"),
         box=box.SIMPLE_HEAD,
@@ -199,6 +201,8 @@ def over_runs_table(over: OverRuns) -> Table:
         t.add_column(col, justify="right", no_wrap=True)
     if probe:
         t.add_column("probe", justify="right", no_wrap=True)
+    if real:
+        t.add_column("real", justify="right", no_wrap=True)
     for r in over["rows"]:
         rel = r["all_reliable"]["mean"]
         t.add_row(
@@ -208,6 +212,7 @@ def over_runs_table(over: OverRuns) -> Table:
             cell(r["adacc"], pct=True),
             "-" if rel is None else f"{100 * rel:.1f}",
             *([cell(r.get("probe_auc"))] if probe else []),
+            *([cell(r.get("real_probe_auc"))] if real else []),
             end_section=r["round"] == "decision",
         )
     return t

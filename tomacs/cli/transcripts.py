@@ -143,7 +143,9 @@ def replay(
         False,
         "--probe",
         help="Also fit a logistic probe per round on the policy's own inputs over the run's own test "
-        "debates (their labels) and score it on these: what the policy's inputs can tell.",
+        "debates (their labels) and score it on these: what the policy's inputs can tell. With "
+        "--held-out, a second one fitted on the real debates of the fitting questions: what the real "
+        "replies can tell.",
     ),
 ) -> None:
     """Score the agents of real debates with a trained policy, along the communication they recorded:
@@ -151,8 +153,8 @@ def replay(
     detector's (docs/transcripts.md, "Replaying a trained policy")."""
     from pathlib import Path
 
-    from tomacs.analysis.replay import replay_run, replay_table
-    from tomacs.analysis.replay_probe import probe_run
+    from tomacs.analysis.replay import Probe, replay_run, replay_table
+    from tomacs.analysis.replay_probe import probe_run, with_real_probe
     from tomacs.job.files import write_json
     from tomacs.job.progress import Progress
 
@@ -161,7 +163,7 @@ def replay(
     if out:
         check_out_file(out)
     from tomacs.analysis.replay_runs import over_runs, over_runs_table, run_line, trained_runs
-    from tomacs.sim.from_episodes import select_debates
+    from tomacs.transcripts.split import select_debates, split_questions
 
     runs = trained_runs(Path(run_dir))
     if not runs:
@@ -173,7 +175,11 @@ def replay(
         fail(f"--checkpoint names one run's checkpoint, and {run_dir} holds {len(runs)} runs: pass one run")
     results = []
     try:
-        debates = select_debates(load_transcripts(paths, fmt), model, held_out, split, split_seed)
+        loaded = load_transcripts(paths, fmt)
+        debates = select_debates(loaded, model, held_out, split, split_seed)
+        probe_fn: Probe | None = probe_run if probe else None
+        if probe and held_out:
+            probe_fn = with_real_probe(split_questions(select_debates(loaded, model), split, split_seed)[0])
         for run in runs:
             results.append(
                 replay_run(
@@ -183,7 +189,7 @@ def replay(
                     limit=limit,
                     checkpoint=Path(checkpoint) if checkpoint else None,
                     progress=Progress(enabled=sys.stderr.isatty()),
-                    probe=probe_run if probe else None,
+                    probe=probe_fn,
                 )
             )
         over = over_runs(results) if len(results) > 1 else None
