@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from tomacs.cli.common import check_out_file, console, fail
+from tomacs.cli.common import check_out_file, console, fail, wide
 
 transcripts_app = typer.Typer(no_args_is_help=True, help="Real debate transcripts (docs/transcripts.md).")
 FORMAT_HELP = "Format of every PATH (default: detected per path); see docs/transcripts.md."
@@ -201,12 +201,12 @@ def replay(
 
     s = results[0]["summary"]
     if over is None:
-        console.print(replay_table(results[0]))
+        wide(120).print(replay_table(results[0]))  # in a log too, every column whole
         adacc = f"{pct(s['adacc'])}, balanced {pct(s['adacc_balanced'])}"
     else:
         for run, res in zip(runs, results, strict=True):
             console.print(run_line(run, Path(run_dir), res), highlight=False, soft_wrap=True, markup=False)
-        console.print(over_runs_table(over))
+        wide(120).print(over_runs_table(over))
         a = over["adacc"]
         adacc = f"{pct(a['mean'])} over {len(runs)} runs [{pct(a['min'])}, {pct(a['max'])}]"
     console.print(
