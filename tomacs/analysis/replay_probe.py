@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -82,9 +83,11 @@ def probe_run(
     inputs: Sequence[RowInputs],
     rows: list[dict[str, Any]],
     progress: Progress | None = None,
+    real_fit: Sequence[Debate] = (),
 ) -> dict[str, object]:
     """The probe of the module docstring for a replay's `pairs`; sets each row's `probe_auc` (None for the
-    pooled "all" row) and returns what the summary records of the fit."""
+    pooled "all" row) and returns what the summary records of the fit. With `real_fit` (the real debates
+    of the fitting questions) also each row's `real_probe_auc`, the same probe fitted on those."""
     from tomacs.transcripts import TranscriptError, load_debates
 
     path = policy.run_dir / "episodes.jsonl"
@@ -97,36 +100,24 @@ def probe_run(
         sim = load_debates([path])
     except TranscriptError as exc:
         raise ReplayError(f"--probe: {exc}") from None
-    sim_pairs, sim_inputs = replay_inputs(policy, sim, progress)
-    assert sim_inputs is not None  # asked for
-    aucs = probe_aucs(labelled_rows(sim_pairs, sim_inputs), labelled_rows(pairs, inputs))
-    for r in rows:
-        r["probe_auc"] = aucs.get(str(r["round"]))
-    return {"episodes": str(path), "debates": len(sim), "C": PROBE_C}
+    scored = labelled_rows(pairs, inputs)
+    fits = {"probe_auc": sim} | ({"real_probe_auc": list(real_fit)} if real_fit else {})
+    for key, fit in fits.items():
+        fit_pairs, fit_inputs = replay_inputs(policy, fit, progress)
+        assert fit_inputs is not None  # asked for
+        aucs = probe_aucs(labelled_rows(fit_pairs, fit_inputs), scored)
+        for r in rows:
+            r[key] = aucs.get(str(r["round"]))
+    out: dict[str, object] = {"episodes": str(path), "debates": len(sim), "C": PROBE_C}
+    if real_fit:
+        out["real"] = {"debates": len(real_fit), "questions": len({d.question_key for d in real_fit})}
+    return out
 
 
 def with_real_probe(real_fit: Sequence[Debate]) -> Probe:
-    """`probe_run`, plus each row's `real_probe_auc`: the same probe fitted on `real_fit` (the real debates
-    of the fitting questions, labelled by their transcripts) and scored on the replayed debates."""
+    """`probe_run` with the real probe too (`--probe --held-out`), as `replay_run` calls a probe."""
     if not real_fit:
         raise ReplayError(
             "--probe --held-out: no real debate of the fitting questions to fit the real probe on"
         )
-
-    def probe(
-        policy: Policy,
-        pairs: Sequence[tuple[Debate, Episode]],
-        inputs: Sequence[RowInputs],
-        rows: list[dict[str, Any]],
-        progress: Progress | None = None,
-    ) -> dict[str, object]:
-        out = probe_run(policy, pairs, inputs, rows, progress)
-        fit_pairs, fit_inputs = replay_inputs(policy, real_fit, progress)
-        assert fit_inputs is not None  # asked for
-        aucs = probe_aucs(labelled_rows(fit_pairs, fit_inputs), labelled_rows(pairs, inputs))
-        for r in rows:
-            r["real_probe_auc"] = aucs.get(str(r["round"]))
-        out["real"] = {"debates": len(real_fit), "questions": len({d.question_key for d in real_fit})}
-        return out
-
-    return probe
+    return partial(probe_run, real_fit=real_fit)
