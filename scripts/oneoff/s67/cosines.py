@@ -1,6 +1,6 @@
 """Issue 38, stop 67: MiniLM cosines per round between the replies of one debate (two honest ones; an honest
 and an adversarial one) and between a reply and its question, real against simulated; and the share of
-the stem's content words a reply restates (first 200 characters, anywhere).
+the stem's content words a reply restates in its first 200 characters.
 
 Usage: python cosines.py REAL_TRANSCRIPTS MODEL SIM_RUN_DIR  (simulated side: its first 150 debates)
 """
