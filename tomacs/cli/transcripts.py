@@ -175,11 +175,11 @@ def replay(
         fail(f"--checkpoint names one run's checkpoint, and {run_dir} holds {len(runs)} runs: pass one run")
     results = []
     try:
-        loaded = load_transcripts(paths, fmt)
-        debates = select_debates(loaded, model, held_out, split, split_seed)
-        probe_fn: Probe | None = probe_run if probe else None
-        if probe and held_out:
-            probe_fn = with_real_probe(split_questions(select_debates(loaded, model), split, split_seed)[0])
+        debates = select_debates(load_transcripts(paths, fmt), model)
+        fitted: list = []
+        if held_out:  # calibrate's split: replay the held-out questions; the real probe learns the others
+            fitted, debates = split_questions(debates, split, split_seed)
+        probe_fn: Probe | None = (with_real_probe(fitted) if held_out else probe_run) if probe else None
         for run in runs:
             results.append(
                 replay_run(
