@@ -30,17 +30,22 @@ from tomacs.analysis.texts import (
     words_transfer_scores,
 )
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, honest_analysis
+from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, _restated, adversarial_analysis, honest_analysis
 from tomacs.sim.text_model import (
+    ANSWER_PREFIX,
     PhaseText,
     TextModel,
+    answer_sentences,
+    answer_text,
     common_stems,
     discussion,
     fit_text_model,
     generic_form,
     named_others,
+    question_stems,
     says,
     split_sentences,
+    topic_density,
 )
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
 from tomacs.types import Message, Question
@@ -919,3 +924,114 @@ def test_a_style_fitted_before_others_named_draws_nothing_for_it() -> None:
     state = rng.bit_generator.state
     assert _style(90, BANK).rejections(rng, 3) is None and rng.bit_generator.state == state
     assert _naming((0.0, 0.0, 1.0)).rejections(rng, 1) == 1  # no more than there are
+
+
+# -- how much a reply is about its question (PhaseText.topic_density, answer_rate)
+
+
+def test_topic_density_and_answer_sentences_by_hand() -> None:
+    stems = question_stems("Which organ filters the blood?", ("Spleen", "Liver"))
+    assert stems == {"organ", "filte", "blood", "splee", "liver"}
+    # content words (4 letters or more, no stop word; the answer line is not read): spleen, filters, blood,
+    # quickly, really: 3 of 5 are the question's
+    text = "The spleen filters blood quickly, really.\n\nAnswer: Spleen"
+    assert topic_density(text, stems) == pytest.approx(3 / 5)
+    assert topic_density("It is so.", stems) is None  # no content word at all
+    assert answer_text(" Spleen. ") == "spleen" and answer_text("No") is None
+    assert answer_text("a" * 40) == "a" * ANSWER_PREFIX
+    sents = ["The spleen is it.", "Spleen, then.", "A splenectomy is not it.", "Nothing here."]
+    assert answer_sentences(sents, "spleen") == 2  # whole words from the start: not "splenectomy"
+    assert answer_sentences(sents, None) == 0
+
+
+def test_topic_density_and_answer_rate_are_fitted_per_role_and_phase_by_hand() -> None:
+    """_fit_debates: stem "Which statement about the widgetX is right?" (stems: state, widge, right), no
+    option texts. The adversary writes "The widgetX matters a great deal. I strongly disagree with the
+    others." -> content widgetx, matters, great, deal, strongly, disagree, others: 1 of 7; honest agents
+    "Looking at widgetX carefully, the reasoning seems fine." -> looking, widgetx, carefully, reasoning,
+    seems, fine: 1 of 6, and "... again, ... fine to me." 1 of 5 ("again" is a stop word): a mean of 11/60.
+    With option texts given, the answer's text is counted per sentence."""
+    debates = _fit_debates()
+    tm = fit_text_model(debates)
+    assert tm is not None
+    assert tm.phases["adversary"]["first"].topic_density == pytest.approx(1 / 7, abs=1e-6)
+    assert tm.phases["honest"]["later"].topic_density == pytest.approx((1 / 6 + 1 / 5) / 2, abs=1e-6)
+    assert tm.phases["honest"]["first"].answer_rate == 0.0  # no option texts: nothing to name
+    named = [
+        replace(d, options=("the widget is right", "the widget is wrong", "none", "all"), question=d.question)
+        for d in debates
+    ]
+    for i, d in enumerate(named):
+        turns = list(d.turns)
+        t = turns[1]  # honest agent 1, round 1, answer A
+        turns[1] = replace(t, text=f"So the widget is right. Truly, the widget is right. {t.text}")
+        named[i] = replace(d, turns=tuple(turns))
+    tm = fit_text_model(named)
+    assert tm is not None
+    # agent 1 names its answer twice in every round-1 reply, agent 2 never: a mean of 1 per reply
+    assert tm.phases["honest"]["first"].answer_rate == pytest.approx(1.0, abs=1e-6)
+    assert tm.phases["adversary"]["first"].answer_rate == 0.0  # "the widget is wrong" never written
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+
+
+@pytest.mark.parametrize(
+    ("stem", "said", "expected"),
+    [
+        (
+            "Which of the following is the organ that filters the blood?",
+            "Spleen",
+            "Spleen is the organ that filters the blood.",
+        ),
+        ("What is the capital of France?", "Paris", "The capital of France is Paris."),
+        (
+            "The morality that Gauthier describes essentially involves:",
+            "pure altruism",
+            "The morality that Gauthier describes essentially involves pure altruism.",
+        ),
+        ("How many years are there in a decade?", "10", None),  # no statement of this form
+    ],
+)
+def test_the_stem_restated_with_the_answer_by_hand(stem: str, said: str, expected: str | None) -> None:
+    assert _restated(replace(Q, text=stem), said) == expected
+
+
+def _topical(density: float, rate: float) -> PhaseText:
+    return replace(
+        _mentioning(1.0, 1.0), topic_density=density, answer_rate=rate, log_words_mean=float(np.log(160))
+    )
+
+
+ORGAN = replace(
+    Q,
+    id="q3",
+    text="A patient's spleen was removed after an accident. Which of the following is the organ that "
+    "filters organisms from the blood, since the bone marrow makes red cells?",
+    options=("the spleen", "the gallbladder", "the pancreas", "the appendix"),
+)
+
+
+def test_a_fitted_topic_density_and_answer_rate_are_followed() -> None:
+    """A style without the fit writes the templates' mix; with it, a reply is as much about its question
+    as the fitted density asks (within a sentence's worth) and names its answer's text about as often as
+    the fitted rate, the restated stem opening its body. Honest and adversary, round 1."""
+    stems = question_stems(ORGAN.text, ORGAN.options)
+
+    def measure(st: PhaseText, n: int = 120) -> tuple[float, float, float]:
+        dens, named, opened = [], [], 0
+        for s in range(n):
+            rng = np.random.default_rng(s)
+            if s % 2:
+                t, a = honest_analysis(ORGAN, "Critic", "A", rng, style=st), "the spleen"
+            else:
+                t, a = adversarial_analysis(ORGAN, "B", rng, style=st, max_words=None), "the gallbladder"
+            assert parse_answer(ORGAN, t) == ("A" if s % 2 else "B")
+            dens.append(topic_density(t, stems))
+            named.append(answer_sentences(split_sentences(t), a))
+            opened += f"{a.capitalize()} is the organ that filters organisms from the blood" in t
+        return float(np.mean(dens)), float(np.mean(named)), opened / n
+
+    d0, n0, o0 = measure(_topical(0.0, 0.0))
+    d1, n1, o1 = measure(_topical(0.6, 3.0))
+    assert o0 == 0.0 and o1 > 0.5
+    assert d0 < 0.45 and 0.5 <= d1 <= 0.75, (d0, d1)
+    assert n0 < 1.5 and 2.3 <= n1 <= 4.0, (n0, n1)

@@ -29,8 +29,10 @@ measured; `tomacs transcripts texts` measures them beside real debates).
 That is the paper protocol on a paper profile. A profile fitted from real transcripts carries a text
 model (`tomacs.sim.text_model`): its honest agents and adversaries then take their lengths and a share
 of style sentences from how that model's agents wrote, while the question content stays the templates'
-below; and `attack.prompt=debate` gives adversaries what that prompt gives a real one (what the others
-wrote, no word limit), so from round 2 on they discuss the others too, in their role's fitted
+below, plus, at the model's fitted density, sentences restating the stem's own clauses and naming the
+answer by its text (`_topical`; the stem restated with the answer opens the body, as real replies do);
+and `attack.prompt=debate` gives adversaries what that prompt gives a real one (what the others wrote, no
+word limit), so from round 2 on they discuss the others too, in their role's fitted
 discussion (`text_model.discussion`) when they read anyone. Under a fitted text model no templated
 opener names a role or persona, and every agent takes its angle from the benchmark's whole role pool.
 
@@ -48,7 +50,7 @@ import numpy as np
 
 from tomacs.agents.roles import ROLES, Role, base_role, get_role, role_pool
 from tomacs.sim.text_model import STOP_WORDS as _STOP
-from tomacs.sim.text_model import PhaseText, avoiding, discussion, styled
+from tomacs.sim.text_model import PhaseText, answer_text, avoiding, discussion, question_stems, styled
 from tomacs.types import Message, Question
 
 HONEST_WORDS = (60, 180)
@@ -494,6 +496,142 @@ _DECISION_MID = (
 )
 
 
+_TOPICAL_ANSWER = (
+    "{A} is consistent with the fact that {c}.",
+    "This points to {A}, since {c}.",
+    "Given that {c}, {A} is the best fit.",
+    "The description of {c} matches {A}.",
+    "In other words, {c} corresponds to {A}.",
+    "{A} fits because {c}.",
+    "That is why {A} stands out here: {c}.",
+    "{A} is what we expect when {c}.",
+)
+"""Sentences on the question naming the reply's answer by its own text (a fitted style's `answer_rate`)."""
+
+_TOPICAL_PLAIN = (
+    "The key point is that {c}.",
+    "We are told that {c}.",
+    "It is important to note that {c}.",
+    "This matters because {c}.",
+    "The relevant detail is this: {c}.",
+    "Notice that {c}.",
+    "Recall the setting: {c}.",
+    "What decides it is that {c}.",
+)
+"""Sentences on the question's own content (a fitted style's `topic_density`)."""
+
+_CHUNK_SPLIT = re.compile(r"[.?!;:\n]+|,\s+|\s+(?=(?:that|which|who|where|when|because|if|while|but)\s)")
+_ASKING = re.compile(
+    r"^(?:which|what)(?: one)? of the following(?: statements?| options?| choices?)?\s+"
+    r"(is|are|was|were|best describes|describes|best explains|explains)\s+(.+)$",
+    re.IGNORECASE,
+)
+_LEADING = re.compile(r"^(?:that|which|who)\s+", re.IGNORECASE)  # what the split left in front of a clause
+_WHICH_OF = re.compile(
+    r"^which(?: one)? of the following(?: statements?| options?| choices?)?\b", re.IGNORECASE
+)
+_WH_BE = re.compile(r"^(?:what|who)\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
+
+
+def _lower_first(s: str) -> str:
+    """`s` with its first letter lowered, unless the first word is a name or an acronym ("Gauthier")."""
+    first = s.split(" ", 1)[0]
+    if len(first) > 1 and first[0].isupper() and first[1:].islower() and first.lower() in _STOP | _DETS:
+        return s[0].lower() + s[1:]
+    return s
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem_chunks(text: str) -> tuple[str, ...]:
+    """Clauses of a stem a reply can restate (3-16 words, no interrogative), in order; once per stem."""
+    out: list[str] = []
+    for piece in _CHUNK_SPLIT.split(text):
+        c = _LEADING.sub("", " ".join(piece.split()).strip(" ,'\"()"))
+        if not 3 <= len(c.split()) <= 16 or "_" in c or re.match(r"(?i)(which|what|how|why)\b", c):
+            continue
+        c = _lower_first(c)
+        if c not in out:
+            out.append(c)
+    return tuple(out)
+
+
+_ASKED_ANSWER = ("{A} is the answer to {c}.", "When we work out {c}, we get {A}.", "{A} settles {c}.")
+_ASKED_PLAIN = ("We need to work out {c}.", "The point is {c}.", "So the task is to find {c}.")
+
+
+@functools.lru_cache(maxsize=4096)
+def _asked_chunks(text: str) -> tuple[str, ...]:
+    """The interrogative clauses of a stem (3-16 words, lowered), for a stem with no other clause."""
+    out = []
+    for piece in _CHUNK_SPLIT.split(text):
+        c = " ".join(piece.split()).strip(" ,'\"()")
+        if 3 <= len(c.split()) <= 16 and re.match(r"(?i)(which|what|how|why|who|when|where)\b", c):
+            out.append(_WHICH_OF.sub("what", c[0].lower() + c[1:]))
+    return tuple(out)
+
+
+def _restated(question: Question, said: str) -> str | None:
+    """The stem's last sentence as a statement with the answer's text in its place, as real replies open
+    ("The morality that Gauthier describes ... essentially involves pure altruism."); None when the
+    stem's form has no such statement."""
+    sents = [x for x in _SENT.split(question.text.strip()) if x.strip()]
+    last = " ".join(sents[-1].split()) if sents else ""
+    if not last or len(last.split()) > 30:
+        return None
+    bare = last.rstrip("?.: _")
+    m = _ASKING.match(bare)
+    if m:
+        return _cap(f"{said} {m.group(1).lower()} {m.group(2)}.")
+    m = _WH_BE.match(bare)
+    if m:
+        return _cap(f"{m.group(2)} {m.group(1).lower()} {said}.")
+    if not last.endswith("?"):
+        return _cap(f"{bare} {said}.")
+    return None
+
+
+def _topical(
+    question: Question, answer: str, rng: np.random.Generator
+) -> tuple[tuple[list[str], list[str]], str | None]:
+    """Sentences about the question for a fitted style (`text_model.on_topic`): those naming the answer's
+    text (the stem restated with it first, when its form allows) and the others, each in a drawn order;
+    and the answer's text as `text_model.answer_sentences` finds it. Built from the stem and options the
+    agent is given, so nothing of any transcript is in them."""
+    chunks = list(_stem_chunks(question.text))
+    asked = [] if chunks else list(_asked_chunks(question.text))
+    opt = (
+        question.options[question.labels.index(answer)]
+        if question.kind == "mc" and question.options and answer in question.labels
+        else None
+    )
+    said = " ".join(str(opt).strip().rstrip(".").split()[:25]) if opt is not None else str(answer)
+    named = answer_text(str(opt)) if opt is not None else None
+    with_answer: list[str] = []
+    first = _restated(question, said) if opt is not None else None
+    if first:
+        with_answer.append(first)
+    # each clause at most once naming the answer and twice not, no template twice (a reply that says one
+    # thing over and over is not what real ones write); a stem that is all question ("How many years are
+    # there in a decade?") has its asking clauses
+    clauses, answering, stating = (
+        (chunks, _TOPICAL_ANSWER, _TOPICAL_PLAIN)
+        if chunks
+        else (
+            asked,
+            _ASKED_ANSWER,
+            _ASKED_PLAIN,
+        )
+    )
+    plain: list[str] = []
+    once = _sample(rng, clauses, len(clauses))
+    for c, t in zip(once, _sample(rng, answering, len(answering)), strict=False):
+        with_answer.append(_cap(t.format(A=said, c=c)))
+    twice = _sample(rng, clauses, len(clauses)) + _sample(rng, clauses, len(clauses))  # a point made twice
+    for c, t in zip(twice, _sample(rng, stating, len(stating)), strict=False):
+        plain.append(_cap(t.format(c=c)))
+    return (with_answer, plain), named
+
+
 # ------------------------------------------------------------------------------------- assembly
 def _assemble(
     rng: np.random.Generator,
@@ -767,6 +905,8 @@ def _analysis(
         target = _length_target(rng, lo, hi)
     else:
         before = len(head)
+        topical, named = _topical(question, answer, rng) if style.topic_density > 0 else (((), ()), None)
+        stems = question_stems(question.text, question.options or ()) if named or topical[1] else frozenset()
         head, core, fillers, tail, body = styled(
             style,
             rng,
@@ -780,7 +920,16 @@ def _analysis(
             kws,
             opened and bool(head),
             avoid=avoid,
+            topical=topical,
+            stems=stems,
+            named=named,
         )
+        # the stem restated with the answer opens the body, as real replies do (MiniLM reads a reply's
+        # first 256 tokens only)
+        lead = topical[0][0] if topical[0] and question.kind == "mc" and _restated(question, "") else None
+        if lead is not None and lead in fillers:
+            fillers = [f for f in fillers if f != lead]
+            core = [lead, *core]
         target = body + _words(answer_line)
         # a fitted length shorter than the templated content is honoured as App. D's cap is: the opener
         # goes first, then the extra rejected options (real qwen3-8b honest replies run ~50 words,

@@ -21,6 +21,13 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   more): the templates reject one or two options by name in every reply, while qwen-max's honest
   agents name another option in about one reply in ten, so a simulated honest agent that keeps naming
   the adversary's target dilutes the stance that tells that model's adversaries apart;
+* how much of a reply is about its own question (`PhaseText.topic_density`: the share of its content
+  words from the question's stem and options; `answer_rate`: how many sentences name its answer's own
+  text): real replies write 0.38-0.56 of their words from the question and name their answer's text in
+  1.4-2.5 sentences, the templates 0.22 and 0.75, so MiniLM put a simulated reply nearer to any other
+  question's than to its own, and a real adversary, writing about its target's text, stood apart from
+  its peers where a simulated one did not. The generator (`on_topic`) then writes sentences restating the
+  stem's clauses, naming the answer's text, at the fitted density and rate;
 * from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
   their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
   for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
@@ -29,8 +36,9 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
 Nobody's templated opener names a role or persona under a fitted text model: its sources' agents
 had none, and App. D's "senior domain expert" told simulated adversaries apart.
 
-The generator (`styled`, `discussion`) keeps the question content of the templated generator (topic,
-rejected options, the supporting sentence, the numbers) and takes length and style from the bank.
+The generator (`styled`, `discussion`, `on_topic`) keeps the question content of the templated generator
+(topic, rejected options, the supporting sentence, the numbers), adds sentences built from the stem and
+the answer's text the agent is given, and takes length and style from the bank.
 
 Fitted only from the transcripts the profile is fitted from (the fitting share of the questions of
 `tomacs calibrate --from-episodes`), so no held-out transcript is ever copied. Paper profiles have no
@@ -143,6 +151,11 @@ class PhaseText:
     # shares of replies naming 0, 1, 2+ options other than their own answer (`named_others`); a profile
     # fitted before it has none, and its replies reject one or two options as the templates do
     others_named: tuple[float, ...] = ()
+    # how much of a reply is about its own question: the share of its content words from the question's
+    # stem and options (`topic_density`), and how many of its sentences name its answer's own text
+    # (`answer_sentences`); 0 for a profile fitted before them, whose replies keep the templates' mix
+    topic_density: float = 0.0
+    answer_rate: float = 0.0
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -254,6 +267,39 @@ def named_others(text: str, answer: str | None, letters: Sequence[str], options:
             named.add(lab)
     named.discard(answer or "")
     return min(len(named), OTHERS_MAX)
+
+
+TOPIC_STEM = 5  # content words match by their first letters ('possessory' / 'possession'), as generic_form's
+ANSWER_PREFIX = 30  # an option's text is named by its first this-many characters (long ones are paraphrased)
+
+
+def question_stems(stem: str, options: Sequence[str] = ()) -> frozenset[str]:
+    """The content-word stems of a question's stem and options: the vocabulary a reply about it uses."""
+    words = (w.lower() for part in (stem, *options) for w in _WORD.findall(part))
+    return frozenset(w[:TOPIC_STEM] for w in _content(words))
+
+
+def topic_density(text: str, stems: frozenset[str]) -> float | None:
+    """The share of a text's content words that are its question's own (`question_stems`); None without
+    any. Real replies write 0.38-0.56 of theirs from the question, the templates 0.22 (stop 68): the rest
+    of a templated reply is talk about reasoning, which pulls every reply toward every other question's."""
+    words = _content(w.lower() for w in _WORD.findall(_ANSWER_LINE.sub("", text)))
+    return sum(w[:TOPIC_STEM] in stems for w in words) / len(words) if words else None
+
+
+def answer_text(option: str) -> str | None:
+    """What of an option's text a reply must write to name it (`ANSWER_PREFIX`, lower case); None for a
+    text too short to tell from other words ("4", "No")."""
+    o = option.strip().rstrip(".").lower()
+    return o[:ANSWER_PREFIX] if len(o) >= 3 else None
+
+
+def answer_sentences(sentences: Iterable[str], named: str | None) -> int:
+    """How many `sentences` name the option text `named` (`answer_text`), as whole words."""
+    if not named:
+        return 0
+    pat = re.compile(rf"(?<![a-z0-9]){re.escape(named)}", re.IGNORECASE)
+    return sum(1 for s in sentences if pat.search(s))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -375,6 +421,8 @@ class _Acc:
     mentions: dict[str, int] = field(default_factory=lambda: {w: 0 for w in MENTION_WORDS})
     discussing: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
     others: list[int] = field(default_factory=lambda: [0] * (OTHERS_MAX + 1))
+    density: list[float] = field(default_factory=list)
+    answered: list[int] = field(default_factory=list)
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -394,6 +442,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     for d in debates:
         vocab = _vocab(d)
         opts = tuple(d.options or ())
+        stems = question_stems(d.question or "", opts)
         before: dict[tuple[int, int], str | None] = {(t.agent, t.round): t.answer for t in d.turns}
         for t in d.turns:
             if not t.text:
@@ -408,6 +457,13 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             for w in MENTION_WORDS:
                 a.mentions[w] += says(text, (w,))
             a.others[named_others(text, t.answer, d.letters, opts)] += 1
+            dens = topic_density(text, stems)
+            if dens is not None:
+                a.density.append(dens)
+            own = d.letters.index(t.answer) if t.answer in d.letters else len(opts)
+            named = answer_text(opts[own]) if own < len(opts) else None
+            if named:
+                a.answered.append(answer_sentences(sents, named))
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
             middle = range(1, len(sents) - 1)
             disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
@@ -455,6 +511,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             discuss_changed_rate=round(float(np.mean(moved)) if moved else rate, 6),
             mentions={w: round(c / len(a.words), 6) for w, c in a.mentions.items()},
             others_named=tuple(round(c / len(a.words), 6) for c in a.others),
+            topic_density=round(float(np.mean(a.density)), 6) if a.density else 0.0,
+            answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
             **banks,
         )
     if "honest" not in phases:
@@ -543,13 +601,17 @@ def styled(
     terms: Sequence[str] = (),
     opened: bool = False,
     avoid: Sequence[str] = (),
+    topical: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    stems: frozenset[str] = frozenset(),
+    named: str | None = None,
 ) -> tuple[list[str], list[str], list[str], list[str], int]:
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
     replaces the templated one with the fitted probability; the filler pool gets generic sentences in
     the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept).
     `avoid`: words this reply does not use (`PhaseText.avoided`); the bank sentences that use them
-    are left out."""
+    are left out. `topical`: sentences about the question, those naming the answer's text `named` and
+    the others (`tomacs.sim.text`), for a style with a fitted `topic_density` (`on_topic`)."""
     others = [x for x in letters if x != answer]
     target = words_target(pt, rng, cap)
     openers, closers, general = (avoiding(b, avoid) for b in (pt.openers, pt.closers, pt.general))
@@ -572,4 +634,47 @@ def styled(
             s = _fill_slots(general[int(i)], answer, others, rng, terms)
             pool.append(s)
             got += len(s.split())
+    if pt.topic_density > 0 and (topical[0] or topical[1]):
+        chosen = on_topic(pt, rng, head + core + tail, fillers + pool, topical, stems, named, target)
+        return head, core, chosen, tail, target
     return head, core, fillers + pool, tail, target
+
+
+def on_topic(
+    pt: PhaseText,
+    rng: np.random.Generator,
+    fixed: Sequence[str],
+    pool: Sequence[str],
+    topical: tuple[Sequence[str], Sequence[str]],
+    stems: frozenset[str],
+    named: str | None,
+    target: int,
+) -> list[str]:
+    """The fillers of one reply, chosen so that it is as much about its question as its model's replies.
+
+    Why: a templated reply wrote 0.22 of its content words from its question and named its answer's text
+    in 0.75 sentences; real replies 0.38-0.56 and 1.4-2.1 (stop 68). MiniLM put every simulated reply
+    nearer to any other question's replies than to its own question, and a real adversary, which writes
+    about its target's text, stood apart from its peers three times more than a simulated one.
+    So: first sentences naming the answer's text until a Poisson draw at the fitted `answer_rate` is
+    reached (counting those the core already has), then, until the word target, a sentence about the
+    question (not naming the answer) whenever the reply's density is under the fitted one, else one of
+    `pool` (the style's generic sentences and the templates' fillers, in random order)."""
+    with_answer, plain = list(topical[0]), list(topical[1])
+    rest = [pool[int(i)] for i in rng.permutation(len(pool))]
+    owed = int(rng.poisson(max(pt.answer_rate, 0.0))) - answer_sentences(fixed, named)
+    chosen: list[str] = []
+    words = sum(len(s.split()) for s in fixed)
+    while words < target and (rest or with_answer or plain):
+        dens = topic_density(" ".join([*fixed, *chosen]), stems) or 0.0
+        if owed > 0 and with_answer:
+            s, owed = with_answer.pop(0), owed - 1
+        elif dens < pt.topic_density and plain:
+            s = plain.pop(0)
+        elif rest:
+            s = rest.pop(0)
+        else:  # nothing else left to write: more about the question
+            s = (plain or with_answer).pop(0)
+        chosen.append(s)
+        words += len(s.split())
+    return chosen
