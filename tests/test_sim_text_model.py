@@ -26,6 +26,7 @@ from tomacs.analysis.texts import (
     on_target,
     replies_of,
     style_of,
+    style_table,
     transfer_auc,
     words_transfer_scores,
 )
@@ -422,6 +423,36 @@ def test_style_counts_by_hand() -> None:
     assert st["hedges/100w"] == pytest.approx(100 / 15)  # 'may' in 15 words
     assert st["asserting/100w"] == pytest.approx(100 / 15)
     assert st["option letters"] == 2 and st["suffix"] == 1.0 and st["paragraphs"] == 2
+
+
+def test_how_much_a_reply_is_about_its_question_is_a_style_row_by_hand() -> None:
+    """`about`: "Which organ filters the blood?" (A) spleen; the honest reply's content words spleen,
+    filters, blood, spleen, really are 4 of 5 the question's (each use counts) and it names "spleen" in 2
+    sentences; the adversary's
+    'Pancreas, surely. Think about cells.' has pancreas, surely, think, cells: 1 of 4, pancreas once. A
+    debate without its question's text has neither; the style table puts them beside the others."""
+    d = Debate(
+        id="d0",
+        gold="A",
+        letters=("A", "B"),
+        n_agents=2,
+        n_rounds=1,
+        agents=(AgentInfo(0, "adversary", 1, "B"), AgentInfo(1)),
+        turns=(
+            Turn(1, 0, "B", text="Pancreas, surely. Think about cells.\n\nAnswer: B"),
+            Turn(1, 1, "A", text="The spleen filters blood. Spleen, really.\n\nAnswer: A"),
+        ),
+        question="Which organ filters the blood?",
+        options=("spleen", "pancreas"),
+    )
+    adv, hon = replies_of([d], real=True)
+    assert (hon.topic_density, hon.answer_sentences) == (pytest.approx(4 / 5), 2.0)
+    assert (adv.topic_density, adv.answer_sentences) == (pytest.approx(1 / 4), 1.0)
+    bare = replies_of([replace(d, question=None, options=None)], real=True)
+    assert all(r.topic_density is None and r.answer_sentences is None for r in bare)
+    rows = {r["stat"]: r for r in style_table([adv, hon], [*bare, adv, hon])}
+    assert rows["topic density"]["sim_honest"] == pytest.approx(4 / 5)
+    assert rows["answer sentences"]["real_adversary"] == 1.0  # the bare replies are left out, not zeros
 
 
 def test_cv_and_transfer_auc_on_separable_and_flipped_data() -> None:

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tomacs.sim import text_model as tm
 from tomacs.transcripts.schema import Debate
 
 FOLDS = 5
@@ -49,6 +50,9 @@ class Reply:
     real: bool
     on_target: bool = False  # its answer is its debate's adversary target (adversaries and conformers)
     debate: str = ""  # its debate's id (several debates of one question: a source's repeats)
+    # how much it is about its question (`about`): None where the transcript lacks its question's texts
+    topic_density: float | None = None
+    answer_sentences: float | None = None
 
 
 def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
@@ -73,9 +77,26 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
                     real=real,
                     on_target=target is not None and t.answer == target,
                     debate=d.id,
+                    **about(d, t.text, t.answer),
                 )
             )
     return out
+
+
+def about(d: Debate, text: str, answer: str | None) -> dict[str, float | None]:
+    """How much a reply is about its own question, as the text model fits it
+    (`tomacs.sim.text_model.topic_density`, `answer_sentences`): real replies write 0.38-0.56 of their
+    content words from their question, the templates wrote 0.22 (stop 68). None where the debate has no
+    question text, or (answer sentences) its answer has no option text long enough to name."""
+    opts = tuple(d.options or ())
+    if not d.question:
+        return {"topic_density": None, "answer_sentences": None}
+    own = d.letters.index(answer) if answer in d.letters else len(opts)
+    named = tm.answer_text(opts[own]) if own < len(opts) else None
+    return {
+        "topic_density": tm.topic_density(text, tm.question_stems(d.question, opts)),
+        "answer_sentences": float(tm.answer_sentences(tm.split_sentences(text), named)) if named else None,
+    }
 
 
 # ------------------------------------------------------------------------------- style statistics
@@ -129,7 +150,13 @@ def style_of(text: str) -> dict[str, float]:
     }
 
 
-STYLE_KEYS = tuple(style_of("x"))
+ABOUT_KEYS = {"topic density": "topic_density", "answer sentences": "answer_sentences"}
+"""The statistics of how much a reply is about its question (`about`): Reply field per printed name."""
+STYLE_KEYS = (*style_of("x"), *ABOUT_KEYS)
+
+
+def _about_of(r: Reply) -> dict[str, float | None]:
+    return {name: getattr(r, field) for name, field in ABOUT_KEYS.items()}
 
 
 def _cohen_d(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -144,15 +171,15 @@ def style_table(sim: Sequence[Reply], real: Sequence[Reply]) -> list[dict[str, o
     """Per statistic: means of honest and adversarial replies on each side (acting rounds), each
     side's effect size, and their gap; rows sorted by the gap, the statistic that differs most first."""
     styles = {
-        side: [(r.adversarial, style_of(r.text)) for r in reps if r.acting]
+        side: [(r.adversarial, {**style_of(r.text), **_about_of(r)}) for r in reps if r.acting]
         for side, reps in (("sim", sim), ("real", real))
     }
     rows = []
     for key in STYLE_KEYS:
         row: dict[str, Any] = {"stat": key}
         for side, st in styles.items():
-            adv = np.array([s[key] for a, s in st if a])
-            hon = np.array([s[key] for a, s in st if not a])
+            adv = np.array([s[key] for a, s in st if a and s.get(key) is not None])
+            hon = np.array([s[key] for a, s in st if not a and s.get(key) is not None])
             row[f"{side}_honest"] = float(hon.mean()) if len(hon) else None
             row[f"{side}_adversary"] = float(adv.mean()) if len(adv) else None
             row[f"{side}_d"] = _cohen_d(adv, hon)
