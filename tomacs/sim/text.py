@@ -520,9 +520,18 @@ _TOPICAL_PLAIN = (
 )
 """Sentences on the question's own content (a fitted style's `topic_density`)."""
 
+_TOPICAL_TERMS = (
+    "{k1}, {k2} and {k3} all matter here.",
+    "Consider {k1}, {k2} and {k3} together.",
+    "The details on {k1}, {k2} and {k3} decide it.",
+    "{k1} ties {k2} to {k3}.",
+    "What {k1} means for {k2} and {k3} is central.",
+)
+"""Sentences on the stem's key terms, once its clauses are used up."""
+
 _CHUNK_SPLIT = re.compile(r"[.?!;:\n]+|,\s+|\s+(?=(?:that|which|who|where|when|because|if|while|but)\s)")
 _ASKING = re.compile(
-    r"^(?:which|what)(?: one)? of the following(?: statements?| options?| choices?)?\s+"
+    r"^(?:which|what)(?: one)? of the following(?: [a-z]+)?\s+"
     r"(is|are|was|were|best describes|describes|best explains|explains)\s+(.+)$",
     re.IGNORECASE,
 )
@@ -547,7 +556,12 @@ def _stem_chunks(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for piece in _CHUNK_SPLIT.split(text):
         c = _LEADING.sub("", " ".join(piece.split()).strip(" ,'\"()"))
-        if not 3 <= len(c.split()) <= 16 or "_" in c or re.match(r"(?i)(which|what|how|why)\b", c):
+        if (
+            not 3 <= len(c.split()) <= 16
+            or "_" in c
+            or "of the following" in c.lower()
+            or re.match(r"(?i)(which|what|how|why)\b", c)
+        ):
             continue
         c = _lower_first(c)
         if c not in out:
@@ -629,6 +643,14 @@ def _topical(
     twice = _sample(rng, clauses, len(clauses)) + _sample(rng, clauses, len(clauses))  # a point made twice
     for c, t in zip(twice, _sample(rng, stating, len(stating)), strict=False):
         plain.append(_cap(t.format(c=c)))
+    # then the stem's key terms, three at a time: a short stem has few clauses, and real replies to it
+    # are still mostly about its terms (gpt-3.5's honest round-1 replies write 0.54 of their words from
+    # the question; with clauses alone 500 MMLU questions got 0.41)
+    terms = list(_keywords(question))
+    if len(terms) >= 3:
+        for t in _sample(rng, _TOPICAL_TERMS, 3):  # no more: they read as lists of words
+            k1, k2, k3 = _sample(rng, terms, 3)
+            plain.append(_cap(t.format(k1=k1, k2=k2, k3=k3)))
     return (with_answer, plain), named
 
 
