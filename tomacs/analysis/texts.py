@@ -85,7 +85,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
 
 def about(d: Debate, text: str, answer: str | None) -> dict[str, float | None]:
     """How much a reply is about its own question, as the text model fits it
-    (`tomacs.sim.text_model.topic_density`, `answer_sentences`): real replies write 0.38-0.56 of their
+    (`tomacs.sim.text_model.topic_density`, `answer_sentences`): real replies write 0.30-0.56 of their
     content words from their question, the templates wrote 0.22 (stop 68). None where the debate has no
     question text, or (answer sentences) its answer has no option text long enough to name."""
     opts = tuple(d.options or ())

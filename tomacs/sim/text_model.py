@@ -23,11 +23,12 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   the adversary's target dilutes the stance that tells that model's adversaries apart;
 * how much of a reply is about its own question (`PhaseText.topic_density`: the share of its content
   words from the question's stem and options; `answer_rate`: how many sentences name its answer's own
-  text): real replies write 0.38-0.56 of their words from the question and name their answer's text in
-  1.4-2.5 sentences, the templates 0.22 and 0.75, so MiniLM put a simulated reply nearer to any other
-  question's than to its own, and a real adversary, writing about its target's text, stood apart from
-  its peers where a simulated one did not. The generator (`on_topic`) then writes sentences restating the
-  stem's clauses, naming the answer's text, at the fitted density and rate;
+  text): gpt-3.5's and Qwen1.5-14B's real replies write 0.30-0.56 of their content words from the
+  question and name their answer's text in 1.5-2.3 sentences, the templates 0.22 and 1.0. MiniLM put a
+  simulated reply at a cosine of 0.53-0.58 to its question (real 0.67-0.81), and a real adversary,
+  writing about its target's text, stood apart from its peers where a simulated one hardly did. The
+  generator (`on_topic`) writes sentences restating the stem's clauses and naming the answer's text, at
+  the fitted density and rate;
 * from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
   their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
   for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
@@ -281,8 +282,8 @@ def question_stems(stem: str, options: Sequence[str] = ()) -> frozenset[str]:
 
 def topic_density(text: str, stems: frozenset[str]) -> float | None:
     """The share of a text's content words that are its question's own (`question_stems`); None without
-    any. Real replies write 0.38-0.56 of theirs from the question, the templates 0.22 (stop 68): the rest
-    of a templated reply is talk about reasoning, which pulls every reply toward every other question's."""
+    any. Real replies write 0.30-0.56 of theirs from the question, the templates 0.22 (stop 68): the rest
+    of a templated reply was talk about reasoning, the same for every question."""
     words = _content(w.lower() for w in _WORD.findall(_ANSWER_LINE.sub("", text)))
     return sum(w[:TOPIC_STEM] in stems for w in words) / len(words) if words else None
 
@@ -653,9 +654,8 @@ def on_topic(
     """The fillers of one reply, chosen so that it is as much about its question as its model's replies.
 
     Why: a templated reply wrote 0.22 of its content words from its question and named its answer's text
-    in 0.75 sentences; real replies 0.38-0.56 and 1.4-2.1 (stop 68). MiniLM put every simulated reply
-    nearer to any other question's replies than to its own question, and a real adversary, which writes
-    about its target's text, stood apart from its peers three times more than a simulated one.
+    in 1.0 sentences; real replies 0.30-0.56 and 1.5-2.3 (stop 68). A real adversary, which writes about
+    its target's text, stood apart from its peers (MiniLM cosine) several times more than a simulated one.
     So: first sentences naming the answer's text until a Poisson draw at the fitted `answer_rate` is
     reached (counting those the core already has), then, until the word target, a sentence about the
     question (not naming the answer) whenever the reply's density is under the fitted one, else one of
