@@ -925,20 +925,25 @@ def _naming(shares: tuple[float, ...]) -> PhaseText:
     return replace(_mentioning(1.0, 1.0), others_named=shares, log_words_mean=float(np.log(220)))
 
 
+def _round1(q: Question, honest: str, target: str, st: PhaseText, n: int) -> list[tuple[str, str]]:
+    """n round-1 replies under `st` with their answers, honest (`honest`) and adversary (`target`) in turn."""
+    out = []
+    for s in range(n):
+        rng = np.random.default_rng(s)
+        if s % 2:
+            out.append((honest_analysis(q, "Critic", honest, rng, style=st), honest))
+        else:
+            out.append((adversarial_analysis(q, target, rng, style=st, max_words=None), target))
+    return out
+
+
 def test_a_reply_names_other_options_at_the_fitted_shares() -> None:
     """The templates reject one or two other options by name in every reply; under a fitted style the
     number follows `others_named` (round 1, honest and adversary, whose banks name no other option)."""
 
     def counts(st: PhaseText, n: int = 200) -> list[int]:
-        out = []
-        for s in range(n):
-            rng = np.random.default_rng(s)
-            if s % 2:
-                t, a = honest_analysis(Q_LONG, "Critic", "B", rng, style=st), "B"
-            else:
-                t, a = adversarial_analysis(Q_LONG, "C", rng, style=st, max_words=None), "C"
-            out.append(named_others(t, a, Q_LONG.labels, Q_LONG.options))
-        return out
+        replies = _round1(Q_LONG, "B", "C", st, n)
+        return [named_others(t, a, Q_LONG.labels, Q_LONG.options) for t, a in replies]
 
     assert set(counts(_naming((1.0, 0.0, 0.0)))) == {0}
     assert set(counts(_naming((0.0, 1.0, 0.0)))) == {1}
@@ -1049,13 +1054,9 @@ def test_a_fitted_topic_density_and_answer_rate_are_followed() -> None:
 
     def measure(st: PhaseText, n: int = 120) -> tuple[float, float, float]:
         dens, named, opened = [], [], 0
-        for s in range(n):
-            rng = np.random.default_rng(s)
-            if s % 2:
-                t, a = honest_analysis(ORGAN, "Critic", "A", rng, style=st), "the spleen"
-            else:
-                t, a = adversarial_analysis(ORGAN, "B", rng, style=st, max_words=None), "the gallbladder"
-            assert parse_answer(ORGAN, t) == ("A" if s % 2 else "B")
+        for t, letter in _round1(ORGAN, "A", "B", st, n):
+            a = {"A": "the spleen", "B": "the gallbladder"}[letter]
+            assert parse_answer(ORGAN, t) == letter
             dens.append(topic_density(t, stems))
             named.append(answer_sentences(split_sentences(t), a))
             opened += f"{a.capitalize()} is the organ that filters organisms from the blood" in t
