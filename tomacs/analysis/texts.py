@@ -91,8 +91,7 @@ def about(d: Debate, text: str, answer: str | None) -> dict[str, float | None]:
     opts = tuple(d.options or ())
     if not d.question:
         return {"topic_density": None, "answer_sentences": None}
-    own = d.letters.index(answer) if answer in d.letters else len(opts)
-    named = tm.answer_text(opts[own]) if own < len(opts) else None
+    named = tm.named_answer(d.letters, opts, answer)
     return {
         "topic_density": tm.topic_density(text, tm.question_stems(d.question, opts)),
         "answer_sentences": float(tm.answer_sentences(tm.split_sentences(text), named)) if named else None,

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from tomacs.cli.common import check_out_file, console, fail, wide
+
+if TYPE_CHECKING:
+    from tomacs.transcripts.schema import Debate
 
 transcripts_app = typer.Typer(no_args_is_help=True, help="Real debate transcripts (docs/transcripts.md).")
 FORMAT_HELP = "Format of every PATH (default: detected per path); see docs/transcripts.md."
@@ -176,7 +180,7 @@ def replay(
     results = []
     try:
         debates = select_debates(load_transcripts(paths, fmt), model)
-        fitted: list = []
+        fitted: list[Debate] = []
         if held_out:  # calibrate's split: replay the held-out questions; the real probe learns the others
             fitted, debates = split_questions(debates, split, split_seed)
         probe_fn: Probe | None = (with_real_probe(fitted) if held_out else probe_run) if probe else None

@@ -50,7 +50,15 @@ import numpy as np
 
 from tomacs.agents.roles import ROLES, Role, base_role, get_role, role_pool
 from tomacs.sim.text_model import STOP_WORDS as _STOP
-from tomacs.sim.text_model import PhaseText, answer_text, avoiding, discussion, question_stems, styled
+from tomacs.sim.text_model import (
+    OnTopic,
+    PhaseText,
+    answer_text,
+    avoiding,
+    discussion,
+    question_stems,
+    styled,
+)
 from tomacs.types import Message, Question
 
 HONEST_WORDS = (60, 180)
@@ -543,7 +551,8 @@ _WH_BE = re.compile(r"^(?:what|who)\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
 
 
 def _lower_first(s: str) -> str:
-    """`s` with its first letter lowered, unless the first word is a name or an acronym ("Gauthier")."""
+    """`s` with its first letter lowered when its first word is a function word ("The", "In"); any other
+    capitalised word may be a name ("Gauthier") and keeps its capital."""
     first = s.split(" ", 1)[0]
     if len(first) > 1 and first[0].isupper() and first[1:].islower() and first.lower() in _STOP | _DETS:
         return s[0].lower() + s[1:]
@@ -604,13 +613,10 @@ def _restated(question: Question, said: str) -> str | None:
     return None
 
 
-def _topical(
-    question: Question, answer: str, rng: np.random.Generator
-) -> tuple[tuple[list[str], list[str]], str | None]:
+def _topical(question: Question, answer: str, rng: np.random.Generator) -> OnTopic:
     """Sentences about the question for a fitted style (`text_model.on_topic`): those naming the answer's
-    text (the stem restated with it first, when its form allows) and the others, each in a drawn order;
-    and the answer's text as `text_model.answer_sentences` finds it. Built from the stem and options the
-    agent is given, so nothing of any transcript is in them."""
+    text (the stem restated with it first, when its form allows) and the others. Built from the stem and
+    options the agent is given, so nothing of any transcript is in them."""
     chunks = list(_stem_chunks(question.text))
     asked = [] if chunks else list(_asked_chunks(question.text))
     opt = (
@@ -620,22 +626,17 @@ def _topical(
     )
     said = " ".join(str(opt).strip().rstrip(".").split()[:25]) if opt is not None else str(answer)
     named = answer_text(str(opt)) if opt is not None else None
-    with_answer: list[str] = []
     first = _restated(question, said) if opt is not None else None
-    if first:
-        with_answer.append(first)
+    with_answer = [first] if first else []
     # each clause at most once naming the answer and twice not, no template twice (a reply that says one
     # thing over and over is not what real ones write); a stem that is all question ("How many years are
     # there in a decade?") has its asking clauses
-    clauses, answering, stating = (
-        (chunks, _TOPICAL_ANSWER, _TOPICAL_PLAIN)
-        if chunks
-        else (
-            asked,
-            _ASKED_ANSWER,
-            _ASKED_PLAIN,
-        )
-    )
+    answering: Sequence[str]
+    stating: Sequence[str]
+    if chunks:
+        clauses, answering, stating = chunks, _TOPICAL_ANSWER, _TOPICAL_PLAIN
+    else:
+        clauses, answering, stating = asked, _ASKED_ANSWER, _ASKED_PLAIN
     plain: list[str] = []
     once = _sample(rng, clauses, len(clauses))
     for c, t in zip(once, _sample(rng, answering, len(answering)), strict=False):
@@ -651,7 +652,8 @@ def _topical(
         for t in _sample(rng, _TOPICAL_TERMS, 3):  # no more: they read as lists of words
             k1, k2, k3 = _sample(rng, terms, 3)
             plain.append(_cap(t.format(k1=k1, k2=k2, k3=k3)))
-    return (with_answer, plain), named
+    stems = question_stems(question.text, question.options or ())
+    return OnTopic(with_answer, plain, named, stems, first)
 
 
 # ------------------------------------------------------------------------------------- assembly
@@ -927,8 +929,7 @@ def _analysis(
         target = _length_target(rng, lo, hi)
     else:
         before = len(head)
-        topical, named = _topical(question, answer, rng) if style.topic_density > 0 else (((), ()), None)
-        stems = question_stems(question.text, question.options or ()) if named or topical[1] else frozenset()
+        topic = _topical(question, answer, rng) if style.topic_density > 0 else None
         head, core, fillers, tail, body = styled(
             style,
             rng,
@@ -942,13 +943,11 @@ def _analysis(
             kws,
             opened and bool(head),
             avoid=avoid,
-            topical=topical,
-            stems=stems,
-            named=named,
+            topic=topic,
         )
         # the stem restated with the answer opens the body, as real replies do (MiniLM reads a reply's
         # first 256 tokens only)
-        lead = topical[0][0] if topical[0] and question.kind == "mc" and _restated(question, "") else None
+        lead = topic.lead if topic is not None else None
         if lead is not None and lead in fillers:
             fillers = [f for f in fillers if f != lead]
             core = [lead, *core]

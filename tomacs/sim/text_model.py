@@ -54,7 +54,7 @@ import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -280,12 +280,18 @@ def question_stems(stem: str, options: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(w[:TOPIC_STEM] for w in _content(words))
 
 
+def topic_counts(text: str, stems: frozenset[str]) -> tuple[int, int]:
+    """A text's content words that are its question's own (`question_stems`), and all its content words."""
+    words = _content(w.lower() for w in _WORD.findall(_ANSWER_LINE.sub("", text)))
+    return sum(w[:TOPIC_STEM] in stems for w in words), len(words)
+
+
 def topic_density(text: str, stems: frozenset[str]) -> float | None:
-    """The share of a text's content words that are its question's own (`question_stems`); None without
+    """The share of a text's content words that are its question's own (`topic_counts`); None without
     any. Real replies write 0.30-0.56 of theirs from the question, the templates 0.22 (stop 68): the rest
     of a templated reply was talk about reasoning, the same for every question."""
-    words = _content(w.lower() for w in _WORD.findall(_ANSWER_LINE.sub("", text)))
-    return sum(w[:TOPIC_STEM] in stems for w in words) / len(words) if words else None
+    hits, n = topic_counts(text, stems)
+    return hits / n if n else None
 
 
 def answer_text(option: str) -> str | None:
@@ -293,6 +299,12 @@ def answer_text(option: str) -> str | None:
     text too short to tell from other words ("4", "No")."""
     o = option.strip().rstrip(".").lower()
     return o[:ANSWER_PREFIX] if len(o) >= 3 else None
+
+
+def named_answer(letters: Sequence[str], options: Sequence[str], answer: str | None) -> str | None:
+    """`answer_text` of the option a reply answered; None without one (no letter, no options)."""
+    own = letters.index(answer) if answer in letters else len(options)
+    return answer_text(options[own]) if own < len(options) else None
 
 
 def answer_sentences(sentences: Iterable[str], named: str | None) -> int:
@@ -461,8 +473,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             dens = topic_density(text, stems)
             if dens is not None:
                 a.density.append(dens)
-            own = d.letters.index(t.answer) if t.answer in d.letters else len(opts)
-            named = answer_text(opts[own]) if own < len(opts) else None
+            named = named_answer(d.letters, opts, t.answer)
             if named:
                 a.answered.append(answer_sentences(sents, named))
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
@@ -522,6 +533,19 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
 
 
 # -------------------------------------------------------------------------------------- generate
+class OnTopic(NamedTuple):
+    """One reply's sentences about its question (`tomacs.sim.text._topical`), for `on_topic`: those naming
+    its answer's text and the others, each in a drawn order; the answer's text as `answer_sentences`
+    finds it; its question's `question_stems`; and the stem restated with the answer, when the stem's
+    form allows one (the first of `with_answer`, which opens the body)."""
+
+    with_answer: list[str]
+    plain: list[str]
+    named: str | None
+    stems: frozenset[str]
+    lead: str | None
+
+
 NEUTRAL_TERMS = ("concept", "issue", "principle", "factor", "situation", "context", "aspect", "matter")
 """What a slot says once the question's own key terms are used up in a sentence (at most `MAX_SLOTS`
 slots, so the eight never run out)."""
@@ -602,17 +626,15 @@ def styled(
     terms: Sequence[str] = (),
     opened: bool = False,
     avoid: Sequence[str] = (),
-    topical: tuple[Sequence[str], Sequence[str]] = ((), ()),
-    stems: frozenset[str] = frozenset(),
-    named: str | None = None,
+    topic: OnTopic | None = None,
 ) -> tuple[list[str], list[str], list[str], list[str], int]:
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
     replaces the templated one with the fitted probability; the filler pool gets generic sentences in
     the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept).
     `avoid`: words this reply does not use (`PhaseText.avoided`); the bank sentences that use them
-    are left out. `topical`: sentences about the question, those naming the answer's text `named` and
-    the others (`tomacs.sim.text`), for a style with a fitted `topic_density` (`on_topic`)."""
+    are left out. `topic`: sentences about the question (`tomacs.sim.text`), for a style with a fitted
+    `topic_density` (`on_topic`)."""
     others = [x for x in letters if x != answer]
     target = words_target(pt, rng, cap)
     openers, closers, general = (avoiding(b, avoid) for b in (pt.openers, pt.closers, pt.general))
@@ -635,9 +657,8 @@ def styled(
             s = _fill_slots(general[int(i)], answer, others, rng, terms)
             pool.append(s)
             got += len(s.split())
-    if pt.topic_density > 0 and (topical[0] or topical[1]):
-        chosen = on_topic(pt, rng, head + core + tail, fillers + pool, topical, stems, named, target)
-        return head, core, chosen, tail, target
+    if pt.topic_density > 0 and topic is not None and (topic.with_answer or topic.plain):
+        return head, core, on_topic(pt, rng, head + core + tail, fillers + pool, topic, target), tail, target
     return head, core, fillers + pool, tail, target
 
 
@@ -646,9 +667,7 @@ def on_topic(
     rng: np.random.Generator,
     fixed: Sequence[str],
     pool: Sequence[str],
-    topical: tuple[Sequence[str], Sequence[str]],
-    stems: frozenset[str],
-    named: str | None,
+    topic: OnTopic,
     target: int,
 ) -> list[str]:
     """The fillers of one reply, chosen so that it is as much about its question as its model's replies.
@@ -660,16 +679,16 @@ def on_topic(
     reached (counting those the core already has), then, until the word target, a sentence about the
     question (not naming the answer) whenever the reply's density is under the fitted one, else one of
     `pool` (the style's generic sentences and the templates' fillers, in random order)."""
-    with_answer, plain = list(topical[0]), list(topical[1])
+    with_answer, plain = list(topic.with_answer), list(topic.plain)
     rest = [pool[int(i)] for i in rng.permutation(len(pool))]
-    owed = int(rng.poisson(max(pt.answer_rate, 0.0))) - answer_sentences(fixed, named)
+    owed = int(rng.poisson(max(pt.answer_rate, 0.0))) - answer_sentences(fixed, topic.named)
     chosen: list[str] = []
     words = sum(len(s.split()) for s in fixed)
+    hits, content = topic_counts(" ".join(fixed), topic.stems)  # kept up to date sentence by sentence
     while words < target and (rest or with_answer or plain):
-        dens = topic_density(" ".join([*fixed, *chosen]), stems) or 0.0
         if owed > 0 and with_answer:
             s, owed = with_answer.pop(0), owed - 1
-        elif dens < pt.topic_density and plain:
+        elif (hits / content if content else 0.0) < pt.topic_density and plain:
             s = plain.pop(0)
         elif rest:
             s = rest.pop(0)
@@ -677,4 +696,6 @@ def on_topic(
             s = (plain or with_answer).pop(0)
         chosen.append(s)
         words += len(s.split())
+        h, n = topic_counts(s, topic.stems)
+        hits, content = hits + h, content + n
     return chosen
