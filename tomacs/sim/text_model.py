@@ -536,14 +536,17 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
 class OnTopic(NamedTuple):
     """One reply's sentences about its question (`tomacs.sim.text._topical`), for `on_topic`: those naming
     its answer's text and the others, each in a drawn order; the answer's text as `answer_sentences`
-    finds it; its question's `question_stems`; and the stem restated with the answer, when the stem's
-    form allows one (the first of `with_answer`, which opens the body)."""
+    finds it; its question's `question_stems`; the stem restated with the answer, when the stem's
+    form allows one (the first of `with_answer`, which opens the body); and how many sentences of the
+    reply name the answer's text, drawn before its core is written (a core that would name it more
+    often names it by letter instead)."""
 
     with_answer: list[str]
     plain: list[str]
     named: str | None
     stems: frozenset[str]
     lead: str | None
+    answer_count: int  # how many of the reply's sentences name the answer's text, drawn at the fitted rate
 
 
 NEUTRAL_TERMS = ("concept", "issue", "principle", "factor", "situation", "context", "aspect", "matter")
@@ -658,7 +661,7 @@ def styled(
             pool.append(s)
             got += len(s.split())
     if pt.topic_density > 0 and topic is not None and (topic.with_answer or topic.plain):
-        return head, core, on_topic(pt, rng, head + core + tail, fillers + pool, topic, target), tail, target
+        return head, core, on_topic(pt, rng, head + core + tail, fillers, pool, topic, target), tail, target
     return head, core, fillers + pool, tail, target
 
 
@@ -666,7 +669,8 @@ def on_topic(
     pt: PhaseText,
     rng: np.random.Generator,
     fixed: Sequence[str],
-    pool: Sequence[str],
+    fillers: Sequence[str],
+    bank: Sequence[str],
     topic: OnTopic,
     target: int,
 ) -> list[str]:
@@ -675,16 +679,31 @@ def on_topic(
     Why: a templated reply wrote 0.22 of its content words from its question and named its answer's text
     in 1.0 sentences; real replies 0.30-0.56 and 1.5-2.3 (stop 68). A real adversary, which writes about
     its target's text, stood apart from its peers (MiniLM cosine) several times more than a simulated one.
-    So: first sentences naming the answer's text until a Poisson draw at the fitted `answer_rate` is
-    reached (counting those the core already has), then, until the word target, a sentence about the
-    question (not naming the answer) whenever the reply's density is under the fitted one, else one of
-    `pool` (the style's generic sentences and the templates' fillers, in random order)."""
+    So: first the style's generic sentences (`bank`), as many words of them as the reply would have had
+    without the on-topic sentences (their share of the filler words offered); they are real replies'
+    own sentences, and letting the on-topic ones displace them cost gpt-3.5's round-1 transfer (stop 69).
+    Then sentences naming the answer's text until `topic.answer_count` (counting those the rest of the
+    reply already has); then, until the word target, a sentence about the question (not naming the
+    answer) whenever the reply's density is under the fitted one, else one of the templates' `fillers`.
+    So the on-topic sentences take the templated fillers' place only."""
     with_answer, plain = list(topic.with_answer), list(topic.plain)
-    rest = [pool[int(i)] for i in rng.permutation(len(pool))]
-    owed = int(rng.poisson(max(pt.answer_rate, 0.0))) - answer_sentences(fixed, topic.named)
-    chosen: list[str] = []
+    rest = [fillers[int(i)] for i in rng.permutation(len(fillers))]
     words = sum(len(s.split()) for s in fixed)
-    hits, content = topic_counts(" ".join(fixed), topic.stems)  # kept up to date sentence by sentence
+    offered = sum(len(s.split()) for s in bank)
+    templated = sum(len(s.split()) for s in fillers)
+    quota = max(target - words, 0) * offered / (offered + templated) if offered else 0.0
+    chosen: list[str] = []
+    got = 0
+    for i in rng.permutation(len(bank)):
+        w = len(bank[int(i)].split())
+        if got >= quota:
+            break
+        if got + w - quota <= quota - got:  # only if it brings the bank's words nearer the quota
+            chosen.append(bank[int(i)])
+            got += w
+    words += got
+    owed = topic.answer_count - answer_sentences([*fixed, *chosen], topic.named)
+    hits, content = topic_counts(" ".join([*fixed, *chosen]), topic.stems)  # kept up to date as it adds
     while words < target and (rest or with_answer or plain):
         if owed > 0 and with_answer:
             s, owed = with_answer.pop(0), owed - 1
