@@ -31,7 +31,7 @@ from tomacs.analysis.texts import (
     words_transfer_scores,
 )
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, _restated, adversarial_analysis, honest_analysis
+from tomacs.sim.text import _FILL_MC, ADVERSARIAL_MAX_WORDS, _restated, adversarial_analysis, honest_analysis
 from tomacs.sim.text_model import (
     ANSWER_PREFIX,
     PhaseText,
@@ -1067,3 +1067,48 @@ def test_a_fitted_topic_density_and_answer_rate_are_followed() -> None:
     assert o0 == 0.0 and o1 > 0.5
     assert d0 < 0.45 and 0.5 <= d1 <= 0.75, (d0, d1)
     assert n0 < 1.5 and 2.3 <= n1 <= 4.0, (n0, n1)
+
+
+_NTH = ("one", "two", "three", "four", "five")
+BANKED = replace(
+    _topical(0.6, 2.0),
+    generic_share=0.3,
+    general=tuple(f"Bank sentence {w} bears on {{k}} as such." for w in _NTH)
+    + tuple(f"Another bank sentence {w} weighs {{k}}." for w in _NTH),
+)
+
+
+def test_on_topic_sentences_take_the_templated_fillers_place_not_the_style_banks() -> None:
+    """The style bank's sentences (real replies' own) keep the share of a reply's words they have without the
+    on-topic sentences; those take the templates' fillers' place (stop 68's generator let them displace
+    the bank as well: gpt-3.5's round-1 transfer fell with it)."""
+
+    def shares(st: PhaseText, n: int = 160) -> tuple[float, float]:
+        bank = fill = total = 0
+        for t, _ in _round1(ORGAN, "A", "B", st, n):
+            for s in split_sentences(t.rsplit("Answer:", 1)[0]):
+                w = len(s.split())
+                total += w
+                bank += w * ("ank sentence" in s)
+                fill += w * any(s.startswith(f.split("{")[0]) for f in _FILL_MC if f.split("{")[0])
+        return bank / total, fill / total
+
+    bank0, fill0 = shares(replace(BANKED, topic_density=0.0, answer_rate=0.0))
+    bank1, fill1 = shares(BANKED)
+    assert bank0 > 0.08, bank0
+    assert bank1 >= 0.8 * bank0, (bank0, bank1)
+    assert fill1 < 0.6 * fill0, (fill0, fill1)
+
+
+def test_a_reply_drawn_to_name_its_answer_in_no_sentence_names_it_by_letter() -> None:
+    """Real qwen-max honest replies name their answer's text in 0.28 sentences of round 1, and every
+    templated supporting sentence named it: under a fitted rate of 0 the core names the answer by its
+    letter, and the answer still parses."""
+    named, lettered = [], 0
+    for t, letter in _round1(ORGAN, "C", "B", _topical(0.4, 0.0), 120):
+        a = {"C": "the pancreas", "B": "the gallbladder"}[letter]
+        assert parse_answer(ORGAN, t) == letter
+        named.append(answer_sentences(split_sentences(t), a))
+        lettered += bool(re.search(rf"option {letter}\b|\({letter}\)|\b{letter} ", t.rsplit("Answer:", 1)[0]))
+    assert float(np.mean(named)) < 0.15, np.mean(named)
+    assert lettered == 120
