@@ -1,7 +1,8 @@
 """Issue 38, stop 69 (stop 68's, git show 5157913:scripts/oneoff/s68/round1.py): gpt-3.5's round-1
 transfer. A MiniLM probe trained on simulated round-1 acting replies only, scored on the real held-out
 round-1 ones, for each simulated run given, as written and with the on-topic sentences taken out (every
-sentence one of `tomacs.sim.text`'s on-topic templates or the restated stem could write).
+sentence one of `tomacs.sim.text`'s on-topic templates or the restated stem could write); first the same
+probe trained on the real round-1 replies of the profile's fitting questions (the ceiling with real data).
 
 Usage: python round1.py REAL_TRANSCRIPTS MODEL RUN [RUN ...]
 """
@@ -18,7 +19,7 @@ from tomacs.embedding.embedders import get_embedder
 from tomacs.sim import text as tx
 from tomacs.sim.text_model import split_sentences
 from tomacs.transcripts import load_debates
-from tomacs.transcripts.split import select_debates
+from tomacs.transcripts.split import select_debates, split_questions
 
 TEMPLATES = (*tx._TOPICAL_ANSWER, *tx._TOPICAL_PLAIN, *tx._TOPICAL_TERMS, *tx._ASKED_ANSWER, *tx._ASKED_PLAIN)
 
@@ -53,6 +54,10 @@ def main() -> None:
     real = select_debates(load_debates([sys.argv[1]]), sys.argv[2], held_out=True)
     rt, ry, rg = side(real, True)
     xr = emb.embed(rt)
+    fit = split_questions(select_debates(load_debates([sys.argv[1]]), sys.argv[2]), 0.7, 0)[0]
+    ft, fy, fg = side(fit, True)
+    auc = transfer_auc(emb.embed(ft), fy, fg, xr, ry, rg)
+    print(f"{'real, fitting questions':20s} round-1 transfer {auc:.3f}  ({len(ft)} replies)")
     for path, strip in ((p, x) for p in sys.argv[3:] for x in (False, True)):
         name = path.rstrip("/").split("/")[-2] + ("" if not strip else ", stripped")
         st, sy, sg = side(load_debates([path + "/episodes.jsonl"]), False, strip)
