@@ -1081,7 +1081,7 @@ BANKED = replace(
 def test_on_topic_sentences_take_the_templated_fillers_place_not_the_style_banks() -> None:
     """The style bank's sentences (real replies' own) keep the share of a reply's words they have without the
     on-topic sentences; those take the templates' fillers' place (stop 68's generator let them displace
-    the bank as well: gpt-3.5's round-1 transfer fell with it)."""
+    the bank as well, and simulated replies were then easier to tell from real ones)."""
 
     def shares(st: PhaseText, n: int = 160) -> tuple[float, float]:
         bank = fill = total = 0

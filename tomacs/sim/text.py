@@ -624,11 +624,11 @@ def _restated(question: Question, said: str) -> str | None:
     return None
 
 
-def _topical(question: Question, answer: str, rng: np.random.Generator, named: int = 0) -> OnTopic:
+def _topical(question: Question, answer: str, rng: np.random.Generator, answer_count: int = 0) -> OnTopic:
     """Sentences about the question for a fitted style (`text_model.on_topic`): those naming the answer's
     text (the stem restated with it first, when its form allows) and the others. Built from the stem and
-    options the agent is given, so nothing of any transcript is in them. `named`: how many sentences of the
-    reply name the answer's text (drawn by the caller at the fitted rate)."""
+    options the agent is given, so nothing of any transcript is in them. `answer_count`: how many sentences
+    of the reply name the answer's text (drawn by the caller at the fitted rate)."""
     chunks = list(_stem_chunks(question.text))
     asked = [] if chunks else list(_asked_chunks(question.text))
     opt = (
@@ -637,7 +637,7 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, named: i
         else None
     )
     said = " ".join(str(opt).strip().rstrip(".").split()[:25]) if opt is not None else str(answer)
-    said_as = answer_text(str(opt)) if opt is not None else None
+    named = answer_text(str(opt)) if opt is not None else None
     first = _restated(question, said) if opt is not None else None
     with_answer = [first] if first else []
     # each clause at most once naming the answer and twice not, no template twice (a reply that says one
@@ -665,7 +665,7 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, named: i
             k1, k2, k3 = _sample(rng, terms, 3)
             plain.append(_cap(t.format(k1=k1, k2=k2, k3=k3)))
     stems = question_stems(question.text, question.options or ())
-    return OnTopic(with_answer, plain, said_as, stems, first, named)
+    return OnTopic(with_answer, plain, named, stems, first, answer_count)
 
 
 # ------------------------------------------------------------------------------------- assembly
@@ -907,7 +907,7 @@ def _analysis(
         )
     core: list[str] = []
     topical = style is not None and style.topic_density > 0
-    named = 0
+    answer_count = 0
     if question.kind == "mc":
         core.append(_fill(_pick(rng, avoiding(_TOPIC_MC, avoid)), k1=k1, k2=k2))
         others = [lab for lab in question.labels if lab != answer]
@@ -920,15 +920,15 @@ def _analysis(
         # drawn to name it in none names it by letter here (real qwen-max honest replies name their
         # answer's text in 0.28 sentences of round 1; every templated supporting sentence did)
         if topical:
-            named = _answer_count(style, rng)
-            ref = _ref(question, answer, rng, avoid) if named else _letter(answer, rng, avoid)
+            answer_count = _answer_count(style, rng)
+            ref = _ref(question, answer, rng, avoid) if answer_count else _letter(answer, rng, avoid)
         else:  # before the reason: App. D's texts draw in this order
             ref = _ref(question, answer, rng, avoid)
         core.append(_fill("{o} {p}.", o=ref, p=_pick(rng, avoiding(_SUPPORT, avoid)).format(k=k1)))
         fillers = list(avoiding([s.format(k=_kw(rng, kws), k2=k2) for s in _FILL_MC], avoid))
         tail = [_pick(rng, avoiding(_CONCLUDE_MC, avoid)).format(a=answer)]
     else:
-        named = _answer_count(style, rng) if topical else 0
+        answer_count = _answer_count(style, rng) if topical else 0
         nums = _numbers(question)
         if nums:
             shown = [_fmt(v) for v in nums[:4]]
@@ -951,7 +951,7 @@ def _analysis(
         target = _length_target(rng, lo, hi)
     else:
         before = len(head)
-        topic = _topical(question, answer, rng, named) if topical else None
+        topic = _topical(question, answer, rng, answer_count) if topical else None
         head, core, fillers, tail, body = styled(
             style,
             rng,

@@ -680,8 +680,9 @@ def on_topic(
     in 1.0 sentences; real replies 0.30-0.56 and 1.5-2.3 (stop 68). A real adversary, which writes about
     its target's text, stood apart from its peers (MiniLM cosine) several times more than a simulated one.
     So: first the style's generic sentences (`bank`), as many words of them as the reply would have had
-    without the on-topic sentences (their share of the filler words offered); they are real replies'
-    own sentences, and letting the on-topic ones displace them cost gpt-3.5's round-1 transfer (stop 69).
+    without the on-topic sentences (their share of the filler words offered): they are real replies' own
+    sentences, at the share the fit found (displaced, simulated replies were easier to tell from real ones:
+    two-sample AUC +0.02-0.03 for gpt-3.5 and Qwen1.5-14B, stop 69).
     Then sentences naming the answer's text until `topic.answer_count` (counting those the rest of the
     reply already has); then, until the word target, a sentence about the question (not naming the
     answer) whenever the reply's density is under the fitted one, else one of the templates' `fillers`.
