@@ -355,3 +355,30 @@ def test_fast_call_settings_are_applied(
     transport = openai_clients()[0]._client._transport
     assert type(transport).__name__ == "LiteLLMAiohttpTransport"
     assert fast == 0 and slow > 0
+
+
+def test_litellm_logging_worker_runs_nothing() -> None:
+    """litellm re-queued already started logging coroutines onto a new loop, and cancelled at shutdown they
+    printed a traceback after a run's one-line error (CI, stop 69): with no callbacks registered, each
+    coroutine it is handed is closed unrun."""
+    import inspect
+
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    from tomacs.backbones.llm import import_litellm
+
+    import_litellm()
+    ran: list[int] = []
+
+    async def log() -> None:
+        ran.append(1)
+
+    async def scenario() -> Any:
+        coro = log()
+        GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue(async_coroutine=coro)
+        await asyncio.sleep(0.05)
+        return coro
+
+    coro = asyncio.run(scenario())
+    assert inspect.getcoroutinestate(coro) == inspect.CORO_CLOSED
+    assert ran == []

@@ -30,7 +30,7 @@ import os
 import random
 import warnings
 import weakref
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -98,6 +98,11 @@ FAST_CALL_SETTINGS: dict[str, Any] = {
 }
 
 
+def _close_unrun(async_coroutine: Coroutine[Any, Any, Any]) -> None:
+    """Stands in for litellm's logging-worker enqueue (see import_litellm)."""
+    async_coroutine.close()
+
+
 def import_litellm() -> ModuleType:
     """Import and configure litellm once, offline-safe. Returns the module."""
     global _litellm_module
@@ -122,6 +127,13 @@ def import_litellm() -> ModuleType:
     litellm._async_failure_callback = []
     for name, value in FAST_CALL_SETTINGS.items():
         setattr(litellm, name, value)
+    # litellm still queues a success-logging coroutine per call on its background worker, and on a loop
+    # change (one runner per batch) it re-queues ones that had already started; cancelled at shutdown
+    # they failed with "cannot reuse already awaited coroutine", a traceback after the run's own error
+    # line (CI, stop 69). With no callbacks those coroutines log to no one, so they are closed unrun.
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue = _close_unrun  # type: ignore[method-assign]
     litellm.num_retries = None  # retries are ours
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.ERROR)
