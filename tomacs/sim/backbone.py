@@ -227,6 +227,7 @@ class SimBackbone(BaseBackbone):
         if req.kind == "decision":
             return decision_text(q, answer, rng)
         tm = self.text_model
+        topic_rng = self._topic_rng(req, answer) if tm is not None else None
         if req.behaviour == "adversarial":
             if tm is None and self.adversary_prompt == "appd":
                 return adversarial_analysis(q, answer, rng)
@@ -241,10 +242,19 @@ class SimBackbone(BaseBackbone):
                 max_words=ADVERSARIAL_MAX_WORDS if self.adversary_prompt == "appd" else None,
                 round=req.round,
                 incoming=req.incoming,
+                topic_rng=topic_rng,
             )
         changed = req.previous_answer is not None and req.previous_answer != answer
         style = tm.get("honest", "first" if req.round == 1 else "later") if tm is not None else None
-        return honest_analysis(q, req.role, answer, rng, req.round, changed, req.incoming, style=style)
+        return honest_analysis(
+            q, req.role, answer, rng, req.round, changed, req.incoming, style=style, topic_rng=topic_rng
+        )
+
+    def _topic_rng(self, req: GenerationRequest, answer: str) -> np.random.Generator:
+        """One stream per debate and answer (`tomacs.sim.text._analysis`): the request's key less its
+        agent and round."""
+        debate = req.seed_key.rsplit("/", 2)[0]
+        return np.random.default_rng(stable_seed(self._seed(req), debate, req.sample_index, "topic", answer))
 
     def generate_one(self, req: GenerationRequest) -> GenerationReply:
         rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index))
