@@ -19,6 +19,7 @@ from tomacs.analysis.texts import (
     Side,
     _auc,
     _rank_auc,
+    alike,
     auc_interval,
     compare,
     cv_auc,
@@ -655,6 +656,32 @@ def test_on_target_auc_is_the_role_cue_beyond_the_stance() -> None:
     assert got["sim_auc_matched"] is None  # both sides have 200 replies on the target: nothing to match
 
 
+def test_how_alike_the_replies_of_one_debate_are_by_hand() -> None:
+    """Debate d1, round 1: honest agents at (1, 0) and (0.6, 0.8) (cosine 0.6), the adversary at (0, 2) (0 and
+    0.8 to them: mean 0.4); d2, round 1: two honest ones at cosine 1; round 2 of d1: only one honest reply, no
+    pair; a non-acting reply and a reply of another debate are never paired."""
+
+    def rep(debate: str, t: int, adv: bool, acting: bool = True) -> Reply:
+        return Reply("t", adv, acting, "q", t, False, debate=debate)
+
+    reps = [
+        rep("d1", 1, False),
+        rep("d1", 1, False),
+        rep("d1", 1, True),
+        rep("d2", 1, False),
+        rep("d2", 1, False),
+        rep("d2", 1, True, acting=False),
+        rep("d1", 2, False),
+        rep("d1", 2, True),
+    ]
+    x = np.array([[1, 0], [0.6, 0.8], [0, 2], [3, 0], [1, 0], [0, 1], [1, 0], [1, 0]], dtype=float)
+    r1, r2 = alike(reps, x)
+    assert r1["round"] == 1 and r1["honest_pairs"] == 2 and r1["adversary_pairs"] == 2
+    assert r1["honest_pair"] == pytest.approx((0.6 + 1.0) / 2)
+    assert r1["adversary_honest"] == pytest.approx((0.0 + 0.8) / 2)
+    assert r2["honest_pair"] is None and r2["adversary_honest"] == pytest.approx(1.0)
+
+
 def test_compare_needs_texts_on_both_sides() -> None:
     d = _fit_debates(1)[0]
     bare = Debate(**{**d.__dict__, "turns": tuple(Turn(t.round, t.agent, t.answer) for t in d.turns)})
@@ -727,6 +754,9 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     t = got["on_target"]  # adversary vs honest among the replies that answer the target
     assert set(t) == {"sim_auc", "sim_auc_matched", "real_auc", "sim_honest", "real_honest"}
     assert all(t[k] is None or 0.0 <= t[k] <= 1.0 for k in ("sim_auc", "sim_auc_matched", "real_auc"))
+    assert [r["round"] for r in got["alike"]["real"]] == [1, 2, 3]  # every round has an adversary
+    assert all(r["adversary_pairs"] == 6 for r in got["alike"]["real"])  # 3 debates x 2 honest peers
+    assert "alike within a debate" in p.stdout
     # the simulated adversaries read the others under attack.prompt=debate
     from tomacs.transcripts import load_debates
 

@@ -109,6 +109,32 @@ def _words_line(res: dict[str, Any]) -> list[str]:
     ]
 
 
+def _alike_lines(res: dict[str, Any]) -> list[str]:
+    """The replies of one debate, how alike (`tomacs.analysis.texts.alike`); absent from an older JSON."""
+    al = res.get("alike")
+    if not al:
+        return []
+    lines = [
+        "",
+        "alike within a debate (mean cosine of two replies of one debate and round; gap = honest pair minus",
+        "adversary and honest: how far the adversary stands apart)",
+        f"  {'round':<8}{'sim honest':>11}{'sim adv':>9}{'sim gap':>9}{'real honest':>13}{'real adv':>10}"
+        f"{'real gap':>10}",
+    ]
+    real = {row["round"]: row for row in al["real"]}
+    for row in al["sim"]:
+        other = real.get(row["round"], {})
+        cells = []
+        for r in (row, other):
+            h, a = r.get("honest_pair"), r.get("adversary_honest")
+            cells.append((h, a, h - a if h is not None and a is not None else None))
+        (sh, sa, sg), (rh, ra, rg) = cells
+        lines.append(
+            f"  {row['round']:<8}{_f(sh):>11}{_f(sa):>9}{_f(sg):>9}{_f(rh):>13}{_f(ra):>10}{_f(rg):>10}"
+        )
+    return lines
+
+
 def format_comparison(res: dict[str, Any]) -> str:
     """Plain text, one block of AUCs and one table of the style statistics that differ most."""
     r = res["replies"]
@@ -148,6 +174,7 @@ def format_comparison(res: dict[str, Any]) -> str:
             f"  round {row['round']:<8}{_f(row['transfer_auc']):>8}{_f(row['real_adversary_auc']):>21}"
             f"{_f(row['sim_adversary_auc']):>20}"
         )
+    lines += _alike_lines(res)
     lines += [
         "",
         "style (acting rounds; d = adversary minus honest in pooled SDs; largest sim/real gap first)",

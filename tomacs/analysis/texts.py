@@ -480,6 +480,7 @@ def compare(
         "folds": folds,
         "seed": seed,
         "by_round": by_round(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
+        "alike": {"sim": alike(sim, xs), "real": alike(real, xr)},
         "on_target": on_target(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
         "matched_questions": size.questions,
         "real_trained_auc": None,
@@ -615,6 +616,41 @@ def by_round(sim: Side, real: Side, folds: int, seed: int) -> list[dict[str, flo
             }
         )
     return rows
+
+
+def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | None]]:
+    """Per round, how alike the replies of one debate are: the mean cosine of two honest replies, and of an
+    adversarial and an honest one, of the same debate and round (acting rounds; None without such a pair).
+
+    Why: TodyComm's features compare a reply with its neighbours' (`ana_agree`, `ana_dist`, `ana_disp`), so a
+    policy trained on the simulator learns how far apart a real adversary stands only if simulated replies
+    stand as far apart; real gpt-3.5 replies of one round-1 debate are at 0.90 (two honest) and 0.83 (an
+    adversary), simulated ones were at 0.72 and 0.71 (stop 70)."""
+    u = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, r in enumerate(reps):
+        if r.acting:
+            groups.setdefault((r.debate, r.round), []).append(i)
+    pairs: dict[int, tuple[list[float], list[float]]] = {}
+    for (_, t), idx in groups.items():
+        hh, ah = pairs.setdefault(t, ([], []))
+        for k, i in enumerate(idx):
+            for j in idx[k + 1 :]:
+                a, b = reps[i].adversarial, reps[j].adversarial
+                if not a and not b:
+                    hh.append(float(u[i] @ u[j]))
+                elif a != b:
+                    ah.append(float(u[i] @ u[j]))
+    return [
+        {
+            "round": t,
+            "honest_pair": float(np.mean(hh)) if hh else None,
+            "adversary_honest": float(np.mean(ah)) if ah else None,
+            "honest_pairs": len(hh),
+            "adversary_pairs": len(ah),
+        }
+        for t, (hh, ah) in sorted(pairs.items())
+    ]
 
 
 def on_target(sim: Side, real: Side, folds: int, seed: int) -> dict[str, object]:
