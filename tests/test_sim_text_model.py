@@ -4,6 +4,7 @@ adversary's prompt (`attack.prompt`), and the text comparison (`tomacs transcrip
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -35,6 +36,7 @@ from tomacs.benchmarks.parsing import parse_answer
 from tomacs.sim.text import _FILL_MC, ADVERSARIAL_MAX_WORDS, _restated, adversarial_analysis, honest_analysis
 from tomacs.sim.text_model import (
     ANSWER_PREFIX,
+    DebateDraws,
     PhaseText,
     TextModel,
     answer_sentences,
@@ -43,11 +45,13 @@ from tomacs.sim.text_model import (
     discussion,
     fit_text_model,
     generic_form,
+    length_shared,
     named_others,
     question_stems,
     says,
     split_sentences,
     topic_density,
+    words_target,
 )
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
 from tomacs.types import Message, Question
@@ -1152,16 +1156,14 @@ def _shared_sentences(a: str, b: str) -> float:
 def test_replies_arguing_one_answer_in_one_debate_make_the_same_points() -> None:
     """Real honest replies of one gpt-3.5 debate are alike (MiniLM cosine 0.90 in round 1, their adversary
     0.83); with every reply drawing its own points, simulated ones were 0.72 and 0.71 (stop 70). Given one
-    stream of what they argue (`topic_rng`), two replies share their points; how each writes (length,
+    stream of what they argue (`DebateDraws.points`), two replies share their points; how each writes (length,
     bank sentences, opener) is still its own, so they are not copies."""
     shared, own, same = [], [], 0
     for s in range(60):
 
         def reply(seed: int, topic: int | None) -> str:
-            tr = None if topic is None else np.random.default_rng(topic)
-            return honest_analysis(
-                ORGAN, "Critic", "A", np.random.default_rng(seed), style=BANKED, topic_rng=tr
-            )
+            tr = None if topic is None else DebateDraws(np.random.default_rng(topic), 0.0)
+            return honest_analysis(ORGAN, "Critic", "A", np.random.default_rng(seed), style=BANKED, shared=tr)
 
         a, b = reply(2 * s, 1000 + s), reply(2 * s + 1, 1000 + s)
         shared.append(_shared_sentences(a, b))
@@ -1171,27 +1173,82 @@ def test_replies_arguing_one_answer_in_one_debate_make_the_same_points() -> None
     assert same == 0
 
 
-def test_the_backbone_keys_what_replies_argue_by_debate_and_answer() -> None:
-    """Agents 0 and 1 of one debate in rounds 1 and 2 draw one stream for one answer; another answer,
-    another debate or another seed, another stream. A paper profile (no text model) draws none."""
+def test_the_backbone_keys_what_replies_share_by_debate_answer_and_round() -> None:
+    """Agents 0 and 1 of one debate in rounds 1 and 2 draw one stream of points for one answer; another
+    answer, another debate or another seed, another stream. The length factor is one per debate and round,
+    whatever the agent or answer. A paper profile (no text model) draws none."""
     from tomacs.sim.backbone import SimBackbone
     from tomacs.testing.requests import plain_request
 
     tm = TextModel(phases={"honest": {"first": BANKED}, "adversary": {"first": BANKED}})
     bb = SimBackbone("mmlu", seed=0, text_model=tm)
 
-    def first(key: str, answer: str, backbone: SimBackbone = bb) -> int:
-        return int(backbone._topic_rng(plain_request(key), answer).integers(1 << 30))
+    def draws(key: str, answer: str, t: int = 1, backbone: SimBackbone = bb) -> tuple[int, float]:
+        d = backbone._debate_draws(replace(plain_request(key), round=t), answer)
+        return int(d.points.integers(1 << 30)), d.length_z
 
-    base = first("5/test/q3/0/1", "A")
-    assert first("5/test/q3/1/2", "A") == base
-    assert first("5/test/q3/1/1", "B") != base
-    assert first("5/test/q4/0/1", "A") != base
-    assert first("5/test/q3/0/1", "A", SimBackbone("mmlu", seed=1, text_model=tm)) != base
+    (base, z1) = draws("5/test/q3/0/1", "A")
+    assert draws("5/test/q3/1/2", "A", 2)[0] == base
+    assert draws("5/test/q3/1/1", "B")[0] != base
+    assert draws("5/test/q3/1/1", "B")[1] == z1 and draws("5/test/q3/2/2", "A", 2)[1] != z1
+    assert draws("5/test/q4/0/1", "A")[0] != base
+    assert draws("5/test/q3/0/1", "A", 1, SimBackbone("mmlu", seed=1, text_model=tm))[0] != base
     paper = SimBackbone("mmlu", seed=0)
 
-    def drawn(req: object, answer: str) -> np.random.Generator:
-        raise AssertionError("a paper profile drew a stream of points")
+    def drawn(req: object, answer: str) -> DebateDraws:
+        raise AssertionError("a paper profile drew what a debate's replies share")
 
-    paper._topic_rng = drawn  # type: ignore[method-assign]
+    paper._debate_draws = drawn  # type: ignore[method-assign]
     assert paper.generate_one(replace(plain_request("5/test/q3/0/1"), question=ORGAN, role="Critic")).text
+
+
+def test_length_shared_by_hand() -> None:
+    """Two debates, round 1, honest standardised log lengths (+1, +1) and (-1, -1): r_honest 1, capped at
+    0.95; their adversaries at +1 and -1 (c = 1): r_adversary = 1 / 0.95, capped. Round 2: honest pairs
+    (+1, -1) twice: r 0 (negative is clipped), and so no adversary share. Lengths are standardised per role
+    and phase, so the hand cases use log lengths with means 0 and SDs 1."""
+    rows = [
+        ("d1", 1, "honest", "first", 1.0),
+        ("d1", 1, "honest", "first", 1.0),
+        ("d1", 1, "adversary", "first", 1.0),
+        ("d2", 1, "honest", "first", -1.0),
+        ("d2", 1, "honest", "first", -1.0),
+        ("d2", 1, "adversary", "first", -1.0),
+        ("d1", 2, "honest", "later", 1.0),
+        ("d1", 2, "honest", "later", -1.0),
+        ("d2", 2, "honest", "later", 1.0),
+        ("d2", 2, "honest", "later", -1.0),
+        ("d2", 2, "adversary", "later", 1.0),
+    ]
+    got = length_shared(rows)
+    assert got[("honest", "first")] == pytest.approx(0.95)
+    assert got[("adversary", "first")] == pytest.approx(0.95)
+    assert got[("honest", "later")] == 0.0 and got[("adversary", "later")] == 0.0
+    # a weaker case: honest pairs (+1, +0.5), (-1, -0.5) scale to products of 0.8 on their SD
+    half = length_shared(
+        [(f"d{i}", 1, "honest", "first", v * s) for i, s in ((1, 1), (2, -1)) for v in (1, 0.5)]
+    )
+    z = np.array([1, 0.5, -1, -0.5]) / np.std([1, 0.5, -1, -0.5])
+    assert half[("honest", "first")] == pytest.approx(z[0] * z[1])  # 0.8
+
+
+def test_replies_of_one_round_run_long_or_short_together_at_the_fitted_share() -> None:
+    """Real replies of one question run long or short together (gpt-3.5, round 1: a shared share of 0.67);
+    given one length factor per debate round, two simulated replies' log lengths correlate at about the
+    fitted `length_shared`, and at about 0 with a factor each or a share of 0."""
+    st = replace(BANKED, log_words_sd=0.4, length_shared=0.6)
+
+    def corr(share: float, same: bool, n: int = 300) -> float:
+        s = replace(st, length_shared=share)
+        pairs = []
+        for k in range(n):
+            z = np.random.default_rng([9, k]).standard_normal()
+            z2 = z if same else np.random.default_rng([10, k]).standard_normal()
+            a = words_target(s, np.random.default_rng([1, k]), None, z)
+            b = words_target(s, np.random.default_rng([2, k]), None, z2)
+            pairs.append((math.log(a), math.log(b)))
+        x = np.array(pairs)
+        return float(np.corrcoef(x[:, 0], x[:, 1])[0, 1])
+
+    assert 0.45 <= corr(0.6, True) <= 0.75
+    assert abs(corr(0.6, False)) < 0.15 and abs(corr(0.0, True)) < 0.15

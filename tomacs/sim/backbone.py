@@ -23,7 +23,7 @@ from tomacs.seeding import stable_seed
 from tomacs.sim import model
 from tomacs.sim.profiles import PAPER, describe, load_text_model, resolve_profile
 from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, decision_text, honest_analysis
-from tomacs.sim.text_model import TextModel
+from tomacs.sim.text_model import DebateDraws, TextModel
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
@@ -227,7 +227,7 @@ class SimBackbone(BaseBackbone):
         if req.kind == "decision":
             return decision_text(q, answer, rng)
         tm = self.text_model
-        topic_rng = self._topic_rng(req, answer) if tm is not None else None
+        shared = self._debate_draws(req, answer) if tm is not None else None
         if req.behaviour == "adversarial":
             if tm is None and self.adversary_prompt == "appd":
                 return adversarial_analysis(q, answer, rng)
@@ -242,19 +242,23 @@ class SimBackbone(BaseBackbone):
                 max_words=ADVERSARIAL_MAX_WORDS if self.adversary_prompt == "appd" else None,
                 round=req.round,
                 incoming=req.incoming,
-                topic_rng=topic_rng,
+                shared=shared,
             )
         changed = req.previous_answer is not None and req.previous_answer != answer
         style = tm.get("honest", "first" if req.round == 1 else "later") if tm is not None else None
         return honest_analysis(
-            q, req.role, answer, rng, req.round, changed, req.incoming, style=style, topic_rng=topic_rng
+            q, req.role, answer, rng, req.round, changed, req.incoming, style=style, shared=shared
         )
 
-    def _topic_rng(self, req: GenerationRequest, answer: str) -> np.random.Generator:
-        """One stream per debate and answer (`tomacs.sim.text._analysis`): the request's key less its
-        agent and round."""
+    def _debate_draws(self, req: GenerationRequest, answer: str) -> DebateDraws:
+        """What the replies of one debate share (`tomacs.sim.text_model.DebateDraws`): the stream of points
+        keyed by the debate (the request's key less its agent and round) and the answer, the length factor
+        by the debate and the round."""
         debate = req.seed_key.rsplit("/", 2)[0]
-        return np.random.default_rng(stable_seed(self._seed(req), debate, req.sample_index, "topic", answer))
+        base = self._seed(req)
+        points = np.random.default_rng(stable_seed(base, debate, req.sample_index, "topic", answer))
+        z = np.random.default_rng(stable_seed(base, debate, req.sample_index, "length", req.round))
+        return DebateDraws(points, float(z.standard_normal()))
 
     def generate_one(self, req: GenerationRequest) -> GenerationReply:
         rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index))

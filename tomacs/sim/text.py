@@ -51,6 +51,7 @@ import numpy as np
 from tomacs.agents.roles import ROLES, Role, base_role, get_role, role_pool
 from tomacs.sim.text_model import STOP_WORDS as _STOP
 from tomacs.sim.text_model import (
+    DebateDraws,
     OnTopic,
     PhaseText,
     answer_text,
@@ -790,7 +791,7 @@ def honest_analysis(
     incoming: Sequence[Message] = (),
     previous_answer: str | None = None,
     style: PhaseText | None = None,
-    topic_rng: np.random.Generator | None = None,
+    shared: DebateDraws | None = None,
 ) -> str:
     """An honest agent's reply supporting the already-decided `answer`, ending with `Answer: X`.
 
@@ -800,7 +801,7 @@ def honest_analysis(
     keeps its answer. `previous_answer` (optional) lets a changed reply name the old answer.
     About 60-180 words in total (`HONEST_WORDS`); with a fitted `style` (a profile's text model,
     `tomacs.sim.text_model`), the length and the generic sentences of the model it stands for;
-    `topic_rng` (see `_analysis`).
+    `shared`: what the replies of its debate share (see `_analysis`).
     """
     return _analysis(
         question,
@@ -812,7 +813,7 @@ def honest_analysis(
         incoming,
         previous_answer,
         style=style,
-        topic_rng=topic_rng,
+        shared=shared,
     )
 
 
@@ -824,7 +825,7 @@ def adversarial_analysis(
     max_words: int | None = ADVERSARIAL_MAX_WORDS,
     round: int = 1,
     incoming: Sequence[Message] = (),
-    topic_rng: np.random.Generator | None = None,
+    shared: DebateDraws | None = None,
 ) -> str:
     """An adversary's reply arguing for `target`, ending with `Answer: target` (no persuasive suffix).
 
@@ -853,7 +854,7 @@ def adversarial_analysis(
         None,
         max_words=max_words,
         style=style,
-        topic_rng=topic_rng,
+        shared=shared,
     )
 
 
@@ -886,20 +887,21 @@ def _analysis(
     previous_answer: str | None = None,
     max_words: int | None = None,
     style: PhaseText | None = None,
-    topic_rng: np.random.Generator | None = None,
+    shared: DebateDraws | None = None,
 ) -> str:
     """The one analysis generator; `max_words` caps the body (the text before the answer line);
     `style` takes length and generic sentences from a fitted text model (`text_model.styled`), and
     which of `text_model.MENTION_WORDS` the reply may use (every pick below avoids the others).
-    `topic_rng` draws what the reply argues: its key terms, its topic, rejection, supporting and filler
-    sentences' templates and terms, its arithmetic, and its sentences about the question (`_topical`);
-    `rng` how it writes (opener, length, bank sentences, how many options it rejects). The backbone keys
-    `topic_rng` by debate and answer, so agents of one debate arguing for one answer make the same points,
-    as replies of one model to one question do: real gpt-3.5 round-1 pairs of honest replies have a MiniLM
-    cosine of 0.90, an honest and an adversarial one 0.83; simulated, with every reply drawing its own
-    points, 0.72 and 0.71; with the shared stream 0.76 and 0.72 (stop 70). None: the reply's own `rng`."""
+    `shared` (a fitted style's, `text_model.DebateDraws`): `shared.points` draws what the reply argues: its
+    key terms, its topic, rejection, supporting and filler sentences' templates and terms, its arithmetic,
+    and its sentences about the question (`_topical`); `rng` how it writes (opener, length, bank sentences,
+    how many options it rejects). The backbone keys `points` by debate and answer, so agents of one debate
+    arguing for one answer make the same points, as replies of one model to one question do: real gpt-3.5
+    round-1 pairs of honest replies have a MiniLM cosine of 0.90, an honest and an adversarial one 0.83;
+    simulated, with every reply drawing its own points, 0.72 and 0.71; with shared points 0.76 and 0.72
+    (stop 70). `shared.length_z` is its round's length factor (`text_model.words_target`)."""
     avoid = style.avoided(rng) if style is not None else ()
-    arg = rng if topic_rng is None else topic_rng  # what the reply argues, as against how it writes
+    arg = rng if shared is None else shared.points  # what the reply argues, as against how it writes
     kws = _keywords(question)
     k1 = _kw(arg, kws)
     k2 = _kw(arg, [w for w in kws if w != k1], "the details given")
@@ -990,6 +992,7 @@ def _analysis(
             opened and bool(head),
             avoid=avoid,
             topic=topic,
+            length_z=None if shared is None else shared.length_z,
         )
         # the stem restated with the answer opens the body, as real replies do (MiniLM reads a reply's
         # first 256 tokens only)

@@ -157,6 +157,9 @@ class PhaseText:
     # (`answer_sentences`); 0 for a profile fitted before them, whose replies keep the templates' mix
     topic_density: float = 0.0
     answer_rate: float = 0.0
+    # the share of a reply's log-length variance that the replies of its debate's round share (real replies
+    # to one question run long or short together); 0 for a profile fitted before it: lengths drawn apart
+    length_shared: float = 0.0
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -452,6 +455,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     acc: dict[tuple[str, str], _Acc] = {}
     models: set[str] = set()
     common = common_stems(debates)
+    rounds: list[tuple[str, int, str, str, float]] = []  # (debate, round, role, phase, log words)
     for d in debates:
         vocab = _vocab(d)
         opts = tuple(d.options or ())
@@ -467,6 +471,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             sents = split_sentences(text)
             n = max(len(text.split()), 1)
             a.words.append(float(n))
+            rounds.append((d.id, t.round, role, phase, math.log(n)))
             for w in MENTION_WORDS:
                 a.mentions[w] += says(text, (w,))
             a.others[named_others(text, t.answer, d.letters, opts)] += 1
@@ -496,6 +501,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             if m:
                 models.add(m)
     phases: dict[str, dict[str, PhaseText]] = {}
+    shared = length_shared(rounds)
     for (role, phase), a in sorted(acc.items()):
         if len(a.words) < _MIN_REPLIES:
             continue
@@ -525,6 +531,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             others_named=tuple(round(c / len(a.words), 6) for c in a.others),
             topic_density=round(float(np.mean(a.density)), 6) if a.density else 0.0,
             answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
+            length_shared=round(shared.get((role, phase), 0.0), 6),
             **banks,
         )
     if "honest" not in phases:
@@ -532,7 +539,57 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     return TextModel(phases=phases, source=source, models=tuple(sorted(models)))
 
 
+SHARED_MAX = 0.95  # `length_shared` is capped here: a reply's own length always varies a little
+
+
+def length_shared(replies: Sequence[tuple[str, int, str, str, float]]) -> dict[tuple[str, str], float]:
+    """Per (role, phase), the share of log-length variance shared by the replies of one debate's round.
+
+    `replies`: (debate, round, role, phase, log words). Model: a reply's standardised log length is
+    sqrt(r) z + sqrt(1 - r) e, with z drawn once per debate and round and shared by every role, e its own.
+    So two honest replies of one round correlate at r_honest (the mean product of their standardised
+    lengths), and an adversary with an honest peer at c = sqrt(r_adversary r_honest), so r_adversary is
+    c^2 / r_honest.
+    Real gpt-3.5 round-1 debates: r_honest 0.67, an adversary with its peers c 0.41, so 0.25; the simulator
+    drew every length apart (0). Rounds share no factor: across rounds real lengths correlate less than
+    within one (0.49 against 0.57 in gpt-3.5's round 2), and a feature compares replies of one round."""
+    stats: dict[tuple[str, str], list[float]] = {}
+    for _, _, role, phase, w in replies:
+        stats.setdefault((role, phase), []).append(w)
+    norm = {k: (float(np.mean(v)), float(np.std(v)) or 1.0) for k, v in stats.items()}
+    by: dict[tuple[str, int], list[tuple[str, str, float]]] = {}
+    for d, t, role, phase, w in replies:
+        mu, sd = norm[(role, phase)]
+        by.setdefault((d, t), []).append((role, phase, (w - mu) / sd))
+    honest: dict[str, list[float]] = {}
+    mixed: dict[str, list[float]] = {}
+    for rows in by.values():
+        for i, (ri, pi, zi) in enumerate(rows):
+            for rj, _, zj in rows[i + 1 :]:
+                if ri == rj == "honest":
+                    honest.setdefault(pi, []).append(zi * zj)
+                elif {ri, rj} == {"honest", "adversary"}:
+                    mixed.setdefault(pi, []).append(zi * zj)
+    out: dict[tuple[str, str], float] = {}
+    for phase, prods in honest.items():
+        r = min(max(float(np.mean(prods)), 0.0), SHARED_MAX)
+        out[("honest", phase)] = r
+        c = float(np.mean(mixed[phase])) if mixed.get(phase) else 0.0
+        out[("adversary", phase)] = min(c * c / r, SHARED_MAX) if r > 0 and c > 0 else 0.0
+    return out
+
+
 # -------------------------------------------------------------------------------------- generate
+class DebateDraws(NamedTuple):
+    """What the replies of one debate share, drawn by the backbone from the debate's key
+    (`tomacs.sim.backbone.SimBackbone._debate_draws`) for a fitted style: `points`, the stream of what the
+    replies arguing one answer argue (`tomacs.sim.text._analysis`); `length_z`, its round's length factor
+    (`words_target`, `length_shared`)."""
+
+    points: np.random.Generator
+    length_z: float
+
+
 class OnTopic(NamedTuple):
     """One reply's sentences about its question (`tomacs.sim.text._topical`), for `on_topic`: those naming
     its answer's text and the others, each in a drawn order; the answer's text as `answer_sentences`
@@ -605,11 +662,19 @@ def discussion(
     ]
 
 
-def words_target(pt: PhaseText, rng: np.random.Generator, cap: int | None) -> int:
+def words_target(
+    pt: PhaseText, rng: np.random.Generator, cap: int | None, length_z: float | None = None
+) -> int:
     """A reply's word count from the fitted log-normal; under a word cap (App. D's "shorter than 100
-    words"), the same distribution truncated at the cap (bounded redraws, then uniform below it)."""
+    words"), the same distribution truncated at the cap (bounded redraws, then uniform below it).
+    `length_z`: its debate round's length factor, weighted by the fitted `length_shared` (the reply's own
+    part is what is redrawn)."""
+    r = min(max(pt.length_shared, 0.0), SHARED_MAX) if length_z is not None else 0.0
+    shift = math.sqrt(r) * (length_z or 0.0)
     for _ in range(64):
-        n = int(round(math.exp(rng.normal(pt.log_words_mean, max(pt.log_words_sd, 1e-6)))))
+        n = int(
+            round(math.exp(pt.log_words_mean + pt.log_words_sd * (shift + math.sqrt(1 - r) * rng.normal())))
+        )
         if n >= 15 and (cap is None or n <= cap):
             return n
     hi = cap if cap is not None else int(math.exp(pt.log_words_mean))
@@ -630,6 +695,7 @@ def styled(
     opened: bool = False,
     avoid: Sequence[str] = (),
     topic: OnTopic | None = None,
+    length_z: float | None = None,
 ) -> tuple[list[str], list[str], list[str], list[str], int]:
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
@@ -637,9 +703,9 @@ def styled(
     the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept).
     `avoid`: words this reply does not use (`PhaseText.avoided`); the bank sentences that use them
     are left out. `topic`: sentences about the question (`tomacs.sim.text`), for a style with a fitted
-    `topic_density` (`on_topic`)."""
+    `topic_density` (`on_topic`); `length_z`: the debate round's length factor (`words_target`)."""
     others = [x for x in letters if x != answer]
-    target = words_target(pt, rng, cap)
+    target = words_target(pt, rng, cap, length_z)
     openers, closers, general = (avoiding(b, avoid) for b in (pt.openers, pt.closers, pt.general))
     if openers and rng.random() < pt.opener_share:
         head = [_fill_slots(openers[int(rng.integers(len(openers)))], answer, others, rng, terms)] + head[

@@ -1,7 +1,7 @@
 """Issue 38, stop 70: what keeps two simulated round-1 replies to one question apart (MiniLM cosine).
 
 For the first 120 questions of a run, two honest replies for the right answer and one adversarial reply for
-another, under maa-gpt35's fitted style with the shared stream of points (tomacs.sim.text._analysis), and
+another, under a fitted style with what one debate's replies share (tomacs.sim.text_model.DebateDraws), and
 what-ifs that take one source of per-reply variety away. Prints the mean cosines honest-honest,
 adversary-honest and reply-question. Usage: python alike.py RUN_DIR PROFILE_YAML
 """
@@ -17,6 +17,7 @@ import numpy as np
 from tomacs.embedding.embedders import get_embedder
 from tomacs.sim.profiles import load_text_model
 from tomacs.sim.text import adversarial_analysis, honest_analysis
+from tomacs.sim.text_model import DebateDraws
 from tomacs.types import Question
 
 
@@ -32,8 +33,9 @@ def main() -> None:
     assert h is not None and a is not None
     emb = get_embedder("minilm")
     variants = {
-        "fitted, shared points": (h, a, True),
-        "fitted, own points": (h, a, False),
+        "fitted, shared draws": (h, a, True),
+        "fitted, lengths apart": (replace(h, length_shared=0.0), replace(a, length_shared=0.0), True),
+        "fitted, nothing shared": (h, a, False),
         "no bank": (replace(h, generic_share=0.0), replace(a, generic_share=0.0), True),
         "no openers/closers": (
             replace(h, opener_share=0.0, closer_share=0.0),
@@ -47,19 +49,21 @@ def main() -> None:
         for i, q in enumerate(qs):
             wrong = next(x for x in q.labels if x != q.answer)
 
-            def tr(ans: str, i: int = i, shared: bool = shared) -> np.random.Generator | None:
-                return np.random.default_rng([7, i, ord(ans)]) if shared else None
+            z = float(np.random.default_rng([8, i]).standard_normal())
+
+            def tr(ans: str, i: int = i, shared: bool = shared, z: float = z) -> DebateDraws | None:
+                return DebateDraws(np.random.default_rng([7, i, ord(ans)]), z) if shared else None
 
             texts += [
                 q.text + " " + " ".join(q.options or ()),
                 honest_analysis(
-                    q, "x", q.answer, np.random.default_rng([1, i]), style=hs, topic_rng=tr(q.answer)
+                    q, "x", q.answer, np.random.default_rng([1, i]), style=hs, shared=tr(q.answer)
                 ),
                 honest_analysis(
-                    q, "x", q.answer, np.random.default_rng([2, i]), style=hs, topic_rng=tr(q.answer)
+                    q, "x", q.answer, np.random.default_rng([2, i]), style=hs, shared=tr(q.answer)
                 ),
                 adversarial_analysis(
-                    q, wrong, np.random.default_rng([3, i]), style=as_, max_words=None, topic_rng=tr(wrong)
+                    q, wrong, np.random.default_rng([3, i]), style=as_, max_words=None, shared=tr(wrong)
                 ),
             ]
         e = emb.embed(texts)
