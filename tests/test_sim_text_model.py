@@ -681,9 +681,26 @@ def test_how_alike_the_replies_of_one_debate_are_by_hand() -> None:
     x = np.array([[1, 0], [0.6, 0.8], [0, 2], [3, 0], [1, 0], [0, 1], [1, 0], [1, 0]], dtype=float)
     r1, r2 = alike(reps, x)
     assert r1["round"] == 1 and r1["honest_pairs"] == 2 and r1["adversary_pairs"] == 2
+    # every text is "t" (one word): no length varies, so the lengths share nothing
+    assert r1["length_shared"] == 0.0 and r2["length_shared"] is None
     assert r1["honest_pair"] == pytest.approx((0.6 + 1.0) / 2)
     assert r1["adversary_honest"] == pytest.approx((0.0 + 0.8) / 2)
     assert r2["honest_pair"] is None and r2["adversary_honest"] == pytest.approx(1.0)
+
+
+def test_lengths_two_honest_replies_share_by_hand() -> None:
+    """Round 1, log lengths standardised per round and role: two debates whose
+    honest replies have 2 and 2 words, then 8 and 8 (log 2 = a, log 8 = 3a: z = -1, -1, +1, +1): products 1;
+    a debate of 2 and 8 words would give -1."""
+
+    def rep(debate: str, n: int) -> Reply:
+        return Reply(" ".join(["w"] * n), False, True, "q", 1, False, debate=debate)
+
+    x = np.ones((4, 2))
+    (row,) = alike([rep("d1", 2), rep("d1", 2), rep("d2", 8), rep("d2", 8)], x)
+    assert row["length_shared"] == pytest.approx(1.0)
+    (row,) = alike([rep("d1", 2), rep("d1", 8), rep("d2", 2), rep("d2", 8)], x)
+    assert row["length_shared"] == pytest.approx(-1.0)
 
 
 def test_compare_needs_texts_on_both_sides() -> None:

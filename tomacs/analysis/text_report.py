@@ -117,9 +117,10 @@ def _alike_lines(res: dict[str, Any]) -> list[str]:
     lines = [
         "",
         "alike within a debate (mean cosine of two replies of one debate and round; gap = honest pair minus",
-        "adversary and honest: how far the adversary stands apart)",
+        "adversary and honest: how far the adversary stands apart; length: how much two honest replies'",
+        "lengths go together, the share of variance they share)",
         f"  {'round':<8}{'sim honest':>11}{'sim adv':>9}{'sim gap':>9}{'real honest':>13}{'real adv':>10}"
-        f"{'real gap':>10}",
+        f"{'real gap':>10}{'sim length':>12}{'real length':>13}",
     ]
     real = {row["round"]: row for row in al["real"]}
     for row in al["sim"]:
@@ -131,6 +132,7 @@ def _alike_lines(res: dict[str, Any]) -> list[str]:
         (sh, sa, sg), (rh, ra, rg) = cells
         lines.append(
             f"  {row['round']:<8}{_f(sh):>11}{_f(sa):>9}{_f(sg):>9}{_f(rh):>13}{_f(ra):>10}{_f(rg):>10}"
+            f"{_f(row.get('length_shared'), 2):>12}{_f(other.get('length_shared'), 2):>13}"
         )
     return lines
 
