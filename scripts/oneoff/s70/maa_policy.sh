@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 38, stop 70 (stop 69's maa_policy.sh, git show dd4feb4:scripts/oneoff/s69/maa_policy.sh):
 # TodyComm (method.comm=debate, defaults, MiniLM) trained in multi-agent-attack's protocol (MMLU, 3 agents,
-# 3 rounds, attack=maa) on a shipped profile with stop 70's generator (points shared per debate and answer), at seed S,
+# 3 rounds, attack=maa) on a shipped profile with stop 70's generator (points shared per debate and answer, lengths per
+# debate round), at seed S,
 # from the frozen worktree $WT; then replayed with --probe on the model's held-out real debates. Outputs under $OUT.
 # Usage: WT=<worktree> OUT=<dir> maa_policy.sh PROFILE MODEL SEED
 set -u
