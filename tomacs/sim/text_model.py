@@ -552,7 +552,7 @@ def length_shared(replies: Sequence[tuple[str, int, str, str, float]]) -> dict[t
     c^2 / r_honest.
     Real gpt-3.5 round-1 debates: r_honest 0.67, an adversary with its peers c 0.41, so 0.25; the simulator
     drew every length apart (0). Rounds share no factor: across rounds real lengths correlate less than
-    within one (0.49 against 0.57 in gpt-3.5's round 2), and a feature compares replies of one round."""
+    within one (0.49 against 0.57 in gpt-3.5's later rounds), and a feature compares replies of one round."""
     stats: dict[tuple[str, str], list[float]] = {}
     for _, _, role, phase, w in replies:
         stats.setdefault((role, phase), []).append(w)
