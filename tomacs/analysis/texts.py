@@ -24,6 +24,7 @@ debate's earliest onset), so honest and adversarial replies come from the same r
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -622,7 +623,7 @@ def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | 
     """Per round, how alike the replies of one debate are: the mean cosine of two honest replies, and of an
     adversarial and an honest one, of the same debate and round (acting rounds; None without such a pair),
     and how much their lengths go together (`length_shared`: the mean product of two honest replies'
-    standardised log lengths).
+    standardised log lengths, `tomacs.sim.text_model.length_products`).
 
     Why: TodyComm's features compare a reply with its neighbours' (`ana_agree`, `ana_dist`, `ana_disp`), so a
     policy trained on the simulator learns how far apart a real adversary stands only if simulated replies
@@ -633,26 +634,30 @@ def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | 
     for i, r in enumerate(reps):
         if r.acting:
             groups.setdefault((r.debate, r.round), []).append(i)
-    # log lengths standardised per round and role: the mean product over honest pairs is the share of
-    # length variance a round shares (`tomacs.sim.text_model.length_shared`)
-    logw = np.log([max(len(r.text.split()), 1) for r in reps])
-    z = np.zeros(len(reps))
-    for t in {r.round for r in reps}:
-        for adv in (False, True):
-            m = np.array([r.acting and r.round == t and r.adversarial == adv for r in reps], dtype=bool)
-            if m.any():
-                z[m] = (logw[m] - logw[m].mean()) / (logw[m].std() or 1.0)
-    pairs: dict[int, tuple[list[float], list[float], list[float]]] = {}
+    pairs: dict[int, tuple[list[float], list[float]]] = {}
     for (_, t), idx in groups.items():
-        hh, ah, ln = pairs.setdefault(t, ([], [], []))
+        hh, ah = pairs.setdefault(t, ([], []))
         for k, i in enumerate(idx):
             for j in idx[k + 1 :]:
                 a, b = reps[i].adversarial, reps[j].adversarial
                 if not a and not b:
                     hh.append(float(u[i] @ u[j]))
-                    ln.append(float(z[i] * z[j]))
                 elif a != b:
                     ah.append(float(u[i] @ u[j]))
+    # the fit's own estimator, each round its own phase (log lengths standardised per round and role)
+    lengths = tm.length_products(
+        [
+            (
+                r.debate,
+                r.round,
+                "adversary" if r.adversarial else "honest",
+                str(r.round),
+                math.log(max(len(r.text.split()), 1)),
+            )
+            for r in reps
+            if r.acting
+        ]
+    )
     return [
         {
             "round": t,
@@ -660,9 +665,9 @@ def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | 
             "adversary_honest": float(np.mean(ah)) if ah else None,
             "honest_pairs": len(hh),
             "adversary_pairs": len(ah),
-            "length_shared": float(np.mean(ln)) if ln else None,
+            "length_shared": lengths.get(str(t), (None, None))[0],
         }
-        for t, (hh, ah, ln) in sorted(pairs.items())
+        for t, (hh, ah) in sorted(pairs.items())
     ]
 
 

@@ -542,17 +542,13 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
 SHARED_MAX = 0.95  # `length_shared` is capped here: a reply's own length always varies a little
 
 
-def length_shared(replies: Sequence[tuple[str, int, str, str, float]]) -> dict[tuple[str, str], float]:
-    """Per (role, phase), the share of log-length variance shared by the replies of one debate's round.
-
-    `replies`: (debate, round, role, phase, log words). Model: a reply's standardised log length is
-    sqrt(r) z + sqrt(1 - r) e, with z drawn once per debate and round and shared by every role, e its own.
-    So two honest replies of one round correlate at r_honest (the mean product of their standardised
-    lengths), and an adversary with an honest peer at c = sqrt(r_adversary r_honest), so r_adversary is
-    c^2 / r_honest.
-    Real gpt-3.5 round-1 debates: r_honest 0.67, an adversary with its peers c 0.41, so 0.25; the simulator
-    drew every length apart (0). Rounds share no factor: across rounds real lengths correlate less than
-    within one (0.49 against 0.57 in gpt-3.5's later rounds), and a feature compares replies of one round."""
+def length_products(
+    replies: Sequence[tuple[str, int, str, str, float]],
+) -> dict[str, tuple[float | None, float | None]]:
+    """Per phase, how much the lengths of one debate round's replies go together: the mean product of the
+    standardised log lengths (per role and phase) of two honest replies of one round, and of an adversary
+    and an honest one (None without such a pair). Unclipped, so a report can show a negative one.
+    `replies`: (debate, round, role, phase, log words)."""
     stats: dict[tuple[str, str], list[float]] = {}
     for _, _, role, phase, w in replies:
         stats.setdefault((role, phase), []).append(w)
@@ -570,11 +566,33 @@ def length_shared(replies: Sequence[tuple[str, int, str, str, float]]) -> dict[t
                     honest.setdefault(pi, []).append(zi * zj)
                 elif {ri, rj} == {"honest", "adversary"}:
                     mixed.setdefault(pi, []).append(zi * zj)
+    return {
+        p: (
+            float(np.mean(honest[p])) if honest.get(p) else None,
+            float(np.mean(mixed[p])) if mixed.get(p) else None,
+        )
+        for p in {*honest, *mixed}
+    }
+
+
+def length_shared(replies: Sequence[tuple[str, int, str, str, float]]) -> dict[tuple[str, str], float]:
+    """Per (role, phase), the share of log-length variance shared by the replies of one debate's round.
+
+    `replies`: (debate, round, role, phase, log words). Model: a reply's standardised log length is
+    sqrt(r) z + sqrt(1 - r) e, with z drawn once per debate and round and shared by every role, e its own.
+    So two honest replies of one round correlate at r_honest (the mean product of their standardised
+    lengths, `length_products`), and an adversary with an honest peer at c = sqrt(r_adversary r_honest),
+    so r_adversary is c^2 / r_honest.
+    Real gpt-3.5 round-1 debates: r_honest 0.67, an adversary with its peers c 0.41, so 0.25; the simulator
+    drew every length apart (0). Rounds share no factor: across rounds real lengths correlate less than
+    within one (0.49 against 0.57 in gpt-3.5's later rounds), and a feature compares replies of one round."""
     out: dict[tuple[str, str], float] = {}
-    for phase, prods in honest.items():
-        r = min(max(float(np.mean(prods)), 0.0), SHARED_MAX)
+    for phase, (hh, ah) in length_products(replies).items():
+        if hh is None:
+            continue
+        r = min(max(hh, 0.0), SHARED_MAX)
         out[("honest", phase)] = r
-        c = float(np.mean(mixed[phase])) if mixed.get(phase) else 0.0
+        c = ah or 0.0
         out[("adversary", phase)] = min(c * c / r, SHARED_MAX) if r > 0 and c > 0 else 0.0
     return out
 
