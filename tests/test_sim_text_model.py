@@ -33,10 +33,20 @@ from tomacs.analysis.texts import (
     words_transfer_scores,
 )
 from tomacs.benchmarks.parsing import parse_answer
-from tomacs.sim.text import _FILL_MC, ADVERSARIAL_MAX_WORDS, _restated, adversarial_analysis, honest_analysis
+from tomacs.sim.text import (
+    _CONCLUDE_MC,
+    _FILL_MC,
+    _OPENERS_NO_PERSONA,
+    _TOPIC_MC,
+    ADVERSARIAL_MAX_WORDS,
+    _restated,
+    adversarial_analysis,
+    honest_analysis,
+)
 from tomacs.sim.text_model import (
     ANSWER_PREFIX,
     DebateDraws,
+    OnTopic,
     PhaseText,
     TextModel,
     answer_sentences,
@@ -45,11 +55,14 @@ from tomacs.sim.text_model import (
     discussion,
     fit_text_model,
     generic_form,
+    generic_like,
     length_shared,
     named_others,
+    on_topic,
     question_stems,
     says,
     split_sentences,
+    topic_counts,
     topic_density,
     words_target,
 )
@@ -1269,3 +1282,103 @@ def test_replies_of_one_round_run_long_or_short_together_at_the_fitted_share() -
 
     assert 0.45 <= corr(0.6, True) <= 0.75
     assert abs(corr(0.6, False)) < 0.15 and abs(corr(0.0, True)) < 0.15
+
+
+def _starts(template: str) -> str:
+    """A template's text before its first slot: what marks a sentence as written from it."""
+    return template.split("{", 1)[0]
+
+
+def test_a_reply_about_its_question_opens_and_closes_generically_at_the_fitted_shares_only() -> None:
+    """Real gpt-3.5 round-1 replies open with a generic sentence in 0.02 (honest) and 0.18 (adversary) of
+    replies and close with one in 0.01-0.06; the templated opener opened 0.8 of simulated ones and the
+    templated conclusion closed all. A style about its question (a fitted topic density) now opens with a
+    bank opener at `opener_share` and otherwise with its point, closes with a bank closer at
+    `closer_share` and otherwise with its last point (or a conclusion too short to be style, "So the
+    answer is A.", as the fit counts it); the answer still parses."""
+    openers = tuple(_starts(o) for o in _OPENERS_NO_PERSONA)
+    topic = OnTopic([], [], None, question_stems(ORGAN.text, ORGAN.options), None, 0)
+    concluding = tuple(_starts(c) for c in _CONCLUDE_MC if generic_like(c.format(a="A"), topic))
+    assert len(concluding) >= 4
+
+    def shares(st: PhaseText, n: int = 120) -> tuple[float, float, float, float]:
+        tmpl_open = bank_open = tmpl_close = bank_close = 0
+        for t, letter in _round1(ORGAN, "A", "B", st, n):
+            assert parse_answer(ORGAN, t) == letter
+            sents = split_sentences(t.rsplit("Answer:", 1)[0])
+            tmpl_open += sents[0].startswith(openers)
+            bank_open += sents[0].startswith(("This question hinges on", "Let us look at"))
+            tmpl_close += sents[-1].startswith(concluding)
+            bank_close += sents[-1].startswith(("That is my reading of the question", "So ("))
+        return tmpl_open / n, bank_open / n, tmpl_close / n, bank_close / n
+
+    # the templates' own style (no fitted density): opener at 0.8, a generic conclusion in 5 of 7 draws
+    old = shares(replace(_topical(0.0, 0.0), opener_share=0.0, closer_share=0.0))
+    assert old[0] > 0.6 and old[2] > 0.5
+    never = shares(replace(_topical(0.6, 2.0), opener_share=0.0, closer_share=0.0))
+    assert never == (0.0, 0.0, 0.0, 0.0)
+    always = shares(replace(_topical(0.6, 2.0), opener_share=1.0, closer_share=1.0))
+    assert always[1] == 1.0 and always[3] == 1.0
+
+
+def test_generic_like_tells_a_point_from_talk_about_reasoning_by_hand() -> None:
+    """The generator's stand-in for the fit's generic sentences (`generic_form`): a sentence naming the
+    answer's text or a number, or mostly of its question's words, is a point; the rest is generic."""
+    topic = OnTopic([], [], "the spleen", question_stems(ORGAN.text, ORGAN.options), None, 0)
+    assert generic_like("This is a common point of confusion, so it is worth being precise.", topic)
+    # 2 of 5 content words its question's ("organ", "blood"): still generic
+    assert generic_like("The wording about the organ and blood is the important clue here.", topic)
+    # 3 of 4 ("spleen", "removed", "accident"; "after" is a stop word): a point
+    assert not generic_like("The spleen was removed after an accident, we are told.", topic)
+    assert not generic_like("The answer must be the spleen, whatever else holds.", topic)
+    assert generic_like("Two of the four options are wrong for a simple reason.", topic)
+    assert not generic_like("It takes 3 steps to see why.", topic)
+
+
+def test_a_reply_about_its_question_writes_templated_generic_sentences_within_the_fitted_share() -> None:
+    """Real replies write 0.10-0.16 of their words in generic sentences (gpt-3.5, round 1); simulated ones
+    wrote 0.44-0.51, mostly the templates' fillers and topic sentence, padding every reply to its length.
+    Under a fitted style those are written within `generic_share` of the reply's words while it has
+    points about its question left to make: at a low share they are rarer and the reply more about its
+    question, at the same length."""
+    tmpl = tuple(_starts(x) for x in (*_FILL_MC, *_TOPIC_MC) if len(_starts(x)) > 8)
+    stems = question_stems(ORGAN.text, ORGAN.options)
+
+    def measure(share: float, n: int = 120) -> tuple[float, float, float]:
+        filled = total = 0
+        dens, lens = [], []
+        for t, _ in _round1(ORGAN, "A", "B", replace(BANKED, generic_share=share, general=()), n):
+            body = t.rsplit("Answer:", 1)[0]
+            for x in split_sentences(body):
+                filled += len(x.split()) if x.startswith(tmpl) else 0
+                total += len(x.split())
+            dens.append(topic_density(t, stems))
+            lens.append(len(t.split()))
+        return filled / total, float(np.mean(dens)), float(np.mean(lens))
+
+    lo, hi = measure(0.05), measure(0.6)
+    assert lo[0] < 0.5 * hi[0], (lo, hi)
+    assert lo[1] > hi[1]
+    assert abs(lo[2] - hi[2]) < 0.1 * hi[2]
+
+
+def test_with_its_points_and_generic_words_both_spent_a_reply_overshoots_neither_far() -> None:
+    """A short stem has few points to make (qwen-max's ethics questions): once the fitted generic share is
+    written, taking every further sentence from the points set its topic density at 0.40-0.47 against a
+    fitted 0.18-0.21. Now each further sentence is the kind that overshoots its fitted share less, so the
+    two overshoot by about the same ratio; before the budget is spent it is the generic ones."""
+    stems = question_stems(ORGAN.text, ORGAN.options)
+    points = [f"The spleen filters organisms from the blood, {c}." for c in "abcdefghijkl"]
+    talk = [f"This is a common point of confusion worth being precise about, {c}." for c in "abcdefghijkl"]
+    assert not any(generic_like(p, OnTopic([], [], None, stems, None, 0)) for p in points)
+    assert all(generic_like(t, OnTopic([], [], None, stems, None, 0)) for t in talk)
+    st = replace(BANKED, generic_share=0.2, topic_density=0.2)
+    topic = OnTopic([], list(points), None, stems, None, 0)
+    got = on_topic(st, np.random.default_rng(0), [], talk, [], topic, 120)
+    g_words = sum(len(s.split()) for s in got if s in talk)
+    words = sum(len(s.split()) for s in got)
+    hits, content = topic_counts(" ".join(got), stems)
+    over_generic, over_density = g_words / words / 0.2, hits / content / 0.2
+    assert words >= 120 and sum(s in points for s in got) >= 3 and sum(s in talk for s in got) >= 3
+    assert over_generic > 1 and over_density > 1
+    assert abs(math.log(over_generic / over_density)) < math.log(1.6), (over_generic, over_density)

@@ -537,6 +537,14 @@ _TOPICAL_PLAIN = (
     "Notice that {c}.",
     "Recall the setting: {c}.",
     "What decides it is that {c}.",
+    "The question says {c}.",
+    "Keep in mind that {c}.",
+    "The fact that {c} is central.",
+    "We also know that {c}.",
+    "Since {c}, the rest follows from it.",
+    "Here, {c}.",
+    "Consider that {c}.",
+    "It also matters that {c}.",
 )
 """Sentences on the question's own content (a fitted style's `topic_density`)."""
 
@@ -641,7 +649,7 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
     named = answer_text(str(opt)) if opt is not None else None
     first = _restated(question, said) if opt is not None else None
     with_answer = [first] if first else []
-    # each clause at most once naming the answer and twice not, no template twice (a reply that says one
+    # each clause at most once naming the answer and three times not, no template twice (a reply that says one
     # thing over and over is not what real ones write); a stem that is all question ("How many years are
     # there in a decade?") has its asking clauses
     answering: Sequence[str]
@@ -654,8 +662,10 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
     once = _sample(rng, clauses, len(clauses))
     for c, t in zip(once, _sample(rng, answering, len(answering)), strict=False):
         with_answer.append(_cap(t.format(A=said, c=c)))
-    twice = _sample(rng, clauses, len(clauses)) + _sample(rng, clauses, len(clauses))  # a point made twice
-    for c, t in zip(twice, _sample(rng, stating, len(stating)), strict=False):
+    # a point made up to three times, each time in other words (16 templates: simulated replies padded
+    # with the templates' fillers once their points ran out, stop 71)
+    thrice = [c for _ in range(3) for c in _sample(rng, clauses, len(clauses))]
+    for c, t in zip(thrice, _sample(rng, stating, len(stating)), strict=False):
         plain.append(_cap(t.format(c=c)))
     # then the stem's key terms, three at a time: a short stem has few clauses, and real replies to it
     # are still mostly about its terms (gpt-3.5's honest round-1 replies write 0.54 of their words from
@@ -952,6 +962,10 @@ def _analysis(
             ref = _ref(question, answer, rng, avoid)
         core.append(_fill("{o} {p}.", o=ref, p=_pick(arg, avoiding(_SUPPORT, avoid)).format(k=k1)))
         fillers = list(avoiding([s.format(k=_kw(arg, kws), k2=k2) for s in _FILL_MC], avoid))
+        if topical:
+            # the topic sentence is one more generic sentence, written within the fitted generic share
+            # (`text_model.on_topic`); the body opens with the reply's point (stop 71)
+            fillers.insert(0, core.pop(0))
         tail = [_pick(rng, avoiding(_CONCLUDE_MC, avoid)).format(a=answer)]
     else:
         answer_count = _answer_count(style, rng) if topical else 0

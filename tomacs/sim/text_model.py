@@ -718,19 +718,31 @@ def styled(
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
     replaces the templated one with the fitted probability; the filler pool gets generic sentences in
-    the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept).
+    the fitted proportion of words. `opened`: head[0] is the templated opener (replaced, not kept; under
+    a fitted topic density dropped when no bank opener is drawn, and a generic templated conclusion too:
+    real replies open and close generically at `opener_share` and `closer_share` only).
     `avoid`: words this reply does not use (`PhaseText.avoided`); the bank sentences that use them
     are left out. `topic`: sentences about the question (`tomacs.sim.text`), for a style with a fitted
     `topic_density` (`on_topic`); `length_z`: the debate round's length factor (`words_target`)."""
     others = [x for x in letters if x != answer]
     target = words_target(pt, rng, cap, length_z)
     openers, closers, general = (avoiding(b, avoid) for b in (pt.openers, pt.closers, pt.general))
+    on = pt.topic_density > 0 and topic is not None and bool(topic.with_answer or topic.plain)
     if openers and rng.random() < pt.opener_share:
         head = [_fill_slots(openers[int(rng.integers(len(openers)))], answer, others, rng, terms)] + head[
             1 if opened else 0 :
         ]
+    elif opened and on:
+        # a reply about its question opens with a generic sentence at the fitted share only: real gpt-3.5
+        # honest round-1 replies in 0.02 of replies, adversaries in 0.18; the templated opener opened 0.8
+        # of simulated ones (stop 71)
+        head = head[1:]
     if closers and rng.random() < pt.closer_share:
         tail = [_fill_slots(closers[int(rng.integers(len(closers)))], answer, others, rng, terms)]
+    elif on and topic is not None and all(generic_like(x, topic) for x in tail):
+        # and closes with one at the fitted share only (real gpt-3.5 round-1 replies: 0.01-0.06; the
+        # templated conclusion closed every simulated one): the answer line follows the last point made
+        tail = []
     pool: list[str] = []
     if general:
         share = min(max(pt.generic_share, 0.0), 0.95)
@@ -744,7 +756,7 @@ def styled(
             s = _fill_slots(general[int(i)], answer, others, rng, terms)
             pool.append(s)
             got += len(s.split())
-    if pt.topic_density > 0 and topic is not None and (topic.with_answer or topic.plain):
+    if on and topic is not None:
         return head, core, on_topic(pt, rng, head + core + tail, fillers, pool, topic, target), tail, target
     return head, core, fillers + pool, tail, target
 
@@ -769,7 +781,11 @@ def on_topic(
     two-sample AUC +0.02-0.03 for gpt-3.5 and Qwen1.5-14B, stop 69).
     Then sentences naming the answer's text until `topic.answer_count` (counting those the rest of the
     reply already has); then, until the word target, a sentence about the question (not naming the
-    answer) whenever the reply's density is under the fitted one, else one of the templates' `fillers`.
+    answer) whenever the reply's density is under the fitted one, else one of the templates' `fillers`
+    while the reply's generic words (`generic_like`) stay within `generic_share` of its target, else a
+    sentence about the question again. Real gpt-3.5 replies write 0.10-0.16 of their words in generic
+    sentences; padded with the templates' fillers to their length, simulated ones wrote 0.44-0.51 (stop 71).
+    With both spent, the next sentence is the kind that overshoots its fitted share less.
     So the on-topic sentences take the templated fillers' place only."""
     with_answer, plain = list(topic.with_answer), list(topic.plain)
     rest = [fillers[int(i)] for i in rng.permutation(len(fillers))]
@@ -789,17 +805,39 @@ def on_topic(
     words += got
     owed = topic.answer_count - answer_sentences([*fixed, *chosen], topic.named)
     hits, content = topic_counts(" ".join([*fixed, *chosen]), topic.stems)  # kept up to date as it adds
+    budget = pt.generic_share * target  # words the fit finds in generic sentences
+    generic = sum(len(s.split()) for s in [*fixed, *chosen] if generic_like(s, topic))
     while words < target and (rest or with_answer or plain):
         if owed > 0 and with_answer:
             s, owed = with_answer.pop(0), owed - 1
         elif (hits / content if content else 0.0) < pt.topic_density and plain:
             s = plain.pop(0)
-        elif rest:
+        elif rest and (generic + len(rest[0].split()) <= budget or not plain):
             s = rest.pop(0)
-        else:  # nothing else left to write: more about the question
+        elif rest and plain:
+            # both spent (a short stem has few points to make): the sentence that overshoots its fitted
+            # share less, so neither runs far ahead (qwen-max: density 0.40-0.47 against 0.18-0.21 when
+            # every such sentence was a point)
+            h, n = topic_counts(plain[0], topic.stems)
+            over_density = (hits + h) / max(content + n, 1) / max(pt.topic_density, 1e-6)
+            w = len(rest[0].split())
+            over_generic = (generic + w) / (words + w) / max(pt.generic_share, 1e-6)
+            s = rest.pop(0) if over_generic <= over_density else plain.pop(0)
+        else:  # no templated sentence left: more about the question
             s = (plain or with_answer).pop(0)
         chosen.append(s)
         words += len(s.split())
+        generic += len(s.split()) if generic_like(s, topic) else 0
         h, n = topic_counts(s, topic.stems)
         hits, content = hits + h, content + n
     return chosen
+
+
+def generic_like(sentence: str, topic: OnTopic) -> bool:
+    """Whether the fit would count `sentence` generic, as far as the generator can tell without the
+    fit's vocabulary of style (`generic_form`): it names neither its answer's text nor a number, and at
+    most half of its content words are its question's own."""
+    if _DIGIT.search(sentence) or (topic.named is not None and topic.named in sentence.lower()):
+        return False
+    hits, n = topic_counts(sentence, topic.stems)
+    return n - hits >= 2 and 2 * hits <= n
