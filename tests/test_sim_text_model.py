@@ -1382,3 +1382,27 @@ def test_with_its_points_and_generic_words_both_spent_a_reply_overshoots_neither
     assert words >= 120 and sum(s in points for s in got) >= 3 and sum(s in talk for s in got) >= 3
     assert over_generic > 1 and over_density > 1
     assert abs(math.log(over_generic / over_density)) < math.log(1.6), (over_generic, over_density)
+
+
+def test_a_short_later_reply_keeps_its_discussion_when_its_style_dropped_the_opener() -> None:
+    """A fitted reply too long for its word target leaves out its opener first. Once a style about its
+    question drops the templated opener (no bank opener drawn), there is no opener left to leave out, and
+    the reply's discussion of the others stays, at the fitted rate, rather than going in its place."""
+    msg = Message(
+        sender=1, role="Critic", text="I think the suit is lost.\n\nAnswer: B", answer="B", persuasive=False
+    )
+    st = replace(
+        _topical(0.6, 1.0),
+        log_words_mean=float(np.log(25)),
+        log_words_sd=0.05,
+        opener_share=0.0,
+        openers=(),
+        discuss=("I weigh what the other agents said about {k} with care.",),
+        discuss_rate=50.0,
+    )
+    kept = 0
+    for s in range(60):
+        t = honest_analysis(Q, "Critic", "A", np.random.default_rng(s), round=2, incoming=[msg], style=st)
+        assert parse_answer(Q, t) == "A"
+        kept += "I weigh what the other agents said about" in t
+    assert kept == 60

@@ -1018,7 +1018,9 @@ def _analysis(
         # a fitted length shorter than the templated content is honoured as App. D's cap is: the opener
         # goes first, then the extra rejected options (real qwen3-8b honest replies run ~50 words,
         # under what topic, two rejections, support and conclusion take)
-        if head and (opened or len(head) > before) and _n_words(head, core, tail, answer_line) > target:
+        # (an opener the style dropped, `text_model.styled`, leaves none to drop: the discussion stays)
+        has_opener = (opened and len(head) == before) or len(head) > before
+        if head and has_opener and _n_words(head, core, tail, answer_line) > target:
             head = head[1:]
         while _n_words(head, core, tail, answer_line) > target and question.kind == "mc" and len(core) > 2:
             core.pop(len(core) - 2)
