@@ -1025,7 +1025,8 @@ def _analysis(
         while _n_words(head, core, tail, answer_line) > target and question.kind == "mc" and len(core) > 2:
             core.pop(len(core) - 2)
         # still too long (qwen-max's honest round-1 replies: a median of 48 words, a tenth under 30): the
-        # concluding sentence, then the topic sentence; the supporting sentence and the answer line stay
+        # concluding sentence, then the first core sentence (the topic sentence; under a fitted topic
+        # density, where that is a filler, the restated stem or a rejection); the support and answer line stay
         if _n_words(head, core, tail, answer_line) > target and question.kind == "mc":
             tail = []
         if _n_words(head, core, tail, answer_line) > target and question.kind == "mc" and len(core) > 1:
