@@ -37,12 +37,15 @@ from tomacs.sim.text import (
     _CONCLUDE_MC,
     _FILL_MC,
     _OPENERS_NO_PERSONA,
+    _SUPPORT,
     _TOPIC_MC,
     ADVERSARIAL_MAX_WORDS,
+    _assemble,
     _restated,
     adversarial_analysis,
     honest_analysis,
 )
+from tomacs.sim.text import _topical as topical_sentences
 from tomacs.sim.text_model import (
     ANSWER_PREFIX,
     DebateDraws,
@@ -1406,3 +1409,73 @@ def test_a_short_later_reply_keeps_its_discussion_when_its_style_dropped_the_ope
         assert parse_answer(Q, t) == "A"
         kept += "I weigh what the other agents said about" in t
     assert kept == 60
+
+
+def test_fillers_go_between_the_first_and_last_core_sentences_under_a_fitted_topic_density() -> None:
+    """The templates' fillers went anywhere after the first core sentence, so with the generic conclusion
+    dropped a filler was a reply's last sentence: the fit read gpt-4o's simulated replies as closing
+    generically in 0.28-0.39 of them (fitted `closer_share` 0.03-0.17, stop 72). Under a fitted topic
+    density the body keeps its first and last core sentences at its ends; App. D's texts keep the old rule."""
+    core = ["Core one is first.", "Core two is in the middle.", "Core three is the point."]
+    fillers = [f"Filler {w} goes somewhere in between." for w in _NTH]
+    ends = {True: set(), False: set()}
+    for keep in (True, False):
+        for seed in range(40):
+            text = _assemble(
+                np.random.default_rng(seed), [], core, fillers, [], "Answer: A", 10, 200, 60, True, keep
+            )
+            sents = split_sentences(text.rsplit("Answer:", 1)[0])
+            assert sents[0] == core[0] and sum(x.startswith("Filler") for x in sents) >= 3
+            ends[keep].add(sents[-1])
+    assert ends[True] == {core[-1]}
+    assert any(x.startswith("Filler") for x in ends[False])
+
+
+def test_a_reply_about_its_question_ends_on_its_point_not_on_a_filler() -> None:
+    """With no generic closer drawn (`closer_share` 0), a reply about its question ends on its supporting
+    sentence or a conclusion too short to be style, never on a templated filler."""
+    fill = tuple(_starts(x) for x in _FILL_MC if len(_starts(x)) > 8)
+    support = tuple(x.split("{", 1)[0].strip() for x in _SUPPORT)
+    concluding = tuple(_starts(c) for c in _CONCLUDE_MC)
+    st = replace(_topical(0.3, 1.0), opener_share=0.0, closer_share=0.0, log_words_mean=float(np.log(260)))
+    last_fill = fillers = 0
+    for t, letter in _round1(ORGAN, "A", "B", st, 80):
+        assert parse_answer(ORGAN, t) == letter
+        sents = split_sentences(t.rsplit("Answer:", 1)[0])
+        fillers += sum(x.startswith(fill) for x in sents)
+        last_fill += sents[-1].startswith(fill)
+        assert any(p in sents[-1] for p in support) or sents[-1].startswith(concluding), sents[-1]
+    assert fillers > 80 and last_fill == 0
+
+
+SHORT_STEM = replace(
+    Q,
+    id="q-short",
+    text="Which organ filters old red cells from the blood?",
+    options=("the spleen", "the gallbladder", "the pancreas", "the appendix"),
+)
+
+
+def test_a_short_stem_still_names_the_answer_as_often_as_the_fitted_rate() -> None:
+    """A stem with one clause gave one or two sentences naming the answer's text, so a reply drawn to name
+    it in more (gpt-4o's later replies: a fitted 2.6 and 3.6) fell short (2.3 and 2.8) and templated
+    fillers took their place. Sentences naming it with the stem's key terms make up the rest."""
+    stems = question_stems(SHORT_STEM.text, SHORT_STEM.options)
+    topic = topical_sentences(SHORT_STEM, "A", np.random.default_rng(0), 4)
+    assert sum("the spleen" in x.lower() for x in topic.with_answer) >= 6
+    named = []
+    for t, letter in _round1(SHORT_STEM, "A", "B", _topical(0.5, 4.0), 120):
+        a = {"A": "the spleen", "B": "the gallbladder"}[letter]
+        named.append(answer_sentences(split_sentences(t), a))
+        assert topic_density(t, stems) is not None
+    assert 3.3 <= float(np.mean(named)) <= 4.7, float(np.mean(named))
+
+
+def test_a_reply_names_its_answer_no_more_often_than_drawn_once_all_else_is_spent() -> None:
+    """Once the points and the fillers run out, a reply stops short of its word target rather than naming
+    its answer's text beyond the drawn count (the answer rate would run over its fit)."""
+    stems = question_stems(ORGAN.text, ORGAN.options)
+    answers = [f"The spleen is the answer, reason {w}." for w in _NTH]
+    topic = OnTopic(list(answers), [], "the spleen", stems, None, 2)
+    got = on_topic(_topical(0.5, 2.0), np.random.default_rng(0), [], [], [], topic, 300)
+    assert got == answers[:2]

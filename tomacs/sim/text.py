@@ -557,6 +557,17 @@ _TOPICAL_TERMS = (
 )
 """Sentences on the stem's key terms, once its clauses are used up."""
 
+_TOPICAL_ANSWER_TERMS = (
+    "{A} is what {k1} and {k2} point to.",
+    "{A} accounts for {k1} as well as {k2}.",
+    "With {k1} and {k2} in view, {A} is the answer.",
+    "Both {k1} and {k2} are consistent with {A}.",
+    "{A} is the option that fits {k1}.",
+    "Taking {k1} into account leads to {A}.",
+)
+"""Sentences naming the answer's text with the stem's key terms, once its clauses are used up: a reply owes
+its answer's text as many sentences as the fitted `answer_rate` draws."""
+
 _CHUNK_SPLIT = re.compile(r"[.?!;:\n]+|,\s+|\s+(?=(?:that|which|who|where|when|because|if|while|but)\s)")
 _ASKING = re.compile(
     r"^(?:which|what)(?: one)? of the following(?: [a-z]+)?\s+"
@@ -662,6 +673,14 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
     once = _sample(rng, clauses, len(clauses))
     for c, t in zip(once, _sample(rng, answering, len(answering)), strict=False):
         with_answer.append(_cap(t.format(A=said, c=c)))
+    terms = list(_keywords(question))
+    if opt is not None and len(terms) >= 2:
+        # a short stem has one or two clauses, so the answer's text ran out at 1-2 sentences where the fit
+        # draws more (gpt-4o's later replies named it in 2.3 and 2.8 sentences against a fitted 2.6 and
+        # 3.6) and templated fillers took their place (stop 72)
+        for t in _sample(rng, _TOPICAL_ANSWER_TERMS, len(_TOPICAL_ANSWER_TERMS)):
+            k1, k2 = _sample(rng, terms, 2)
+            with_answer.append(_cap(t.format(A=said, k1=k1, k2=k2)))
     # a point made up to three times, each time in other words (16 templates: simulated replies padded
     # with the templates' fillers once their points ran out, stop 71)
     thrice = [c for _ in range(3) for c in _sample(rng, clauses, len(clauses))]
@@ -670,7 +689,6 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
     # then the stem's key terms, three at a time: a short stem has few clauses, and real replies to it
     # are still mostly about its terms (gpt-3.5's honest round-1 replies write 0.54 of their words from
     # the question; with clauses alone 500 MMLU questions got 0.41)
-    terms = list(_keywords(question))
     if len(terms) >= 3:
         for t in _sample(rng, _TOPICAL_TERMS, 3):  # no more: they read as lists of words
             k1, k2, k3 = _sample(rng, terms, 3)
@@ -691,13 +709,18 @@ def _assemble(
     hi: int,
     target: int,
     nearest: bool = False,
+    end_with_core: bool = False,
 ) -> str:
     """Join sentences into paragraphs, inserting fillers until `target` words (within [lo, hi]).
 
     `nearest` (a fitted style): a filler goes in only if it brings the length nearer the target than
     stopping would. Filling until the target is reached overshoots by half a sentence on average,
     which wrote every fitted style 7-11 words longer than its fit (+18 % for qwen-max's honest
-    agents); App. D's texts keep the old rule, byte for byte."""
+    agents); App. D's texts keep the old rule, byte for byte.
+    `end_with_core` (a fitted topic density): no filler goes after the last core sentence, so a reply
+    whose style dropped its generic conclusion ends on its point, not on a filler: a filler landed last in
+    0.28-0.39 of gpt-4o's simulated replies, which the fit read as generic closers (real: 0.02-0.20; fitted
+    `closer_share` 0.03-0.17, stop 72)."""
     fixed = head + core + tail
     n = sum(_words(s) for s in fixed) + _words(answer_line)
     extra: list[str] = []
@@ -712,7 +735,10 @@ def _assemble(
     # fillers go between the core sentences, not all at the end
     body = list(core)
     for s in extra:
-        body.insert(int(rng.integers(1, len(body) + 1)) if body else 0, s)
+        if end_with_core and len(core) > 1:  # between the first and last core sentences
+            body.insert(int(rng.integers(1, len(body))), s)
+        else:
+            body.insert(int(rng.integers(1, len(body) + 1)) if body else 0, s)
     paras: list[str] = []
     if head:
         paras.append(" ".join(head))
@@ -1033,7 +1059,19 @@ def _analysis(
             core = core[1:]
         lo = min(lo, target)
         hi = max(hi, 2 * target) if max_words is None else hi
-    text = _assemble(rng, head, core, fillers, tail, answer_line, lo, hi, target, nearest=style is not None)
+    text = _assemble(
+        rng,
+        head,
+        core,
+        fillers,
+        tail,
+        answer_line,
+        lo,
+        hi,
+        target,
+        nearest=style is not None,
+        end_with_core=topical,
+    )
     if max_words is not None:
         kept = text[: -len(answer_line)].rstrip()
         if _words(kept) > max_words:  # pathological option texts: hard cap, paragraphs kept

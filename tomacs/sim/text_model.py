@@ -807,7 +807,7 @@ def on_topic(
     hits, content = topic_counts(" ".join([*fixed, *chosen]), topic.stems)  # kept up to date as it adds
     budget = pt.generic_share * target  # words the fit finds in generic sentences
     generic = sum(len(s.split()) for s in [*fixed, *chosen] if generic_like(s, topic))
-    while words < target and (rest or with_answer or plain):
+    while words < target and (rest or plain or (owed > 0 and with_answer)):
         if owed > 0 and with_answer:
             s, owed = with_answer.pop(0), owed - 1
         elif (hits / content if content else 0.0) < pt.topic_density and plain:
@@ -823,8 +823,8 @@ def on_topic(
             w = len(rest[0].split())
             over_generic = (generic + w) / (words + w) / max(pt.generic_share, 1e-6)
             s = rest.pop(0) if over_generic <= over_density else plain.pop(0)
-        else:  # no templated sentence left: more about the question
-            s = (plain or with_answer).pop(0)
+        else:  # no templated sentence left: more about the question (its answer's text no more than owed)
+            s = plain.pop(0)
         chosen.append(s)
         words += len(s.split())
         generic += len(s.split()) if generic_like(s, topic) else 0
