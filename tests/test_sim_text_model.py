@@ -52,6 +52,7 @@ from tomacs.sim.text_model import (
     OnTopic,
     PhaseText,
     TextModel,
+    answer_form,
     answer_sentences,
     answer_text,
     common_stems,
@@ -1479,3 +1480,88 @@ def test_a_reply_names_its_answer_no_more_often_than_drawn_once_all_else_is_spen
     topic = OnTopic(list(answers), [], "the spleen", stems, None, 2)
     got = on_topic(_topical(0.5, 2.0), np.random.default_rng(0), [], [], [], topic, 300)
     assert got == answers[:2]
+
+
+def test_answer_form_by_hand() -> None:
+    """A sentence naming its answer's whole option text becomes a template with the text a `{A}` slot and
+    the rest as `generic_form` makes it; one mostly of its topic, or naming only part of the text, is not."""
+    opts = ("pure altruism", "enlightened self-interest", "duty", "virtue")
+    vocab = {"the", "morality", "that", "gauthier", "describes", "involves", "pure", "altruism"}
+    vocab |= {"enlightened", "self-interest", "duty", "virtue"}
+    s = "Option (A) Pure altruism aligns with the fundamental nature of Gauthier's morality."
+    assert answer_form(s, opts[0], vocab, "A", None, opts) == (
+        "Option ({a}) {A} aligns with the fundamental nature of {k}."
+    )
+    assert answer_form("Clearly (B) pure altruism fits.", opts[0], vocab, "B") == "Clearly ({a}) {A} fits."
+    assert answer_form("So it is pure altruism.", opts[0], vocab, "A") is None  # no word of style around it
+    assert answer_form("Pure altruism is what Gauthier's morality describes.", opts[0], vocab, "A") is None
+    assert answer_form("Altruism is what this theory plainly asks of us all.", opts[0], vocab, "A") is None
+    # naming another option's text too: content, not style
+    assert (
+        answer_form(
+            "Pure altruism, not duty, is what the reading plainly gives.", opts[0], vocab, "A", None, opts
+        )
+        is None
+    )
+
+
+def test_answering_bank_and_share_are_fitted_per_role_and_phase_by_hand() -> None:
+    """_fit_debates with option texts: each round-1 adversary reply names its answer's text ("the widget is
+    wrong") in two sentences, one of style ("Strongly, {A}, and the others disagree a great deal.", every
+    word but the answer's common to all twelve questions) and one too short to be a template; honest agents
+    name theirs nowhere. So the adversary's first-phase share is 1/2 and its bank that one template."""
+    named = []
+    for d in _fit_debates():
+        turns = [
+            replace(
+                t,
+                text="Strongly, the widget is wrong, and the others disagree a great deal. "
+                + f"So the widget is wrong. {t.text}",
+            )
+            if t.agent == 0 and t.round == 1
+            else t
+            for t in d.turns
+        ]
+        named.append(
+            replace(
+                d, options=("the widget is right", "the widget is wrong", "none", "all"), turns=tuple(turns)
+            )
+        )
+    tm = fit_text_model(named)
+    assert tm is not None
+    adv = tm.phases["adversary"]["first"]
+    assert adv.answering == ("Strongly, {A}, and the others disagree a great deal.",)
+    assert adv.answering_share == pytest.approx(0.5)
+    assert (
+        tm.phases["honest"]["first"].answering == () and tm.phases["honest"]["first"].answering_share == 0.0
+    )
+    assert tm.phases["adversary"]["later"].answering_share == 0.0
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+
+
+def test_a_role_frames_its_answer_in_its_own_fitted_words_at_the_fitted_share() -> None:
+    """The generator's sentences naming the answer's text were one role-neutral set; real adversaries frame
+    theirs in words of their own. With a fitted `answering` bank, a sentence naming the answer's text is one
+    of the bank's at `answering_share` (the restated stem still opens the body); without a bank the texts are
+    exactly those of a style without the share."""
+    bank = tuple(
+        f"Indeed, {{A}} is plainly what reading {w} gives." for w in ("one", "two", "three", "four", *_NTH)
+    )
+    base = replace(_topical(0.5, 3.0), log_words_mean=float(np.log(220)))
+
+    def count(st: PhaseText, n: int = 60) -> tuple[float, float]:
+        mine = named = 0
+        for t, letter in _round1(ORGAN, "A", "B", st, n):
+            assert parse_answer(ORGAN, t) == letter
+            a = {"A": "the spleen", "B": "the gallbladder"}[letter]
+            sents = split_sentences(t)
+            mine += sum(x.startswith("Indeed, ") and a in x.lower() for x in sents)
+            named += answer_sentences(sents, a)
+        return mine / n, named / n
+
+    never = count(replace(base, answering=bank, answering_share=0.0))
+    always = count(replace(base, answering=bank, answering_share=1.0))
+    assert never[0] == 0.0 and always[0] > 1.2, (never, always)
+    assert abs(always[1] - never[1]) < 0.5  # as many sentences name it: only their words change
+    plain = [t for t, _ in _round1(ORGAN, "A", "B", base, 10)]
+    assert plain == [t for t, _ in _round1(ORGAN, "A", "B", replace(base, answering_share=0.7), 10)]

@@ -694,7 +694,7 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
             k1, k2, k3 = _sample(rng, terms, 3)
             plain.append(_cap(t.format(k1=k1, k2=k2, k3=k3)))
     stems = question_stems(question.text, question.options or ())
-    return OnTopic(with_answer, plain, named, stems, first, answer_count)
+    return OnTopic(with_answer, plain, named, stems, first, answer_count, said if opt is not None else None)
 
 
 # ------------------------------------------------------------------------------------- assembly

@@ -64,7 +64,8 @@ PHASES = ("first", "later")
 ROLES = ("honest", "adversary")
 KINDS = ("openers", "general", "closers")
 DISCUSS_KINDS = ("discuss", "discuss_changed")  # later-phase banks: replies that kept / changed their answer
-BANKS = KINDS + DISCUSS_KINDS
+ANSWERING = "answering"  # sentences naming the reply's answer's text, that text a `{A}` slot
+BANKS = KINDS + DISCUSS_KINDS + (ANSWERING,)
 BANK_MAX = 300  # sentences per (role, phase, kind): enough variety; a fitted profile file is ~150 KB
 SENT_WORDS = (4, 45)  # a generic sentence's length in words
 _MIN_REPLIES = 5
@@ -160,6 +161,12 @@ class PhaseText:
     # the share of a reply's log-length variance that the replies of its debate's round share (real replies
     # to one question run long or short together); 0 for a profile fitted before it: lengths drawn apart
     length_shared: float = 0.0
+    # the sentences naming the reply's answer's text whose rest is style (`answer_form`), as templates with
+    # the text a `{A}` slot, and their share of all sentences naming it: a role frames its answer in its own
+    # words (real gpt-3.5 adversaries: "aligns", "crucial", "fundamental"; the generator's frames were one
+    # role-neutral set). Empty and 0 for a profile fitted before them: the generator's frames only
+    answering: tuple[str, ...] = ()
+    answering_share: float = 0.0
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -393,6 +400,31 @@ def generic_form(
     return "".join(parts)
 
 
+_SLOT_A = "ZQ"  # stands for the answer's text while `generic_form` reads the rest (too short to be a term)
+
+
+def answer_form(
+    sentence: str,
+    option: str,
+    vocab: set[str],
+    answer: str | None,
+    common: set[str] | None = None,
+    options: Sequence[str] = (),
+) -> str | None:
+    """A sentence naming its reply's answer's option text as a template: that text a `{A}` slot, the rest
+    as `generic_form` makes it ("Option (B) Pure altruism aligns with the fundamental nature of the
+    theory." -> "Option {a} {A} aligns with the fundamental nature of the {k}."); None when it does not
+    name the whole text, or the rest is mostly its topic."""
+    text = option.strip().rstrip(".")
+    at = sentence.lower().find(text.lower()) if len(text) >= 3 else -1
+    if at < 0 or _SLOT_A in sentence:
+        return None
+    marked = sentence[:at] + _SLOT_A + sentence[at + len(text) :]
+    rest = [o for o in options if o.strip().rstrip(".").lower() != text.lower()]
+    form = generic_form(marked, vocab, answer, common, rest)
+    return form.replace(_SLOT_A, "{A}") if form is not None and form.count(_SLOT_A) == 1 else None
+
+
 def _escape_letters(text: str, answer: str | None) -> str:
     s = text.replace("{", "{{").replace("}", "}}")
 
@@ -439,6 +471,7 @@ class _Acc:
     others: list[int] = field(default_factory=lambda: [0] * (OTHERS_MAX + 1))
     density: list[float] = field(default_factory=list)
     answered: list[int] = field(default_factory=list)
+    answer_forms: list[int] = field(default_factory=lambda: [0, 0])  # naming the answer: all, as templates
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -481,6 +514,14 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             named = named_answer(d.letters, opts, t.answer)
             if named:
                 a.answered.append(answer_sentences(sents, named))
+                own = opts[d.letters.index(t.answer)] if t.answer in d.letters[: len(opts)] else ""
+                for s in sents:
+                    if answer_sentences([s], named):
+                        form = answer_form(s, own, vocab, t.answer, common, opts)
+                        a.answer_forms[0] += 1
+                        a.answer_forms[1] += form is not None
+                        if form is not None:
+                            a.banks[ANSWERING].append(form)
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
             middle = range(1, len(sents) - 1)
             disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
@@ -532,6 +573,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             topic_density=round(float(np.mean(a.density)), 6) if a.density else 0.0,
             answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
             length_shared=round(shared.get((role, phase), 0.0), 6),
+            answering_share=round(a.answer_forms[1] / a.answer_forms[0], 6) if a.answer_forms[0] else 0.0,
             **banks,
         )
     if "honest" not in phases:
@@ -622,6 +664,8 @@ class OnTopic(NamedTuple):
     stems: frozenset[str]
     lead: str | None
     answer_count: int  # how many of the reply's sentences name the answer's text, drawn at the fitted rate
+    said: str | None = None  # the answer's text as the reply writes it (a fitted `answering` bank's `{A}`)
+    answering: tuple[str, ...] = ()  # the role's own sentences naming it, filled (`styled`), in drawn order
 
 
 NEUTRAL_TERMS = ("concept", "issue", "principle", "factor", "situation", "context", "aspect", "matter")
@@ -630,12 +674,17 @@ slots, so the eight never run out)."""
 
 
 def _fill_slots(
-    sentence: str, answer: str, others: Sequence[str], rng: np.random.Generator, terms: Sequence[str] = ()
+    sentence: str,
+    answer: str,
+    others: Sequence[str],
+    rng: np.random.Generator,
+    terms: Sequence[str] = (),
+    said: str | None = None,
 ) -> str:
     """A template with its slots filled: `{a}` the answer, `{o}` another option, each `{k}` a key term
     of the question (`tomacs.sim.text._keywords`, the first dozen favoured as the templates do), no
     term twice in one sentence: once the terms run out, a neutral noun ("the swallowing might
-    interpret the swallowing" was what a one-term question gave)."""
+    interpret the swallowing" was what a one-term question gave); `{A}` the answer's text (`said`)."""
     o = others[int(rng.integers(len(others)))] if others else answer
     pool = list(terms[:12])
     spare = list(NEUTRAL_TERMS)
@@ -646,10 +695,11 @@ def _fill_slots(
             out.append(src.pop(int(rng.integers(len(src)))) if src else "point")
         out.append(piece)
     filled = "".join(out)
+    text = answer if said is None else said
     try:
-        return filled.format(a=answer, o=o)
+        return filled.format(a=answer, o=o, A=text)
     except (KeyError, IndexError, ValueError):  # a stray brace pattern: the sentence as written
-        return filled.replace("{a}", answer).replace("{o}", o)
+        return filled.replace("{a}", answer).replace("{o}", o).replace("{A}", text)
 
 
 def discussion(
@@ -757,6 +807,11 @@ def styled(
             pool.append(s)
             got += len(s.split())
     if on and topic is not None:
+        bank = avoiding(pt.answering, avoid) if topic.said is not None else ()
+        if bank:  # the role's own frames for its answer, enough for any drawn count (`on_topic`)
+            picks = rng.choice(len(bank), min(len(bank), 8), replace=False)
+            own = (_fill_slots(bank[int(i)], answer, others, rng, terms, topic.said) for i in picks)
+            topic = topic._replace(answering=tuple(own))
         return head, core, on_topic(pt, rng, head + core + tail, fillers, pool, topic, target), tail, target
     return head, core, fillers + pool, tail, target
 
@@ -786,8 +841,11 @@ def on_topic(
     sentence about the question again. Real gpt-3.5 replies write 0.10-0.16 of their words in generic
     sentences; padded with the templates' fillers to their length, simulated ones wrote 0.44-0.51 (stop 71).
     With both spent, the next sentence is the kind that overshoots its fitted share less.
-    So the on-topic sentences take the templated fillers' place only."""
-    with_answer, plain = list(topic.with_answer), list(topic.plain)
+    So the on-topic sentences take the templated fillers' place only. A sentence naming the answer's text is,
+    at the fitted `answering_share`, one of the role's own (`topic.answering`, from its fitted bank): the
+    generator's frames are the same for every role, and real adversaries frame their answer in words of their
+    own (stop 72)."""
+    with_answer, plain, own = list(topic.with_answer), list(topic.plain), list(topic.answering)
     rest = [fillers[int(i)] for i in rng.permutation(len(fillers))]
     words = sum(len(s.split()) for s in fixed)
     offered = sum(len(s.split()) for s in bank)
@@ -807,9 +865,12 @@ def on_topic(
     hits, content = topic_counts(" ".join([*fixed, *chosen]), topic.stems)  # kept up to date as it adds
     budget = pt.generic_share * target  # words the fit finds in generic sentences
     generic = sum(len(s.split()) for s in [*fixed, *chosen] if generic_like(s, topic))
-    while words < target and (rest or plain or (owed > 0 and with_answer)):
-        if owed > 0 and with_answer:
-            s, owed = with_answer.pop(0), owed - 1
+    while words < target and (rest or plain or (owed > 0 and (with_answer or own))):
+        if owed > 0 and (with_answer or own):
+            # the restated stem first; then, at the fitted share, the role's own words for its answer
+            lead = bool(with_answer) and with_answer[0] == topic.lead
+            mine = bool(own) and not lead and (not with_answer or rng.random() < pt.answering_share)
+            s, owed = (own if mine else with_answer).pop(0), owed - 1
         elif (hits / content if content else 0.0) < pt.topic_density and plain:
             s = plain.pop(0)
         elif rest and (generic + len(rest[0].split()) <= budget or not plain):
