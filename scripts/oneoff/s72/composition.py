@@ -1,6 +1,7 @@
-"""What the words of replies are made of, by the fit's sentence kinds, simulated beside real (stop 71).
+"""What the words of replies are made of, by the fit's sentence kinds, simulated beside real (stop 71;
+reused at stop 72).
 
-python scripts/oneoff/s71/composition.py SIMRUN REALDIR MODEL [ROLE] [ROUND]
+python scripts/oneoff/s72/composition.py SIMRUN REALDIR MODEL [ROLE] [ROUND]
 """
 
 import sys

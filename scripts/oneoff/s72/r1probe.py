@@ -1,6 +1,6 @@
 """Round-1 probe diagnostics (stop 71): where a probe trained on simulated round-1 replies loses against real.
 
-python scripts/oneoff/s71/r1probe.py SIMRUN REALDIR MODEL [ROUND]
+python scripts/oneoff/s72/r1probe.py SIMRUN REALDIR MODEL [ROUND]
 """
 
 import sys

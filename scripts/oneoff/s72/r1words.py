@@ -1,6 +1,6 @@
 """Round-1 words whose use tells adversaries from honest agents, real against simulated (stop 71).
 
-python scripts/oneoff/s71/r1words.py SIMRUN REALDIR MODEL [ROUND]
+python scripts/oneoff/s72/r1words.py SIMRUN REALDIR MODEL [ROUND]
 """
 
 import re

@@ -1,6 +1,7 @@
-"""A profile's fitted text statistics beside those of its simulated episodes, refitted (stop 71).
+"""A profile's fitted text statistics beside those of its simulated episodes, refitted (stop 71; stop 72 adds
+`answering_share`).
 
-python scripts/oneoff/s71/realized.py SIMRUN PROFILE
+python scripts/oneoff/s72/realized.py SIMRUN PROFILE
 """
 
 import sys
@@ -9,7 +10,15 @@ from tomacs.analysis.text_report import load_side
 from tomacs.sim.profiles import load_text_model, resolve_profile
 from tomacs.sim.text_model import fit_text_model
 
-KEYS = ("log_words_mean", "generic_share", "opener_share", "closer_share", "topic_density", "answer_rate")
+KEYS = (
+    "log_words_mean",
+    "generic_share",
+    "opener_share",
+    "closer_share",
+    "topic_density",
+    "answer_rate",
+    "answering_share",
+)
 
 
 def main() -> None:
