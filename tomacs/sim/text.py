@@ -676,7 +676,7 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
     terms = list(_keywords(question))
     if opt is not None and len(terms) >= 2:
         # a short stem has one or two clauses, so the answer's text ran out at 1-2 sentences where the fit
-        # draws more (gpt-4o's later replies named it in 2.3 and 2.8 sentences against a fitted 2.6 and
+        # draws more (gpt-4o's later replies named it in 2.3 and 2.9 sentences against a fitted 2.6 and
         # 3.6) and templated fillers took their place (stop 72)
         for t in _sample(rng, _TOPICAL_ANSWER_TERMS, len(_TOPICAL_ANSWER_TERMS)):
             k1, k2 = _sample(rng, terms, 2)
@@ -718,9 +718,8 @@ def _assemble(
     which wrote every fitted style 7-11 words longer than its fit (+18 % for qwen-max's honest
     agents); App. D's texts keep the old rule, byte for byte.
     `end_with_core` (a fitted topic density): no filler goes after the last core sentence, so a reply
-    whose style dropped its generic conclusion ends on its point, not on a filler: a filler landed last in
-    0.28-0.39 of gpt-4o's simulated replies, which the fit read as generic closers (real: 0.02-0.20; fitted
-    `closer_share` 0.03-0.17, stop 72)."""
+    whose style dropped its generic conclusion ends on its point, not on a filler: refitted, 0.27-0.43 of
+    gpt-4o's simulated replies closed generically, against a fitted `closer_share` of 0.03-0.17 (stop 72)."""
     fixed = head + core + tail
     n = sum(_words(s) for s in fixed) + _words(answer_line)
     extra: list[str] = []

@@ -412,8 +412,8 @@ def answer_form(
     options: Sequence[str] = (),
 ) -> str | None:
     """A sentence naming its reply's answer's option text as a template: that text a `{A}` slot, the rest
-    as `generic_form` makes it ("Option (B) Pure altruism aligns with the fundamental nature of the
-    theory." -> "Option {a} {A} aligns with the fundamental nature of the {k}."); None when it does not
+    as `generic_form` makes it ("Option (A) Pure altruism aligns with the fundamental nature of Gauthier's
+    morality." -> "Option ({a}) {A} aligns with the fundamental nature of {k}."); None when it does not
     name the whole text, or the rest is mostly its topic."""
     text = option.strip().rstrip(".")
     at = sentence.lower().find(text.lower()) if len(text) >= 3 else -1
