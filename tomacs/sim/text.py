@@ -733,11 +733,9 @@ def _assemble(
         n += w
     # fillers go between the core sentences, not all at the end
     body = list(core)
+    after_last = 0 if end_with_core and len(core) > 1 else 1  # else between the first and last core sentences
     for s in extra:
-        if end_with_core and len(core) > 1:  # between the first and last core sentences
-            body.insert(int(rng.integers(1, len(body))), s)
-        else:
-            body.insert(int(rng.integers(1, len(body) + 1)) if body else 0, s)
+        body.insert(int(rng.integers(1, len(body) + after_last)) if body else 0, s)
     paras: list[str] = []
     if head:
         paras.append(" ".join(head))

@@ -311,10 +311,16 @@ def answer_text(option: str) -> str | None:
     return o[:ANSWER_PREFIX] if len(o) >= 3 else None
 
 
+def answered_option(letters: Sequence[str], options: Sequence[str], answer: str | None) -> str | None:
+    """The text of the option a reply answered; None without one (no letter, no options)."""
+    own = letters.index(answer) if answer in letters else len(options)
+    return options[own] if own < len(options) else None
+
+
 def named_answer(letters: Sequence[str], options: Sequence[str], answer: str | None) -> str | None:
     """`answer_text` of the option a reply answered; None without one (no letter, no options)."""
-    own = letters.index(answer) if answer in letters else len(options)
-    return answer_text(options[own]) if own < len(options) else None
+    own = answered_option(letters, options, answer)
+    return answer_text(own) if own is not None else None
 
 
 def answer_sentences(sentences: Iterable[str], named: str | None) -> int:
@@ -511,17 +517,15 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             dens = topic_density(text, stems)
             if dens is not None:
                 a.density.append(dens)
-            named = named_answer(d.letters, opts, t.answer)
-            if named:
-                a.answered.append(answer_sentences(sents, named))
-                own = opts[d.letters.index(t.answer)] if t.answer in d.letters[: len(opts)] else ""
-                for s in sents:
-                    if answer_sentences([s], named):
-                        form = answer_form(s, own, vocab, t.answer, common, opts)
-                        a.answer_forms[0] += 1
-                        a.answer_forms[1] += form is not None
-                        if form is not None:
-                            a.banks[ANSWERING].append(form)
+            own = answered_option(d.letters, opts, t.answer)
+            named = answer_text(own) if own is not None else None
+            if own is not None and named:
+                naming = [s for s in sents if answer_sentences([s], named)]
+                a.answered.append(len(naming))
+                forms = [f for s in naming if (f := answer_form(s, own, vocab, t.answer, common, opts))]
+                a.answer_forms[0] += len(naming)
+                a.answer_forms[1] += len(forms)
+                a.banks[ANSWERING].extend(forms)
             gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
             middle = range(1, len(sents) - 1)
             disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
