@@ -167,6 +167,16 @@ class PhaseText:
     # role-neutral set). Empty and 0 for a profile fitted before them: the generator's frames only
     answering: tuple[str, ...] = ()
     answering_share: float = 0.0
+    # the reply's frame (`reply_frame`): its short lines around the body as a template, `{L}` the answer
+    # letter, `{n}` a number drawn from `frame_values`, `{body}` the rest ("#answer: {L}\n#rationale:
+    # {body}\n#confidence: {n}"), and the share of replies written in it; else the form its last line names
+    # its answer letter in (`mark`, "({L})") and the share of the other replies that do. Empty and 0 for a
+    # profile fitted before them: the templates' line "Answer: X"
+    frame: str = ""
+    frame_share: float = 0.0
+    frame_values: tuple[str, ...] = ()
+    mark: str = ""
+    mark_share: float = 0.0
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -238,7 +248,8 @@ class TextModel:
                 ):
                     raise ValueError(f"{where}.phases.{r}.{p}: expected the keys {', '.join(sorted(names))}")
                 kw: dict[str, Any] = {
-                    k: (tuple(str(s) for s in v) if k in BANKS else v) for k, v in body.items()
+                    k: (tuple(str(s) for s in v) if k in (*BANKS, "frame_values") else v)
+                    for k, v in body.items()
                 }
                 named = kw.get("others_named", ())
                 if not isinstance(named, list | tuple) or any(
@@ -329,6 +340,64 @@ def answer_sentences(sentences: Iterable[str], named: str | None) -> int:
         return 0
     pat = re.compile(rf"(?<![a-z0-9]){re.escape(named)}", re.IGNORECASE)
     return sum(1 for s in sentences if pat.search(s))
+
+
+FRAME_WORDS = 6  # a frame line (`reply_frame`) has at most this many words
+FRAME_VALUES_MAX = (
+    200  # numbers kept for a frame's `{n}` (a seeded sample, repeats kept: they are its shares)
+)
+_FRAME_TAG = re.compile(r"^((?:#+|\*\*)\s*[A-Za-z]+\s*:(?:\*\*)?)\s*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _letter_at(letter: str) -> re.Pattern[str]:
+    """The answer letter as a token of its own ("(B)", "**B**", "B)"), not a word's first letter."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(letter)}(?![A-Za-z0-9'])")
+
+
+def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[str, ...]]:
+    """A reply's frame, its answer mark and the numbers of its frame.
+
+    Why: the templates closed every reply with a line "Answer: X" of its own. MAD-Follower's agents write
+    "#answer: B", "#rationale: ..." and "#confidence: 0.95" in every reply (their prompt asks for it), and
+    multi-agent-attack's name their answer as "(B)" in their last line (gpt-3.5 in 0.92 of its replies); a
+    reader of the texts learns the templates' line at once.
+
+    The frame is the reply's lines as a template: its leading and trailing lines of `FRAME_WORDS` words or
+    fewer that name the answer letter or a number or open with a tag ("#answer:"), with the letter `{L}`
+    and numbers `{n}`; the rest is `{body}`, after the tag its first line opens with ("#rationale: {body}").
+    "{body}" when there are none. The mark, for a reply framed "{body}": how its last line names the answer
+    letter, bracketed ("({L})", "**({L})**"; the last such), None when it does not."""
+    lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+    at = _letter_at(answer) if answer else None
+
+    def framing(line: str) -> bool:
+        return len(line.split()) <= FRAME_WORDS and bool(
+            (at is not None and at.search(line)) or _DIGIT.search(line) or _FRAME_TAG.match(line)
+        )
+
+    def form(line: str) -> str:
+        line = at.sub("{L}", line) if at is not None else line
+        return _NUMBER.sub("{n}", line)
+
+    lo, hi = 0, len(lines)
+    while lo < hi - 1 and framing(lines[lo]):
+        lo += 1
+    while hi > lo + 1 and framing(lines[hi - 1]):
+        hi -= 1
+    if lo == 0 and hi == len(lines):
+        mark = None
+        if at is not None and lines:
+            for m in reversed(list(re.finditer(r"\S+", lines[-1]))):
+                tok = m.group(0).rstrip(".,;:!?")
+                if at.search(tok) and re.search(r"[()\[\]*]", tok):
+                    mark = at.sub("{L}", tok, count=1)
+                    break
+        return "{body}", mark, ()
+    tag = _FRAME_TAG.match(lines[lo])
+    body = f"{tag.group(1)} {{body}}" if tag else "{body}"
+    values = tuple(v for x in (*lines[:lo], *lines[hi:]) for v in _NUMBER.findall(x))
+    return "\n".join([*map(form, lines[:lo]), body, *map(form, lines[hi:])]), None, values
 
 
 def split_sentences(text: str) -> list[str]:
@@ -478,6 +547,9 @@ class _Acc:
     density: list[float] = field(default_factory=list)
     answered: list[int] = field(default_factory=list)
     answer_forms: list[int] = field(default_factory=lambda: [0, 0])  # naming the answer: all, as templates
+    frames: dict[str, int] = field(default_factory=dict)
+    marks: dict[str | None, int] = field(default_factory=dict)  # replies framed "{body}": their marks
+    values: list[str] = field(default_factory=list)
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -506,6 +578,11 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
             phase = "first" if t.round == 1 else "later"
             a = acc.setdefault((role, phase), _Acc())
+            frame, mark, values = reply_frame(t.text.replace(_SUFFIX_MARK, ""), t.answer)
+            a.frames[frame] = a.frames.get(frame, 0) + 1
+            a.values.extend(values)
+            if frame == "{body}":
+                a.marks[mark] = a.marks.get(mark, 0) + 1
             text = _ANSWER_LINE.sub("", t.text.replace(_SUFFIX_MARK, ""))
             sents = split_sentences(text)
             n = max(len(text.split()), 1)
@@ -563,6 +640,15 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
         rate = float(np.mean(kept)) if kept else float(np.mean(moved)) if moved else 0.0
         if len(moved) < _MIN_REPLIES:  # too few changed replies: they discuss as the others do
             moved, banks["discuss_changed"] = [], ()
+        frame, framed = max(a.frames.items(), key=lambda kv: (kv[1], kv[0]))
+        frame, framed = ("", 0) if frame == "{body}" else (frame, framed)
+        marks = {m: c for m, c in a.marks.items() if m is not None}
+        mark = max(marks.items(), key=lambda kv: (kv[1], kv[0]))[0] if marks else ""
+        plain = sum(a.marks.values())
+        values = sorted(a.values)
+        if frame and len(values) > FRAME_VALUES_MAX:
+            rng = np.random.default_rng([seed, zlib.crc32(f"{role}/{phase}/frame_values".encode())])
+            values = sorted(values[int(i)] for i in rng.choice(len(values), FRAME_VALUES_MAX, replace=False))
         phases.setdefault(role, {})[phase] = PhaseText(
             replies=len(a.words),
             log_words_mean=round(float(logw.mean()), 6),
@@ -578,6 +664,11 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
             length_shared=round(shared.get((role, phase), 0.0), 6),
             answering_share=round(a.answer_forms[1] / a.answer_forms[0], 6) if a.answer_forms[0] else 0.0,
+            frame=frame,
+            frame_share=round(framed / len(a.words), 6),
+            frame_values=tuple(values) if frame and "{n}" in frame else (),
+            mark=mark,
+            mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
             **banks,
         )
     if "honest" not in phases:
@@ -818,6 +909,24 @@ def styled(
             topic = topic._replace(answering=tuple(own))
         return head, core, on_topic(pt, rng, head + core + tail, fillers, pool, topic, target), tail, target
     return head, core, fillers + pool, tail, target
+
+
+def framed(pt: PhaseText, rng: np.random.Generator, body: str, answer: str, answer_line: str) -> str:
+    """A multiple-choice reply in its model's frame: `body` (the reply without its answer line) in the
+    fitted `frame` at `frame_share` (its `{n}` one of the fitted numbers, the body on its tag's line when
+    the frame gives it one, as MAD-Follower's "#rationale:" is); else with the fitted `mark` before its
+    last full stop at `mark_share` ("... the most defensible choice (B)."); else `answer_line` closes it,
+    as the templates' did (`reply_frame`). One or two draws from `rng`."""
+    if pt.frame and rng.random() < pt.frame_share:
+        n = pt.frame_values[int(rng.integers(len(pt.frame_values)))] if pt.frame_values else "1"
+        on_line = "{body}" not in pt.frame.splitlines() and "{body}" in pt.frame
+        text = " ".join(body.split()) if on_line else body
+        return pt.frame.replace("{L}", answer).replace("{n}", n).replace("{body}", text)
+    if pt.mark and rng.random() < pt.mark_share:
+        mark = pt.mark.replace("{L}", answer)
+        end = re.search(r"[.!?]+[\"')\]]*\s*$", body)
+        return f"{body[: end.start()]} {mark}{body[end.start() :]}".rstrip() if end else f"{body} {mark}"
+    return f"{body}\n\n{answer_line}"
 
 
 def on_topic(
