@@ -41,6 +41,7 @@ from tomacs.sim.text import (
     _TOPIC_MC,
     ADVERSARIAL_MAX_WORDS,
     _assemble,
+    _parsed_as,
     _restated,
     adversarial_analysis,
     honest_analysis,
@@ -58,12 +59,14 @@ from tomacs.sim.text_model import (
     common_stems,
     discussion,
     fit_text_model,
+    framed,
     generic_form,
     generic_like,
     length_shared,
     named_others,
     on_topic,
     question_stems,
+    reply_frame,
     says,
     split_sentences,
     topic_counts,
@@ -1565,3 +1568,110 @@ def test_a_role_frames_its_answer_in_its_own_fitted_words_at_the_fitted_share() 
     assert abs(always[1] - never[1]) < 0.5  # as many sentences name it: only their words change
     plain = [t for t, _ in _round1(ORGAN, "A", "B", base, 10)]
     assert plain == [t for t, _ in _round1(ORGAN, "A", "B", replace(base, answering_share=0.7), 10)]
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "frame", "mark", "values"),
+    [
+        # MAD-Follower's format: tags, the letter and the confidence become slots, the body its tag's line
+        (
+            "#answer: B  \n#rationale: The door is for security. It keeps B safe.\n#confidence: 0.95",
+            "B",
+            "#answer: {L}\n#rationale: {body}\n#confidence: {n}",
+            None,
+            ("0.95",),
+        ),
+        # multi-agent-attack's: the letter in the last line, bracketed; the last such is the mark
+        (
+            "Option (A) fails.\n\nSo the correct answer is C) ten, that is **(C)**.",
+            "C",
+            "{body}",
+            "**({L})**",
+            (),
+        ),
+        # a capital that starts a word, and an unbracketed letter, are not marks
+        ("Looking at it again.\nA revolving door is safer, and A is right.", "A", "{body}", None, ()),
+        # a short last line of its own naming the answer is a frame line, not the body's
+        ("Looking at the question carefully, it is about doors.\n(D)", "D", "{body}\n({L})", None, ()),
+        # one line only: nothing to frame
+        ("(B)", "B", "{body}", "({L})", ()),
+    ],
+)
+def test_reply_frame_by_hand(text: str, answer: str, frame: str, mark: str | None, values: tuple) -> None:
+    assert reply_frame(text, answer) == (frame, mark, values)
+
+
+def test_frame_and_mark_are_fitted_per_role_and_phase_by_hand() -> None:
+    """_fit_debates' replies end on their answer "(B)"/"(A)" in their one line: no frame, the mark "({L})"
+    in every reply. Framed as MAD-Follower's in round 2 (two thirds of the adversary's replies), the frame
+    is the most common one with its share, its numbers kept, and the mark's share counts the rest."""
+    tm = fit_text_model(_fit_debates())
+    assert tm is not None
+    first = tm.phases["adversary"]["first"]
+    assert (first.frame, first.frame_share, first.mark, first.mark_share) == ("", 0.0, "({L})", 1.0)
+    framed_debates = []
+    for i, d in enumerate(_fit_debates()):
+        turns = [
+            replace(t, text=f"#answer: {t.answer}\n#rationale: {t.text[:-4]}\n#confidence: 0.{i % 3 + 7}")
+            if t.round == 2 and (t.agent != 0 or i % 3)
+            else t
+            for t in d.turns
+        ]
+        framed_debates.append(replace(d, turns=tuple(turns)))
+    tm = fit_text_model(framed_debates)
+    assert tm is not None
+    adv, hon = tm.phases["adversary"]["later"], tm.phases["honest"]["later"]
+    assert adv.frame == hon.frame == "#answer: {L}\n#rationale: {body}\n#confidence: {n}"
+    assert adv.frame_share == pytest.approx(8 / 12) and hon.frame_share == 1.0
+    assert adv.mark == "({L})" and adv.mark_share == 1.0 and hon.mark == "" and hon.mark_share == 0.0
+    assert sorted(set(adv.frame_values)) == ["0.8", "0.9"] and len(adv.frame_values) == 8  # i % 3 = 1, 2
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+
+
+def test_a_reply_is_written_in_its_fitted_frame_or_mark_and_parses_as_its_answer() -> None:
+    """Under a fitted frame every reply is in it (the body on its tag's line, `{n}` a fitted number); under a
+    fitted mark the answer's letter closes the last sentence at the fitted share, else the answer gets a line
+    of its own where the parser would misread the mark. The parser reads the drawn answer from every reply,
+    and a style without the keys writes the templates' line, byte for byte as before."""
+    base = replace(_topical(0.5, 2.0), log_words_mean=float(np.log(120)))
+    mad = replace(
+        base,
+        frame="#answer: {L}\n#rationale: {body}\n#confidence: {n}",
+        frame_share=1.0,
+        frame_values=("0.85", "0.9"),
+    )
+    for t, letter in _round1(ORGAN, "A", "B", mad, 20):
+        assert parse_answer(ORGAN, t) == letter
+        lines = t.splitlines()
+        assert len(lines) == 3 and lines[0] == f"#answer: {letter}" and lines[1].startswith("#rationale: ")
+        assert lines[2] in ("#confidence: 0.85", "#confidence: 0.9")
+    marked = [t for t, _ in _round1(ORGAN, "A", "B", replace(base, mark="({L})", mark_share=1.0), 40)]
+    for t, letter in zip(marked, ["B", "A"] * 20, strict=True):
+        assert parse_answer(ORGAN, t) == letter
+    closing = sum(bool(re.search(r"[^\n] \([AB]\)[.!?]?\S*$", t)) for t in marked)
+    own = sum(bool(re.search(r"\n\n\([AB]\)$", t)) for t in marked)
+    line = sum(bool(re.search(r"\n\nAnswer: [AB]$", t)) for t in marked)
+    # mostly in the last sentence; the rest on a line of their own, the templates' line where the parser
+    # would misread even that (the generator's own rejections name option texts: "(A) the spleen is partly
+    # true but incomplete")
+    assert closing >= 30 and closing + own + line == 40 and line <= 4, (closing, own, line)
+    plain = [t for t, _ in _round1(ORGAN, "A", "B", base, 10)]
+    assert all(re.search(r"\n\nAnswer: [AB]$", t) for t in plain)
+    assert plain == [t for t, _ in _round1(ORGAN, "A", "B", replace(base, frame_values=("0.5",)), 10)]
+    assert plain == [
+        t for t, _ in _round1(ORGAN, "A", "B", replace(base, mark="({L})"), 10)
+    ]  # share 0: no mark
+
+
+def test_a_mark_the_parser_would_misread_goes_on_a_line_of_its_own() -> None:
+    """A mark in "... but it does not (B)." reads as a rejection of B; the reply then ends on "(B)" alone."""
+    st = replace(_topical(0.5, 2.0), mark="({L})", mark_share=1.0)
+    body = (
+        "The spleen filters blood. I also asked whether marrow could change the conclusion, but it does not."
+    )
+    text = framed(st, np.random.default_rng(0), body, "B", "Answer: B")
+    assert text.endswith("does not (B).") and parse_answer(ORGAN, text) != "B"
+    fixed = _parsed_as(ORGAN, "B", text, body)
+    assert fixed == body + "\n\n(B)" and parse_answer(ORGAN, fixed) == "B"
+    good = body.replace(", but it does not", "") + " So the gallbladder fits (B)."
+    assert _parsed_as(ORGAN, "B", good, body) == good

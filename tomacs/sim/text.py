@@ -1080,22 +1080,20 @@ def _analysis(
     if style is not None and (style.frame or style.mark) and question.kind == "mc":
         # the model's own frame around the reply, or its mark for the answer (`text_model.framed`); a
         # number's answer keeps its line (both were fitted on multiple-choice replies)
-        text = _parsed_as(
-            question, answer, framed(style, rng, text[: -len(answer_line)].rstrip(), answer, answer_line)
-        )
+        body = text[: -len(answer_line)].rstrip()
+        text = _parsed_as(question, answer, framed(style, rng, body, answer, answer_line), body)
     return text
 
 
-def _parsed_as(question: Question, answer: str, text: str) -> str:
-    """`text`, or where the answer parser would not read `answer` from it, the same body with the answer
-    on a line of its own ("(B)", as real gpt-3.5 replies do in 0.04 of theirs), else with the templates'
-    line: the executor reads every reply's answer from its text, and the answer model, not a mark's place
-    in a sentence, decides it ("... but it does not (B)." reads as a rejection)."""
+def _parsed_as(question: Question, answer: str, text: str, body: str) -> str:
+    """`text` (`body` framed or marked), or where the answer parser would not read `answer` from it, `body`
+    with the answer on a line of its own ("(B)", as real gpt-3.5 replies end in 0.04 of theirs), else with
+    the templates' line: the executor reads every reply's answer from its text, and the answer model, not a
+    mark's place in a sentence, decides it ("... but it does not (B)." reads as a rejection)."""
     if parse_answer(question, text) == answer:
         return text
-    body = text.rsplit("\n\n", 1)[0] if text.endswith(f"\n\nAnswer: {answer}") else text
-    own = f"{body.rstrip()}\n\n({answer})"
-    return own if parse_answer(question, own) == answer else f"{body.rstrip()}\n\nAnswer: {answer}"
+    own = f"{body}\n\n({answer})"
+    return own if parse_answer(question, own) == answer else f"{body}\n\nAnswer: {answer}"
 
 
 def decision_text(question: Question, answer: str, rng: np.random.Generator) -> str:
