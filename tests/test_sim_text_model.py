@@ -1675,3 +1675,33 @@ def test_a_mark_the_parser_would_misread_goes_on_a_line_of_its_own() -> None:
     assert fixed == body + "\n\n(B)" and parse_answer(ORGAN, fixed) == "B"
     good = body.replace(", but it does not", "") + " So the gallbladder fits (B)."
     assert _parsed_as(ORGAN, "B", good, body) == good
+
+
+def test_paragraph_words_are_fitted_and_lay_out_a_reply_in_whitespace_only() -> None:
+    """_fit_debates' replies are one paragraph each (13, 9 and 11 words); two blank-line breaks make a round-2
+    reply three. A fitted `paragraph_words` cuts a reply into about words / paragraph_words paragraphs at
+    sentence ends, and changes nothing but whitespace: same words, same answer, the same draws after it."""
+    debates = []
+    for d in _fit_debates():
+        turns = [
+            replace(t, text=t.text.replace(". ", ".\n\n")) if t.round == 2 and t.agent == 0 else t
+            for t in d.turns
+        ]
+        debates.append(replace(d, turns=tuple(turns)))
+    tm = fit_text_model(debates)
+    assert tm is not None
+    assert tm.phases["adversary"]["first"].paragraph_words == pytest.approx(13.0)
+    assert tm.phases["adversary"]["later"].paragraph_words == pytest.approx(13 / 3)
+    assert tm.phases["honest"]["first"].paragraph_words == pytest.approx((9 + 11) / 2)
+    base = replace(_topical(0.5, 2.0), log_words_mean=float(np.log(200)))
+    plain = _round1(ORGAN, "A", "B", base, 20)
+    laid = _round1(ORGAN, "A", "B", replace(base, paragraph_words=25.0), 20)
+    ratios = []
+    for (t0, a0), (t1, a1) in zip(plain, laid, strict=True):
+        assert t0.split() == t1.split() and a0 == a1
+        body = t1.rsplit("\n\nAnswer:", 1)[0]
+        ratios.append(len(body.split()) / len(re.split(r"\n\n", body)))
+    assert 18 <= float(np.mean(ratios)) <= 32, ratios
+    assert float(np.mean([len(t.split("\n\n")) for t, _ in laid])) > 2 * float(
+        np.mean([len(t.split("\n\n")) for t, _ in plain])
+    )

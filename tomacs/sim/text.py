@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import re
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -712,6 +713,7 @@ def _assemble(
     target: int,
     nearest: bool = False,
     end_with_core: bool = False,
+    paragraph_words: float = 0.0,
 ) -> str:
     """Join sentences into paragraphs, inserting fillers until `target` words (within [lo, hi]).
 
@@ -749,8 +751,25 @@ def _assemble(
         paras.append(" ".join(body))
     if tail:
         paras.append(" ".join(tail))
+    if paragraph_words > 0:
+        paras = _paragraphs([*head, *body, *tail], paragraph_words)
     text = "\n\n".join(p for p in paras if p)
     return f"{text}\n\n{answer_line}"
+
+
+def _paragraphs(sentences: Sequence[str], words: float) -> list[str]:
+    """`sentences` in paragraphs of about `words` words (a fitted `paragraph_words`), cut at sentence ends
+    drawn from the sentences themselves: the layout is whitespace only (MiniLM's tokens are the same) and
+    takes no draw from the reply's stream, so a fitted layout leaves every word of every reply as it was."""
+    n = sum(_words(s) for s in sentences)
+    k = min(max(int(round(n / words)), 1), len(sentences))
+    rng = np.random.default_rng(zlib.crc32(" ".join(sentences).encode()))
+    cuts = (
+        sorted(int(c) for c in rng.choice(np.arange(1, len(sentences)), k - 1, replace=False))
+        if k > 1
+        else []
+    )
+    return [" ".join(sentences[a:b]) for a, b in zip([0, *cuts], [*cuts, len(sentences)], strict=True)]
 
 
 def _fill(tmpl: str, **kw: str) -> str:
@@ -1070,6 +1089,7 @@ def _analysis(
         target,
         nearest=style is not None,
         end_with_core=topical,
+        paragraph_words=style.paragraph_words if style is not None else 0.0,
     )
     if max_words is not None:
         kept = text[: -len(answer_line)].rstrip()

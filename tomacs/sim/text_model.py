@@ -34,6 +34,11 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
   sentences a later reply, its honest agents 0.06), and the templates' discussion is role-neutral.
 
+* the reply's frame (`reply_frame`): the lines around its body that its protocol's prompt asks for
+  (MAD-Follower's "#answer: B", "#rationale: ...", "#confidence: 0.95" in every reply), or else how its
+  last line names its answer letter ("(B)", multi-agent-attack's "in the form (X) at the end"); the
+  templates closed every reply with a line "Answer: X" that no real reply of these sources writes.
+
 Nobody's templated opener names a role or persona under a fitted text model: its sources' agents
 had none, and App. D's "senior domain expert" told simulated adversaries apart.
 
@@ -177,6 +182,10 @@ class PhaseText:
     frame_values: tuple[str, ...] = ()
     mark: str = ""
     mark_share: float = 0.0
+    # words per paragraph (blocks between blank lines; mean over replies): real gpt-4o replies run ~30 (a
+    # list of options, one a paragraph), gpt-3.5's ~40; 0 for a profile fitted before it: the templates'
+    # layout (an opening paragraph, one or two of body, a concluding one)
+    paragraph_words: float = 0.0
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -550,6 +559,7 @@ class _Acc:
     frames: dict[str, int] = field(default_factory=dict)
     marks: dict[str | None, int] = field(default_factory=dict)  # replies framed "{body}": their marks
     values: list[str] = field(default_factory=list)
+    paragraph_words: list[float] = field(default_factory=list)
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -580,6 +590,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             a = acc.setdefault((role, phase), _Acc())
             frame, mark, values = reply_frame(t.text.replace(_SUFFIX_MARK, ""), t.answer)
             a.frames[frame] = a.frames.get(frame, 0) + 1
+            blocks = [b for b in re.split(r"\n\s*\n", t.text) if b.strip()]
+            a.paragraph_words.append(len(t.text.split()) / max(len(blocks), 1))
             a.values.extend(values)
             if frame == "{body}":
                 a.marks[mark] = a.marks.get(mark, 0) + 1
@@ -669,6 +681,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             frame_values=tuple(values) if frame and "{n}" in frame else (),
             mark=mark,
             mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
+            paragraph_words=round(float(np.mean(a.paragraph_words)), 6),
             **banks,
         )
     if "honest" not in phases:

@@ -1,5 +1,5 @@
-"""Issue 38, stop 73: carry the new reply frame (`frame`, `frame_share`, `frame_values`, `mark`,
-`mark_share`) into the shipped profiles' text models from a refit of the text model alone, everything
+"""Issue 38, stop 73: carry the new reply frame (`frame`, `frame_share`, `frame_values`, `mark`, `mark_share`,
+`paragraph_words`) into the shipped profiles' text models from a refit of the text model alone, everything
 else untouched.
 
 `tomacs sim fit-episodes` (what `make profiles` runs) refits the answer model too, and its optimiser lands
@@ -21,7 +21,7 @@ from tomacs.sim import fit_episodes as fe
 from tomacs.sim.from_episodes import read_debates
 from tomacs.sim.text_model import fit_text_model
 
-NEW = ("frame", "frame_share", "frame_values", "mark", "mark_share")
+NEW = ("frame", "frame_share", "frame_values", "mark", "mark_share", "paragraph_words")
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
         old = doc["text"]
         for r, by in new["phases"].items():
             for p, body in by.items():
-                was = old["phases"][r][p]
+                was = {k: v for k, v in old["phases"][r][p].items() if k not in NEW}
                 rest = {k: v for k, v in body.items() if k not in NEW}
                 if rest != was:
                     bad = [k for k in rest if rest[k] != was.get(k)]
@@ -53,7 +53,14 @@ def main() -> None:
             path,
             {
                 r: {
-                    p: (b["frame"], b["frame_share"], len(b["frame_values"]), b["mark"], b["mark_share"])
+                    p: (
+                        b["frame"],
+                        b["frame_share"],
+                        len(b["frame_values"]),
+                        b["mark"],
+                        b["mark_share"],
+                        b["paragraph_words"],
+                    )
                     for p, b in by.items()
                 }
                 for r, by in new["phases"].items()
