@@ -847,7 +847,8 @@ def honest_analysis(
     style: PhaseText | None = None,
     shared: DebateDraws | None = None,
 ) -> str:
-    """An honest agent's reply supporting the already-decided `answer`, ending with `Answer: X`.
+    """An honest agent's reply supporting the already-decided `answer`, ending with `Answer: X` (under a
+    fitted style's frame or mark, its model's own form: `text_model.framed`).
 
     Round 1 analyses the question alone; from round 2 on the reply first says what the agent makes
     of its previous answer and the neighbour messages: if `changed`, it cites (and often quotes) a
@@ -881,7 +882,8 @@ def adversarial_analysis(
     incoming: Sequence[Message] = (),
     shared: DebateDraws | None = None,
 ) -> str:
-    """An adversary's reply arguing for `target`, ending with `Answer: target` (no persuasive suffix).
+    """An adversary's reply arguing for `target`, ending with `Answer: target` (no persuasive suffix; a
+    fitted style's frame or mark as in `honest_analysis`).
 
     The same generator as `honest_analysis`, because what separates a real App. D adversary from an
     honest LLM is what it argues for and what its prompt gives it, not a private phrasebook. Its prompt
@@ -1100,8 +1102,8 @@ def _analysis(
     if style is not None and (style.frame or style.mark) and question.kind == "mc":
         # the model's own frame around the reply, or its mark for the answer (`text_model.framed`); a
         # number's answer keeps its line (both were fitted on multiple-choice replies)
-        body = text[: -len(answer_line)].rstrip()
-        text = _parsed_as(question, answer, framed(style, rng, body, answer, answer_line), body)
+        plain = text[: -len(answer_line)].rstrip()
+        text = _parsed_as(question, answer, framed(style, rng, plain, answer, answer_line), plain)
     return text
 
 

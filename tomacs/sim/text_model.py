@@ -652,15 +652,17 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
         rate = float(np.mean(kept)) if kept else float(np.mean(moved)) if moved else 0.0
         if len(moved) < _MIN_REPLIES:  # too few changed replies: they discuss as the others do
             moved, banks["discuss_changed"] = [], ()
-        frame, framed = max(a.frames.items(), key=lambda kv: (kv[1], kv[0]))
-        frame, framed = ("", 0) if frame == "{body}" else (frame, framed)
+        frame, n_framed = max(a.frames.items(), key=lambda kv: (kv[1], kv[0]))
+        frame, n_framed = ("", 0) if frame == "{body}" else (frame, n_framed)
         marks = {m: c for m, c in a.marks.items() if m is not None}
         mark = max(marks.items(), key=lambda kv: (kv[1], kv[0]))[0] if marks else ""
         plain = sum(a.marks.values())
-        values = sorted(a.values)
-        if frame and len(values) > FRAME_VALUES_MAX:
+        numbers = sorted(a.values)
+        if frame and len(numbers) > FRAME_VALUES_MAX:
             rng = np.random.default_rng([seed, zlib.crc32(f"{role}/{phase}/frame_values".encode())])
-            values = sorted(values[int(i)] for i in rng.choice(len(values), FRAME_VALUES_MAX, replace=False))
+            numbers = sorted(
+                numbers[int(i)] for i in rng.choice(len(numbers), FRAME_VALUES_MAX, replace=False)
+            )
         phases.setdefault(role, {})[phase] = PhaseText(
             replies=len(a.words),
             log_words_mean=round(float(logw.mean()), 6),
@@ -677,8 +679,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             length_shared=round(shared.get((role, phase), 0.0), 6),
             answering_share=round(a.answer_forms[1] / a.answer_forms[0], 6) if a.answer_forms[0] else 0.0,
             frame=frame,
-            frame_share=round(framed / len(a.words), 6),
-            frame_values=tuple(values) if frame and "{n}" in frame else (),
+            frame_share=round(n_framed / len(a.words), 6),
+            frame_values=tuple(numbers) if frame and "{n}" in frame else (),
             mark=mark,
             mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
             paragraph_words=round(float(np.mean(a.paragraph_words)), 6),
