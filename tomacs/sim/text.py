@@ -751,7 +751,7 @@ def _assemble(
         paras.append(" ".join(body))
     if tail:
         paras.append(" ".join(tail))
-    if paragraph_words > 0:
+    if paragraph_words > 0:  # the templated layout above still took its draws: every later draw is as before
         paras = _paragraphs([*head, *body, *tail], paragraph_words)
     text = "\n\n".join(p for p in paras if p)
     return f"{text}\n\n{answer_line}"

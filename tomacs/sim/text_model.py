@@ -352,9 +352,8 @@ def answer_sentences(sentences: Iterable[str], named: str | None) -> int:
 
 
 FRAME_WORDS = 6  # a frame line (`reply_frame`) has at most this many words
-FRAME_VALUES_MAX = (
-    200  # numbers kept for a frame's `{n}` (a seeded sample, repeats kept: they are its shares)
-)
+# numbers kept for a frame's `{n}` (a seeded sample, repeats kept: they are its shares)
+FRAME_VALUES_MAX = 200
 _FRAME_TAG = re.compile(r"^((?:#+|\*\*)\s*[A-Za-z]+\s*:(?:\*\*)?)\s*")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -369,8 +368,8 @@ def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[s
 
     Why: the templates closed every reply with a line "Answer: X" of its own. MAD-Follower's agents write
     "#answer: B", "#rationale: ..." and "#confidence: 0.95" in every reply (their prompt asks for it), and
-    multi-agent-attack's name their answer as "(B)" in their last line (gpt-3.5 in 0.92 of its replies); a
-    reader of the texts learns the templates' line at once.
+    multi-agent-attack's name their answer as "(B)" in their last line (gpt-3.5 in 0.85-0.96 of its replies,
+    by role and phase); a reader of the texts learns the templates' line at once.
 
     The frame is the reply's lines as a template: its leading and trailing lines of `FRAME_WORDS` words or
     fewer that name the answer letter or a number or open with a tag ("#answer:"), with the letter `{L}`
