@@ -139,7 +139,7 @@ def style_of(text: str) -> dict[str, float]:
     return {
         "chars": float(len(text)),
         "words": float(words),
-        "paragraphs": float(len([p for p in re.split(r"\n\s*\n", text) if p.strip()])),
+        "paragraphs": float(tm.paragraphs(text)),
         "hedges/100w": _per100(len(_HEDGES.findall(text)), words),
         "asserting/100w": _per100(len(_ASSERT.findall(text)), words),
         "option letters": float(len(letters)),

@@ -408,6 +408,12 @@ def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[s
     return "\n".join([*map(form, lines[:lo]), body, *map(form, lines[hi:])]), None, values
 
 
+def paragraphs(text: str) -> int:
+    """How many paragraphs (blocks between blank lines) a reply has: the fit's `paragraph_words` and the
+    texts check's style row read it alike."""
+    return len([p for p in re.split(r"\n\s*\n", text) if p.strip()])
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences and lines of a reply (a line break ends a sentence: lists, code fences, headers)."""
     body = text.replace(_SUFFIX_MARK, "")
@@ -587,14 +593,14 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
             phase = "first" if t.round == 1 else "later"
             a = acc.setdefault((role, phase), _Acc())
-            frame, mark, values = reply_frame(t.text.replace(_SUFFIX_MARK, ""), t.answer)
+            raw = t.text.replace(_SUFFIX_MARK, "")
+            frame, mark, values = reply_frame(raw, t.answer)
             a.frames[frame] = a.frames.get(frame, 0) + 1
-            blocks = [b for b in re.split(r"\n\s*\n", t.text) if b.strip()]
-            a.paragraph_words.append(len(t.text.split()) / max(len(blocks), 1))
+            a.paragraph_words.append(len(t.text.split()) / max(paragraphs(t.text), 1))
             a.values.extend(values)
             if frame == "{body}":
                 a.marks[mark] = a.marks.get(mark, 0) + 1
-            text = _ANSWER_LINE.sub("", t.text.replace(_SUFFIX_MARK, ""))
+            text = _ANSWER_LINE.sub("", raw)
             sents = split_sentences(text)
             n = max(len(text.split()), 1)
             a.words.append(float(n))
