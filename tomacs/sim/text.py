@@ -582,6 +582,11 @@ _WHICH_OF = re.compile(
     r"^which(?: one)? of the following(?: statements?| options?| choices?)?\b", re.IGNORECASE
 )
 _WH_BE = re.compile(r"^(?:what|who)\s+(is|are|was|were)\s+(.+)$", re.IGNORECASE)
+_HOW_IS = re.compile(
+    r"^how\s+[a-z]+\s+(is|are|was|were)\s+((?:this|that|these|those|the)\s.+)$", re.IGNORECASE
+)
+_LONG_SPLIT = re.compile(r"\s+(?:so|and|or|but|as|since|until|after|before)\s+(?=\S)")
+_LEAD_IN = re.compile(r"^\s*[^.?!:\n]{3,60}:\s+")  # "Consider this situation: "
 
 
 def _lower_first(s: str) -> str:
@@ -595,9 +600,21 @@ def _lower_first(s: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _stem_chunks(text: str) -> tuple[str, ...]:
-    """Clauses of a stem a reply can restate (3-16 words, no interrogative), in order; once per stem."""
+    """Clauses of a stem a reply can restate (3-16 words, no interrogative), in order; once per stem.
+
+    A lead-in that a colon closes ("Consider this situation: I borrowed money ...") is the benchmark's
+    wording, not the question's: every ETHICS stem of MAD-Follower opens with it, and it was the one clause of
+    a stem whose situation runs over 16 words, so replies restated it instead of the situation (stop 74)."""
     out: list[str] = []
+    lead = _LEAD_IN.match(text)
+    if lead is not None and _CHUNK_SPLIT.split(text[lead.end() :].strip(), maxsplit=1)[0].strip():
+        text = text[lead.end() :]
+    pieces: list[str] = []
     for piece in _CHUNK_SPLIT.split(text):
+        # a clause over 16 words is cut at its conjunctions, so a long situation is restated in parts
+        # rather than not at all
+        pieces += _LONG_SPLIT.split(piece) if len(piece.split()) > 16 else [piece]
+    for piece in pieces:
         c = _LEADING.sub("", " ".join(piece.split()).strip(" ,'\"()"))
         if (
             not 3 <= len(c.split()) <= 16
@@ -640,6 +657,9 @@ def _restated(question: Question, said: str) -> str | None:
     if m:
         return _cap(f"{said} {m.group(1).lower()} {m.group(2)}.")
     m = _WH_BE.match(bare)
+    if m:
+        return _cap(f"{m.group(2)} {m.group(1).lower()} {said}.")
+    m = _HOW_IS.match(bare)  # "How acceptable is this behavior?" -> "This behavior is Mostly unacceptable."
     if m:
         return _cap(f"{m.group(2)} {m.group(1).lower()} {said}.")
     if not last.endswith("?"):

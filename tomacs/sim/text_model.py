@@ -526,7 +526,7 @@ def _escape_letters(text: str, answer: str | None) -> str:
 
 
 COMMON_SHARE = 0.1  # a generic word is used in replies to at least this share of the questions
-COMMON_MIN = 3  # ... and to at least this many
+COMMON_MIN = 6  # ... and to at least this many (see `common_stems`)
 
 
 def common_stems(debates: Sequence[Debate]) -> set[str]:
