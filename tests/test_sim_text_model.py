@@ -710,6 +710,24 @@ def test_how_alike_the_replies_of_one_debate_are_by_hand() -> None:
     assert r1["honest_pair"] == pytest.approx((0.6 + 1.0) / 2)
     assert r1["adversary_honest"] == pytest.approx((0.0 + 0.8) / 2)
     assert r2["honest_pair"] is None and r2["adversary_honest"] == pytest.approx(1.0)
+    # no reply knows its agent: none is paired with its own previous one
+    assert r1["honest_own"] is None and r2["honest_own"] is None and r2["adversary_own"] is None
+
+
+def test_how_alike_a_reply_is_to_its_own_previous_one_by_hand() -> None:
+    """Debate d1: agent 0 honest at (1, 0) then (0.6, 0.8) (cosine 0.6), agent 1 honest at (0, 1) then an
+    adversary from round 2 at (0, 3) (cosine 1); d2's agent 0 in round 2 at (1, 0) has no round 1 and is not
+    paired; round 1 has no round before it."""
+
+    def rep(debate: str, agent: int, t: int, adv: bool) -> Reply:
+        return Reply("t", adv, True, "q", t, False, debate=debate, agent=agent)
+
+    reps = [rep("d1", 0, 1, False), rep("d1", 1, 1, False), rep("d1", 0, 2, False), rep("d1", 1, 2, True)]
+    reps.append(rep("d2", 0, 2, False))
+    x = np.array([[1, 0], [0, 1], [0.6, 0.8], [0, 3], [1, 0]], dtype=float)
+    r1, r2 = alike(reps, x)
+    assert r1["honest_own"] is None and r1["adversary_own"] is None
+    assert r2["honest_own"] == pytest.approx(0.6) and r2["adversary_own"] == pytest.approx(1.0)
 
 
 def test_lengths_two_honest_replies_share_by_hand() -> None:
@@ -802,6 +820,8 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     assert [r["round"] for r in got["alike"]["real"]] == [1, 2, 3]  # every round has an adversary
     assert all(r["adversary_pairs"] == 6 for r in got["alike"]["real"])  # 3 debates x 2 honest peers
     assert "alike within a debate" in p.stdout
+    assert "alike to its own agent's reply of the round before" in p.stdout
+    assert all(r["honest_own"] is not None for r in got["alike"]["real"] if r["round"] >= 2)
     # the simulated adversaries read the others under attack.prompt=debate
     from tomacs.transcripts import load_debates
 

@@ -134,6 +134,20 @@ def _alike_lines(res: dict[str, Any]) -> list[str]:
             f"  {row['round']:<8}{_f(sh):>11}{_f(sa):>9}{_f(sg):>9}{_f(rh):>13}{_f(ra):>10}{_f(rg):>10}"
             f"{_f(row.get('length_shared'), 2):>12}{_f(other.get('length_shared'), 2):>13}"
         )
+    later = [
+        (row, real.get(row["round"], {})) for row in al["sim"] if row["round"] >= 2 and "honest_own" in row
+    ]
+    if later:
+        lines += [
+            "alike to its own agent's reply of the round before (mean cosine; App. C's persistence features",
+            "read it)",
+            f"  {'round':<8}{'sim honest':>11}{'real honest':>13}{'sim adv':>9}{'real adv':>10}",
+        ]
+        for row, other in later:
+            lines.append(
+                f"  {row['round']:<8}{_f(row['honest_own']):>11}{_f(other.get('honest_own')):>13}"
+                f"{_f(row['adversary_own']):>9}{_f(other.get('adversary_own')):>10}"
+            )
     return lines
 
 

@@ -51,6 +51,7 @@ class Reply:
     real: bool
     on_target: bool = False  # its answer is its debate's adversary target (adversaries and conformers)
     debate: str = ""  # its debate's id (several debates of one question: a source's repeats)
+    agent: int = -1  # its agent in its debate (-1: not known; no reply is paired with its own previous one)
     # how much it is about its question (`about`): None where the transcript lacks its question's texts
     topic_density: float | None = None
     answer_sentences: float | None = None
@@ -78,6 +79,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
                     real=real,
                     on_target=target is not None and t.answer == target,
                     debate=d.id,
+                    agent=t.agent,
                     **about(d, t.text, t.answer),
                 )
             )
@@ -628,8 +630,19 @@ def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | 
     Why: TodyComm's features compare a reply with its neighbours' (`ana_agree`, `ana_dist`, `ana_disp`), so a
     policy trained on the simulator learns how far apart a real adversary stands only if simulated replies
     stand as far apart; real gpt-3.5 replies of one round-1 debate are at 0.90 (two honest) and 0.83 (an
-    adversary), simulated ones were at 0.72 and 0.71 (stop 70)."""
+    adversary), simulated ones were at 0.72 and 0.71 (stop 70).
+
+    From round 2 on, also how alike a reply is to its own agent's reply of the round before (`honest_own`,
+    `adversary_own`; by its role in the later round): App. C's persistence features read that distance, and
+    real agents restate themselves (qwen-max's honest agents at 0.81-0.90, simulated ones at 0.60-0.67 before
+    stop 74)."""
     u = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    at = {(r.debate, r.agent, r.round): i for i, r in enumerate(reps) if r.agent >= 0}
+    own: dict[int, tuple[list[float], list[float]]] = {}
+    for i, r in enumerate(reps):
+        j = at.get((r.debate, r.agent, r.round - 1)) if r.agent >= 0 else None
+        if r.acting and j is not None:
+            own.setdefault(r.round, ([], []))[r.adversarial].append(float(u[i] @ u[j]))
     groups: dict[tuple[str, int], list[int]] = {}
     for i, r in enumerate(reps):
         if r.acting:
@@ -666,9 +679,15 @@ def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | 
             "honest_pairs": len(hh),
             "adversary_pairs": len(ah),
             "length_shared": lengths.get(str(t), (None, None))[0],
+            "honest_own": _mean(own.get(t, ([], []))[0]),
+            "adversary_own": _mean(own.get(t, ([], []))[1]),
         }
         for t, (hh, ah) in sorted(pairs.items())
     ]
+
+
+def _mean(v: Sequence[float]) -> float | None:
+    return float(np.mean(v)) if v else None
 
 
 def on_target(sim: Side, real: Side, folds: int, seed: int) -> dict[str, object]:
