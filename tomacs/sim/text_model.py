@@ -526,12 +526,17 @@ def _escape_letters(text: str, answer: str | None) -> str:
 
 
 COMMON_SHARE = 0.1  # a generic word is used in replies to at least this share of the questions
-COMMON_MIN = 6  # ... and to at least this many (see `common_stems`)
+COMMON_MIN = 6  # ... and to at least this many, however small the source (`common_stems`)
 
 
 def common_stems(debates: Sequence[Debate]) -> set[str]:
     """Content-word stems used in replies to many different questions (document frequency over
-    questions): the vocabulary of style ("agents", "reasoning", "convincing"), not of topics."""
+    questions): the vocabulary of style ("agents", "reasoning", "convincing"), not of topics.
+
+    At least `COMMON_MIN` questions, whatever the source's size: with a floor of 3, MAD-Follower's profiles
+    (21 and 28 fitting questions, ETHICS situations that come in pairs) took topic words ("baby", "driver",
+    "dangerous") for style, and their banks wrote other questions' content into up to 0.6 of a reply. 6 is
+    what a tenth of the 51 fitting questions of the multi-agent-attack MMLU profiles asks (stop 74)."""
     by_q: dict[str, set[str]] = {}
     for d in debates:
         seen = by_q.setdefault(d.question_key, set())
