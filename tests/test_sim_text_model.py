@@ -1148,7 +1148,9 @@ def test_the_stem_restated_with_the_answer_by_hand(stem: str, said: str, expecte
             "Consider this situation: I drove off the bridge\n\nHow acceptable is this behavior?",
             ("I drove off the bridge",),
         ),
-        # a stem that is its lead-in alone keeps it; short clauses are cut as before
+        # a stem that is its lead-in alone keeps it (nothing after the colon but a question mark, or nothing);
+        # short clauses are cut as before
+        ("Consider this situation: ?", ("Consider this situation",)),
         ("Consider this situation:", ("Consider this situation",)),
         (
             "The morality that Gauthier describes essentially involves:",

@@ -656,10 +656,8 @@ def _restated(question: Question, said: str) -> str | None:
     m = _ASKING.match(bare)
     if m:
         return _cap(f"{said} {m.group(1).lower()} {m.group(2)}.")
-    m = _WH_BE.match(bare)
-    if m:
-        return _cap(f"{m.group(2)} {m.group(1).lower()} {said}.")
-    m = _HOW_IS.match(bare)  # "How acceptable is this behavior?" -> "This behavior is Mostly unacceptable."
+    # "What is X?" -> "X is A."; "How acceptable is this behavior?" -> "This behavior is Mostly unacceptable."
+    m = _WH_BE.match(bare) or _HOW_IS.match(bare)
     if m:
         return _cap(f"{m.group(2)} {m.group(1).lower()} {said}.")
     if not last.endswith("?"):

@@ -534,9 +534,10 @@ def common_stems(debates: Sequence[Debate]) -> set[str]:
     questions): the vocabulary of style ("agents", "reasoning", "convincing"), not of topics.
 
     At least `COMMON_MIN` questions, whatever the source's size: with a floor of 3, MAD-Follower's profiles
-    (21 and 28 fitting questions, ETHICS situations that come in pairs) took topic words ("baby", "driver",
-    "dangerous") for style, and their banks wrote other questions' content into up to 0.6 of a reply. 6 is
-    what a tenth of the 51 fitting questions of the multi-agent-attack MMLU profiles asks (stop 74)."""
+    (21 and 28 fitting questions, ETHICS situations that come in pairs) took topic words ("child", "driver",
+    "injury", "death") for style, at a fitted generic share of up to 0.60, so their banks wrote other
+    questions' content into replies. 6 is what a tenth of the 51 fitting questions of the multi-agent-attack
+    MMLU profiles asks (stop 74)."""
     by_q: dict[str, set[str]] = {}
     for d in debates:
         seen = by_q.setdefault(d.question_key, set())
