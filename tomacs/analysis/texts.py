@@ -634,7 +634,7 @@ def alike(reps: Sequence[Reply], x: np.ndarray) -> list[dict[str, float | int | 
 
     From round 2 on, also how alike a reply is to its own agent's reply of the round before (`honest_own`,
     `adversary_own`; by its role in the later round): App. C's persistence features read that distance, and
-    real agents restate themselves (qwen-max's honest agents at 0.81-0.90, simulated ones at 0.60-0.67 before
+    real agents restate themselves (qwen-max's honest agents at 0.81-0.90, simulated ones at 0.60-0.65 before
     stop 74)."""
     u = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     at = {(r.debate, r.agent, r.round): i for i, r in enumerate(reps) if r.agent >= 0}
