@@ -37,10 +37,13 @@ from tomacs.sim.text import (
     _CONCLUDE_MC,
     _FILL_MC,
     _OPENERS_NO_PERSONA,
+    _REJECT,
     _SUPPORT,
     _TOPIC_MC,
+    _WALK_NAME,
     ADVERSARIAL_MAX_WORDS,
     _assemble,
+    _paragraphs,
     _parsed_as,
     _restated,
     _stem_chunks,
@@ -72,6 +75,7 @@ from tomacs.sim.text_model import (
     split_sentences,
     topic_counts,
     topic_density,
+    walkthrough,
     words_target,
 )
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
@@ -1765,3 +1769,114 @@ def test_paragraph_words_are_fitted_and_lay_out_a_reply_in_whitespace_only() -> 
     assert float(np.mean([len(t.split("\n\n")) for t, _ in laid])) > 2 * float(
         np.mean([len(t.split("\n\n")) for t, _ in plain])
     )
+
+
+# ------------------------------------------------------------------------------ walk through the options
+WALK = """Let's analyze each option step by step.
+
+**Option A:**
+- This perspective views security as global.
+- This is accurate.
+
+**Option B:**
+It keeps the national view.
+
+**Option C:**
+- This is not about security.
+**Option D:**
+Not quite.
+
+Therefore, the answer is (A)."""
+
+
+@pytest.mark.parametrize(
+    ("text", "forms", "bullets"),
+    [
+        (WALK, ["**Option {L}:**"] * 4, 3 / 4),  # the lines between the first and last option's; D's own not
+        # the option's text after its letter is `{T}`, with what closes it and not what follows
+        ("- **A) Wider at the top**: yes\n- **B) Narrow**:\n- **C) Round**:", ["- **{L}) {T}**:"] * 3, None),
+        ("1. (A) one\n2. (B) two, since\n3. (C) x", ["{n}. ({L}) {T}", "{n}. ({L}) {T}", "{n}. ({L})"], None),
+        ("A) one\nB) two\nC) three\nD)", ["{L}) {T}"] * 3 + ["{L})"], None),
+    ],
+)
+def test_a_walk_through_the_options_and_its_line_forms_by_hand(
+    text: str, forms: list[str], bullets: float | None
+) -> None:
+    walk = walkthrough(text, ("A", "B", "C", "D"), ("one", "two", "three", "four"))
+    if text.startswith("- **"):
+        walk = walkthrough(text, ("A", "B", "C", "D"), ("Wider at the top", "Narrow", "Round", "Flat"))
+    assert walk is not None
+    assert walk[0] == forms
+    assert walk[1] == (pytest.approx(bullets) if bullets is not None else None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A decade is ten years.\nB is a letter.\nC is too.",  # a letter needs "Option", a bracket or a stop
+        "**Option A:** fits.\n**Option B:** does not.",  # two of four options: no walk
+        "(A) one\n(A) again\n(B) two",  # one letter twice counts once
+    ],
+)
+def test_what_is_not_a_walk_through_the_options(text: str) -> None:
+    assert walkthrough(text, ("A", "B", "C", "D"), ("one", "two", "three", "four")) is None
+    assert walkthrough("**Option A:**\n**Option B:**", ("A", "B"), ("x", "y")) is not None  # all of two
+
+
+def test_walk_share_forms_and_bullets_are_fitted_per_role_and_phase_by_hand() -> None:
+    """Adversaries' round-1 replies walk in 6 of 12 debates, with bullets under the option lines; nobody else
+    walks. The form of a walking reply's option lines is counted once a reply."""
+    debates = []
+    for i, d in enumerate(_fit_debates()):
+        turns = [
+            replace(t, text=WALK.replace("(A)", "(B)")) if t.round == 1 and t.agent == 0 and i % 2 else t
+            for t in d.turns
+        ]
+        debates.append(replace(d, turns=tuple(turns)))
+    tm = fit_text_model(debates)
+    assert tm is not None
+    adv = tm.phases["adversary"]["first"]
+    assert adv.walk_share == pytest.approx(0.5)
+    assert adv.walk_headers == ("**Option {L}:**",) and adv.walk_weights == (1.0,)
+    assert adv.walk_bullet == pytest.approx(0.75)
+    for role, phase in (("adversary", "later"), ("honest", "first"), ("honest", "later")):
+        pt = tm.phases[role][phase]
+        assert (pt.walk_share, pt.walk_headers, pt.walk_weights, pt.walk_bullet) == (0.0, (), (), 0.0)
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+
+
+def test_a_fitted_walk_goes_through_every_option_in_its_own_paragraphs() -> None:
+    """At walk_share 1 every reply (honest and adversary) walks: each option under its fitted line, its
+    text restated, a reason that supports the reply's own answer and rejects the others, bullets at share 1,
+    the walk in paragraphs of its own; the answer still parses. At share 0 nothing changes."""
+    base = replace(_topical(0.5, 2.0), log_words_mean=float(np.log(200)), paragraph_words=30.0)
+    walking = replace(
+        base, walk_share=1.0, walk_headers=("**Option {L}:**",), walk_weights=(1.0,), walk_bullet=1.0
+    )
+    for t, letter in _round1(ORGAN, "A", "B", walking, 10):
+        assert parse_answer(ORGAN, t) == letter
+        walk = walkthrough(t, ORGAN.labels, ORGAN.options)
+        assert walk is not None and walk[0] == ["**Option {L}:**"] * 4 and walk[1] == 1.0
+        for lab, opt in zip(ORGAN.labels, ORGAN.options, strict=True):
+            para = next(p for p in t.split("\n\n") if p.startswith(f"**Option {lab}:**"))
+            lines = para.splitlines()
+            assert len(lines) == 3 and lines[1] in {f"- {n.format(T=opt)}" for n in _WALK_NAME}  # short texts
+            reasons = [r.split("{k}")[0] for r in (_SUPPORT if lab == letter else _REJECT)]
+            assert any(lines[2].startswith(f"- This {r}") for r in reasons), lines[2]
+    inline = replace(walking, walk_headers=("{L}) {T}",), walk_bullet=0.0)
+    t, letter = _round1(ORGAN, "A", "B", inline, 1)[0]
+    assert "\nA) the spleen\nThis " in f"\n{t}" and "\nB) the gallbladder\nThis " in t
+    assert [t for t, _ in _round1(ORGAN, "A", "B", base, 6)] == [
+        t for t, _ in _round1(ORGAN, "A", "B", replace(walking, walk_share=0.0), 6)
+    ]
+    # App. D's word cap leaves no room for a walk
+    capped = adversarial_analysis(ORGAN, "B", np.random.default_rng(0), style=walking)
+    assert walkthrough(capped, ORGAN.labels, ORGAN.options) is None
+
+
+def test_a_block_of_lines_is_a_paragraph_of_its_own_and_plain_sentences_lay_out_as_before() -> None:
+    sents = ["One two three four five.", "Six seven eight nine ten.", "Eleven twelve thirteen fourteen."]
+    assert _paragraphs(sents, 5.0) == _paragraphs(sents, 5.0)  # no draw of the reply's stream: the same cut
+    block = "A) x\nThis holds."
+    out = _paragraphs([sents[0], block, *sents[1:]], 100.0)
+    assert out == [sents[0], block, " ".join(sents[1:])]

@@ -396,6 +396,17 @@ _SUPPORT = (
     "is the most precise description of {k}",
 )
 
+_WALK_RESTATE = (
+    "This option says that {t}.",
+    "It states that {t}.",
+    "This suggests that {t}.",
+    "The claim here is that {t}.",
+    "Here we are told that {t}.",
+)
+_WALK_NAME = ("This option is {T}.", "It names {T}.", "Here the choice is {T}.")
+"""How a walk through the options (`_walkthrough`) restates an option under its own line: its text as a clause
+(four words or more) or as a name."""
+
 _FILL_MC = (
     "It helps to separate what the question actually states from what it merely implies.",
     "The wording about {k} is the important clue here.",
@@ -778,7 +789,20 @@ def _assemble(
 def _paragraphs(sentences: Sequence[str], words: float) -> list[str]:
     """`sentences` in paragraphs of about `words` words (a fitted `paragraph_words`), cut at sentence ends
     drawn from the sentences themselves: the layout is whitespace only (MiniLM's tokens are the same) and
-    takes no draw from the reply's stream, so a fitted layout leaves every word of every reply as it was."""
+    takes no draw from the reply's stream, so a fitted layout leaves every word of every reply as it was.
+    A sentence of several lines (a walk through the options, `_walkthrough`) is a paragraph of its own, and
+    the sentences between such blocks are laid out as above."""
+    if any("\n" in s for s in sentences):
+        out: list[str] = []
+        run: list[str] = []
+        for s in [*sentences, ""]:
+            if "\n" in s or not s:
+                out += _paragraphs(run, words) if run else []
+                out += [s] if s else []
+                run = []
+            else:
+                run.append(s)
+        return out
     n = sum(_words(s) for s in sentences)
     k = min(max(int(round(n / words)), 1), len(sentences))
     rng = np.random.default_rng(zlib.crc32(" ".join(sentences).encode()))
@@ -846,6 +870,39 @@ def _discussion(
     if not out:
         out.append(_pick(rng, avoiding(_KEEP_ALONE, avoid)))
     return out
+
+
+def _walkthrough(
+    question: Question,
+    answer: str,
+    style: PhaseText,
+    arg: np.random.Generator,
+    rng: np.random.Generator,
+    kws: Sequence[str],
+    avoid: Sequence[str] = (),
+) -> str:
+    """The options one by one, each under a line of the style's fitted form (`PhaseText.walk_headers`): what
+    the option says (unless its line gives its text) and whether it holds, the answer's with a supporting
+    reason and every other with a rejection, as bullets at the fitted share. Made of the question's own
+    options and the templates' reasons, so nothing of any transcript is in it; `arg` draws what it argues
+    (the reasons: replies arguing one answer in one debate give the same ones), `rng` the layout."""
+    w = np.asarray(style.walk_weights or [1.0] * len(style.walk_headers), dtype=float)
+    form = style.walk_headers[int(rng.choice(len(style.walk_headers), p=w / w.sum()))]
+    bullet = rng.random() < style.walk_bullet
+    sections = []
+    for i, (lab, opt) in enumerate(zip(question.labels, question.options or (), strict=False)):
+        text = " ".join(str(opt).strip().rstrip(".").split()[:25])
+        head = form.replace("{n}", str(i + 1)).replace("{L}", lab).replace("{T}", text)
+        lines = []
+        if "{T}" not in form:
+            many = len(text.split()) >= 4
+            lines.append(
+                _cap(_pick(arg, _WALK_RESTATE if many else _WALK_NAME).format(t=_lower_first(text), T=text))
+            )
+        reasons = _SUPPORT if lab == answer else _REJECT
+        lines.append(f"This {_pick(arg, avoiding(reasons, avoid)).format(k=_kw(arg, kws))}.")
+        sections.append("\n".join([head, *(f"- {x}" if bullet else x for x in lines)]))
+    return "\n\n".join(sections)
 
 
 def _pick_msg(rng: np.random.Generator, msgs: Sequence[Message]) -> Message | None:
@@ -1009,6 +1066,15 @@ def _analysis(
     topical = style is not None and style.topic_density > 0
     answer_count = 0
     if question.kind == "mc":
+        # a walk through the options at the fitted share (`_walkthrough`); App. D's word cap leaves no room
+        walk = (
+            style is not None
+            and style.walk_share > 0
+            and bool(style.walk_headers)
+            and max_words is None
+            and len(question.options or ()) >= 2
+            and rng.random() < style.walk_share
+        )
         core.append(_fill(_pick(arg, avoiding(_TOPIC_MC, avoid)), k1=k1, k2=k2))
         others = [lab for lab in question.labels if lab != answer]
         # how many it rejects by name: one or two in the templates, the fitted shares under a text model
@@ -1026,6 +1092,10 @@ def _analysis(
             ref = _ref(question, answer, rng, avoid)
         core.append(_fill("{o} {p}.", o=ref, p=_pick(arg, avoiding(_SUPPORT, avoid)).format(k=k1)))
         fillers = list(avoiding([s.format(k=_kw(arg, kws), k2=k2) for s in _FILL_MC], avoid))
+        if (
+            walk and style is not None
+        ):  # the walk names every option: it takes the rejections' and support's place
+            core = [core[0], _walkthrough(question, answer, style, arg, rng, kws, avoid)]
         if topical:
             # the topic sentence is one more generic sentence, written within the fitted generic share
             # (`text_model.on_topic`); the body opens with the reply's point (stop 71)

@@ -186,6 +186,16 @@ class PhaseText:
     # list of options, one a paragraph), gpt-3.5's ~40; 0 for a profile fitted before it: the templates'
     # layout (an opening paragraph, one or two of body, a concluding one)
     paragraph_words: float = 0.0
+    # a walk through the options (`walkthrough`): the share of multiple-choice replies that give each option
+    # a line of its own and what follows it, the forms of that line (`{L}` its letter, `{n}` its place,
+    # `{T}` its text: "**Option {L}:**", "{L}) {T}"; at most `WALK_FORMS`) with the share of walking replies
+    # that use each, and the share of the lines under it written as bullets. Real gpt-4o replies walk in
+    # 0.22-0.44 of replies, Qwen1.5-14B's round-1 replies in 0.17-0.29, MAD-Follower's in none. 0 and empty
+    # for a profile fitted before it: no walk
+    walk_share: float = 0.0
+    walk_headers: tuple[str, ...] = ()
+    walk_weights: tuple[float, ...] = ()
+    walk_bullet: float = 0.0
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -257,7 +267,7 @@ class TextModel:
                 ):
                     raise ValueError(f"{where}.phases.{r}.{p}: expected the keys {', '.join(sorted(names))}")
                 kw: dict[str, Any] = {
-                    k: (tuple(str(s) for s in v) if k in (*BANKS, "frame_values") else v)
+                    k: (tuple(str(s) for s in v) if k in (*BANKS, "frame_values", "walk_headers") else v)
                     for k, v in body.items()
                 }
                 named = kw.get("others_named", ())
@@ -266,6 +276,7 @@ class TextModel:
                 ):
                     raise ValueError(f"{where}.phases.{r}.{p}.others_named: expected shares of 0, 1, 2+")
                 kw["others_named"] = tuple(float(v) for v in named)
+                kw["walk_weights"] = tuple(float(v) for v in kw.get("walk_weights", ()))
                 m = kw.get("mentions", {})
                 if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
                     raise ValueError(
@@ -412,6 +423,61 @@ def paragraphs(text: str) -> int:
     """How many paragraphs (blocks between blank lines) a reply has: the fit's `paragraph_words` and the
     texts check's style row read it alike."""
     return len([p for p in re.split(r"\n\s*\n", text) if p.strip()])
+
+
+WALK_MIN = 3  # options a walk goes through (every option of a question with fewer)
+WALK_FORMS = 12  # option-line forms a phase keeps (`PhaseText.walk_headers`), the most used first
+_WALK_HEAD = re.compile(
+    r"^(?P<pre>(?:#+\s*)?(?:\d+[.)]\s*)?(?:[-*\u2022]\s+)?(?:\*\*)?\s*(?P<word>(?:[Oo]ption|[Cc]hoice)\s+)?\(?)"
+    r"(?P<L>[A-J])(?P<close>\)?\s*(?:[:.)]\s*)?(?:\*\*)?:?)(?=\s|$)"
+)
+_BULLET = re.compile(r"^\s*[-*\u2022]\s+")
+_WALK_TRAIL = re.compile(r"\s*([*:.)\]]*)")
+
+
+def _walk_form(line: str, m: re.Match[str], option: str) -> str:
+    """An option's line as a template: its place `{n}`, its letter `{L}`, and `{T}` where the option's own
+    text follows the letter (with what closes it: "**", ":"); what else the line says is left out."""
+    pre = _NUMBER.sub("{n}", m.group("pre"))
+    form = f"{pre}{{L}}{m.group('close').rstrip()}"
+    rest = line[m.end() :].strip()
+    text = option.strip().rstrip(".")
+    if text and rest.lower().startswith(text.lower()):
+        trail = rest[len(text) :]
+        closing = _WALK_TRAIL.match(trail)  # "**:" of "**: and it holds", not the rest
+        form += " {T}" + (closing.group(1) if closing else "")
+    return form
+
+
+def walkthrough(
+    text: str, letters: Sequence[str], options: Sequence[str]
+) -> tuple[list[str], float | None] | None:
+    """The forms of a reply's option lines when it walks through the options, and the share of the lines
+    between them written as bullets (None without such lines); None when it does not walk.
+
+    Why: real gpt-4o replies go through the options one at a time, each under a line of its own
+    ("**Option A:**", then what the option says and whether it holds), and a reader of MiniLM embeddings
+    sees that layout and the options' own words. A reply walks when lines open with the letters of at least
+    `WALK_MIN` options (of all, for fewer): "**Option B:**", "- **B) Wider at the top**:", "2. (B) ...",
+    "B) Price is ..." ("A decade ..." is not: a letter needs "Option", a bracket, a colon or a full stop)."""
+    k = min(len(options), len(letters))
+    if k < 2:
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    heads: dict[str, tuple[int, str]] = {}
+    for i, ln in enumerate(lines):
+        m = _WALK_HEAD.match(ln)
+        if m is None or m.group("L") not in letters[:k] or m.group("L") in heads:
+            continue
+        if not (m.group("word") or m.group("close").strip() or m.group("pre").rstrip().endswith("(")):
+            continue
+        heads[m.group("L")] = (i, _walk_form(ln, m, options[letters.index(m.group("L"))]))
+    if len(heads) < min(WALK_MIN, k):
+        return None
+    at = sorted(i for i, _ in heads.values())
+    body = [ln for i, ln in enumerate(lines) if at[0] < i < at[-1] and i not in at]
+    bullets = sum(bool(_BULLET.match(ln)) for ln in body) / len(body) if body else None
+    return [f for _, f in sorted(heads.values())], bullets
 
 
 def split_sentences(text: str) -> list[str]:
@@ -571,6 +637,9 @@ class _Acc:
     marks: dict[str | None, int] = field(default_factory=dict)  # replies framed "{body}": their marks
     values: list[str] = field(default_factory=list)
     paragraph_words: list[float] = field(default_factory=list)
+    walks: list[bool] = field(default_factory=list)  # multiple-choice replies: whether each walks
+    walk_forms: dict[str, int] = field(default_factory=dict)
+    walk_bullets: list[float] = field(default_factory=list)
 
 
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
@@ -607,6 +676,14 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             if frame == "{body}":
                 a.marks[mark] = a.marks.get(mark, 0) + 1
             text = _ANSWER_LINE.sub("", raw)
+            if len(opts) >= 2:
+                walk = walkthrough(text, d.letters, opts)
+                a.walks.append(walk is not None)
+                if walk is not None:
+                    for form in set(walk[0]):
+                        a.walk_forms[form] = a.walk_forms.get(form, 0) + 1
+                    if walk[1] is not None:
+                        a.walk_bullets.append(walk[1])
             sents = split_sentences(text)
             n = max(len(text.split()), 1)
             a.words.append(float(n))
@@ -674,6 +751,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             numbers = sorted(
                 numbers[int(i)] for i in rng.choice(len(numbers), FRAME_VALUES_MAX, replace=False)
             )
+        walks = sorted(a.walk_forms.items(), key=lambda kv: (-kv[1], kv[0]))[:WALK_FORMS]
         phases.setdefault(role, {})[phase] = PhaseText(
             replies=len(a.words),
             log_words_mean=round(float(logw.mean()), 6),
@@ -695,6 +773,10 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             mark=mark,
             mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
             paragraph_words=round(float(np.mean(a.paragraph_words)), 6),
+            walk_share=round(float(np.mean(a.walks)), 6) if a.walk_forms else 0.0,
+            walk_headers=tuple(f for f, _ in walks),
+            walk_weights=tuple(round(c / sum(c for _, c in walks), 6) for _, c in walks),
+            walk_bullet=round(float(np.mean(a.walk_bullets)), 6) if a.walk_bullets else 0.0,
             **banks,
         )
     if "honest" not in phases:
