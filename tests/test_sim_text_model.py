@@ -1843,6 +1843,12 @@ def test_walk_share_forms_and_bullets_are_fitted_per_role_and_phase_by_hand() ->
         pt = tm.phases[role][phase]
         assert (pt.walk_share, pt.walk_headers, pt.walk_weights, pt.walk_bullet) == (0.0, (), (), 0.0)
     assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+    bad = json.loads(json.dumps(tm.to_dict()))
+    bad["phases"]["adversary"]["first"]["walk_weights"] = [0.5, 0.5]
+    with pytest.raises(
+        ValueError, match=r"^text.phases.adversary.first.walk_weights: expected one weight per"
+    ):
+        TextModel.from_dict(bad)
 
 
 def test_a_fitted_walk_goes_through_every_option_in_its_own_paragraphs() -> None:

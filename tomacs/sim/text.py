@@ -1092,9 +1092,8 @@ def _analysis(
             ref = _ref(question, answer, rng, avoid)
         core.append(_fill("{o} {p}.", o=ref, p=_pick(arg, avoiding(_SUPPORT, avoid)).format(k=k1)))
         fillers = list(avoiding([s.format(k=_kw(arg, kws), k2=k2) for s in _FILL_MC], avoid))
-        if (
-            walk and style is not None
-        ):  # the walk names every option: it takes the rejections' and support's place
+        # the walk names every option: it takes the place of the rejections and the supporting sentence
+        if walk and style is not None:
             core = [core[0], _walkthrough(question, answer, style, arg, rng, kws, avoid)]
         if topical:
             # the topic sentence is one more generic sentence, written within the fitted generic share

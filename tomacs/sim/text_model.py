@@ -187,11 +187,11 @@ class PhaseText:
     # layout (an opening paragraph, one or two of body, a concluding one)
     paragraph_words: float = 0.0
     # a walk through the options (`walkthrough`): the share of multiple-choice replies that give each option
-    # a line of its own and what follows it, the forms of that line (`{L}` its letter, `{n}` its place,
-    # `{T}` its text: "**Option {L}:**", "{L}) {T}"; at most `WALK_FORMS`) with the share of walking replies
-    # that use each, and the share of the lines under it written as bullets. Real gpt-4o replies walk in
-    # 0.22-0.44 of replies, Qwen1.5-14B's round-1 replies in 0.17-0.29, MAD-Follower's in none. 0 and empty
-    # for a profile fitted before it: no walk
+    # a line of its own and what follows it, the forms of that line (`{L}` its letter, `{n}` its place, `{T}`
+    # its text: "**Option {L}:**", "{L}) {T}"; at most `WALK_FORMS`) with their weights (how many walking
+    # replies use each, as shares of the forms kept), and the share of the lines under it written as bullets.
+    # Real gpt-4o replies walk in 0.22-0.44 of replies, Qwen1.5-14B's round-1 replies in 0.17-0.29,
+    # MAD-Follower's in none. 0 and empty for a profile fitted before it: no walk
     walk_share: float = 0.0
     walk_headers: tuple[str, ...] = ()
     walk_weights: tuple[float, ...] = ()
@@ -277,6 +277,10 @@ class TextModel:
                     raise ValueError(f"{where}.phases.{r}.{p}.others_named: expected shares of 0, 1, 2+")
                 kw["others_named"] = tuple(float(v) for v in named)
                 kw["walk_weights"] = tuple(float(v) for v in kw.get("walk_weights", ()))
+                if kw["walk_weights"] and len(kw["walk_weights"]) != len(kw.get("walk_headers", ())):
+                    raise ValueError(
+                        f"{where}.phases.{r}.{p}.walk_weights: expected one weight per walk_headers form"
+                    )
                 m = kw.get("mentions", {})
                 if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
                     raise ValueError(
