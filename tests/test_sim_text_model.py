@@ -1789,22 +1789,30 @@ Not quite.
 Therefore, the answer is (A)."""
 
 
+NUMBERS = ("one", "two", "three", "four")
+
+
 @pytest.mark.parametrize(
-    ("text", "forms", "bullets"),
+    ("text", "options", "forms", "bullets"),
     [
-        (WALK, ["**Option {L}:**"] * 4, 3 / 4),  # the lines between the first and last option's; D's own not
+        # the lines between the first and last option's count for bullets, D's own not
+        (WALK, NUMBERS, ["**Option {L}:**"] * 4, 3 / 4),
         # the option's text after its letter is `{T}`, with what closes it and not what follows
-        ("- **A) Wider at the top**: yes\n- **B) Narrow**:\n- **C) Round**:", ["- **{L}) {T}**:"] * 3, None),
-        ("1. (A) one\n2. (B) two, since\n3. (C) x", ["{n}. ({L}) {T}", "{n}. ({L}) {T}", "{n}. ({L})"], None),
-        ("A) one\nB) two\nC) three\nD)", ["{L}) {T}"] * 3 + ["{L})"], None),
+        (
+            "- **A) Wider at the top**: yes\n- **B) Narrow**:\n- **C) Round**:",
+            ("Wider at the top", "Narrow", "Round", "Flat"),
+            ["- **{L}) {T}**:"] * 3,
+            None,
+        ),
+        ("1. (A) one\n2. (B) two, since\n3. (C) x", NUMBERS, ["{n}. ({L}) {T}"] * 2 + ["{n}. ({L})"], None),
+        ("A) one\nB) two\nC) three\nD)", NUMBERS, ["{L}) {T}"] * 3 + ["{L})"], None),
+        ("**Option A:**\n**Option B:**", ("x", "y"), ["**Option {L}:**"] * 2, None),  # all of two options
     ],
 )
 def test_a_walk_through_the_options_and_its_line_forms_by_hand(
-    text: str, forms: list[str], bullets: float | None
+    text: str, options: tuple[str, ...], forms: list[str], bullets: float | None
 ) -> None:
-    walk = walkthrough(text, ("A", "B", "C", "D"), ("one", "two", "three", "four"))
-    if text.startswith("- **"):
-        walk = walkthrough(text, ("A", "B", "C", "D"), ("Wider at the top", "Narrow", "Round", "Flat"))
+    walk = walkthrough(text, ("A", "B", "C", "D")[: len(options)], options)
     assert walk is not None
     assert walk[0] == forms
     assert walk[1] == (pytest.approx(bullets) if bullets is not None else None)
@@ -1819,8 +1827,7 @@ def test_a_walk_through_the_options_and_its_line_forms_by_hand(
     ],
 )
 def test_what_is_not_a_walk_through_the_options(text: str) -> None:
-    assert walkthrough(text, ("A", "B", "C", "D"), ("one", "two", "three", "four")) is None
-    assert walkthrough("**Option A:**\n**Option B:**", ("A", "B"), ("x", "y")) is not None  # all of two
+    assert walkthrough(text, ("A", "B", "C", "D"), NUMBERS) is None
 
 
 def test_walk_share_forms_and_bullets_are_fitted_per_role_and_phase_by_hand() -> None:
@@ -1872,9 +1879,11 @@ def test_a_fitted_walk_goes_through_every_option_in_its_own_paragraphs() -> None
     inline = replace(walking, walk_headers=("{L}) {T}",), walk_bullet=0.0)
     t, letter = _round1(ORGAN, "A", "B", inline, 1)[0]
     assert "\nA) the spleen\nThis " in f"\n{t}" and "\nB) the gallbladder\nThis " in t
-    assert [t for t, _ in _round1(ORGAN, "A", "B", base, 6)] == [
-        t for t, _ in _round1(ORGAN, "A", "B", replace(walking, walk_share=0.0), 6)
-    ]
+    plain = [t for t, _ in _round1(ORGAN, "A", "B", base, 6)]
+    assert plain == [t for t, _ in _round1(ORGAN, "A", "B", replace(walking, walk_share=0.0), 6)]
+    # a share of 0 takes no draw, so a profile without a walk writes as before; any share above it takes one
+    # (which moves every later draw of the reply)
+    assert plain != [t for t, _ in _round1(ORGAN, "A", "B", replace(walking, walk_share=1e-12), 6)]
     # App. D's word cap leaves no room for a walk
     capped = adversarial_analysis(ORGAN, "B", np.random.default_rng(0), style=walking)
     assert walkthrough(capped, ORGAN.labels, ORGAN.options) is None
@@ -1882,7 +1891,8 @@ def test_a_fitted_walk_goes_through_every_option_in_its_own_paragraphs() -> None
 
 def test_a_block_of_lines_is_a_paragraph_of_its_own_and_plain_sentences_lay_out_as_before() -> None:
     sents = ["One two three four five.", "Six seven eight nine ten.", "Eleven twelve thirteen fourteen."]
-    assert _paragraphs(sents, 5.0) == _paragraphs(sents, 5.0)  # no draw of the reply's stream: the same cut
     block = "A) x\nThis holds."
-    out = _paragraphs([sents[0], block, *sents[1:]], 100.0)
-    assert out == [sents[0], block, " ".join(sents[1:])]
+    assert _paragraphs([sents[0], block, *sents[1:]], 100.0) == [sents[0], block, " ".join(sents[1:])]
+    # the runs around a block are laid out as they would be alone
+    assert _paragraphs([block, *sents, block], 5.0) == [block, *_paragraphs(sents, 5.0), block]
+    assert len(_paragraphs(sents, 5.0)) == 3

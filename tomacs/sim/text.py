@@ -795,14 +795,13 @@ def _paragraphs(sentences: Sequence[str], words: float) -> list[str]:
     if any("\n" in s for s in sentences):
         out: list[str] = []
         run: list[str] = []
-        for s in [*sentences, ""]:
-            if "\n" in s or not s:
-                out += _paragraphs(run, words) if run else []
-                out += [s] if s else []
+        for s in sentences:
+            if "\n" in s:
+                out += [*(_paragraphs(run, words) if run else []), s]
                 run = []
             else:
                 run.append(s)
-        return out
+        return out + (_paragraphs(run, words) if run else [])
     n = sum(_words(s) for s in sentences)
     k = min(max(int(round(n / words)), 1), len(sentences))
     rng = np.random.default_rng(zlib.crc32(" ".join(sentences).encode()))

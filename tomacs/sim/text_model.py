@@ -755,7 +755,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             numbers = sorted(
                 numbers[int(i)] for i in rng.choice(len(numbers), FRAME_VALUES_MAX, replace=False)
             )
-        walks = sorted(a.walk_forms.items(), key=lambda kv: (-kv[1], kv[0]))[:WALK_FORMS]
+        kept_forms = sorted(a.walk_forms.items(), key=lambda kv: (-kv[1], kv[0]))[:WALK_FORMS]
         phases.setdefault(role, {})[phase] = PhaseText(
             replies=len(a.words),
             log_words_mean=round(float(logw.mean()), 6),
@@ -778,8 +778,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
             paragraph_words=round(float(np.mean(a.paragraph_words)), 6),
             walk_share=round(float(np.mean(a.walks)), 6) if a.walk_forms else 0.0,
-            walk_headers=tuple(f for f, _ in walks),
-            walk_weights=tuple(round(c / sum(c for _, c in walks), 6) for _, c in walks),
+            walk_headers=tuple(f for f, _ in kept_forms),
+            walk_weights=tuple(round(c / sum(c for _, c in kept_forms), 6) for _, c in kept_forms),
             walk_bullet=round(float(np.mean(a.walk_bullets)), 6) if a.walk_bullets else 0.0,
             **banks,
         )
