@@ -818,6 +818,14 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     assert got["replies"]["real"]["acting_adversary"] == 9  # 3 adversary debates x 3 rounds (2 controls)
     real_acting = got["replies"]["real"]["acting_adversary"] + got["replies"]["real"]["acting_honest"]
     assert got["matched_replies"] == real_acting and "sim_adversary_auc_matched" in got
+    # the gap is the simulated AUC (at the real size where it is larger) minus the real one, printed with
+    # its interval and where it stands against the target
+    sim_auc = got["sim_adversary_auc_matched"] or got["sim_adversary_auc"]
+    assert got["adversary_gap"] == pytest.approx(sim_auc - got["real_adversary_auc"])
+    verdict = got["adversary_gap_verdict"].split(";")[0].split(",")[0]
+    assert verdict in ("within the target", "beyond the target")
+    gap_line = r"gap, simulated \((all|at the real side's size)\) minus real +[+-][01]\.\d{3}"
+    assert re.search(gap_line, p.stdout)
     t = got["on_target"]  # adversary vs honest among the replies that answer the target
     assert set(t) == {"sim_auc", "sim_auc_matched", "real_auc", "sim_honest", "real_honest"}
     assert all(t[k] is None or 0.0 <= t[k] <= 1.0 for k in ("sim_auc", "sim_auc_matched", "real_auc"))

@@ -87,6 +87,23 @@ def _matched_line(res: dict[str, Any]) -> list[str]:
     ]
 
 
+def _gap_line(res: dict[str, Any]) -> list[str]:
+    """The adversary AUC's gap, simulated minus real, with its interval and where it stands against issue
+    38's target; absent from a JSON written before the gap was kept."""
+    if res.get("adversary_gap") is None:
+        return []
+    from tomacs.analysis.texts import GAP_TARGET
+
+    ci = res.get("adversary_gap_ci")
+    span = f"  [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+    which = "at the real side's size" if res.get("sim_adversary_auc_matched") is not None else "all"
+    label = f"  gap, simulated ({which}) minus real"
+    return [
+        f"{label:<61}{res['adversary_gap']:+.3f}{span}"
+        f"   (target within +-{GAP_TARGET:.2f}: {res['adversary_gap_verdict']})"
+    ]
+
+
 def _on_target_line(res: dict[str, Any]) -> list[str]:
     """The role cue beyond the answer argued for: adversary vs honest among replies on the target."""
     t = res.get("on_target")
@@ -168,6 +185,7 @@ def format_comparison(res: dict[str, Any]) -> str:
         f"  adversary vs honest, real replies (the ceiling)            {_ci(res, 'real_adversary')}",
         f"  adversary vs honest, simulated replies                     {_ci(res, 'sim_adversary')}",
         *_matched_line(res),
+        *_gap_line(res),
         f"  probe trained on simulated replies, applied to real ones   {_ci(res, 'transfer')}",
         *_words_line(res),
         f"  length alone, adversary longer: sim {_f(res['sim_length_auc'])}, "

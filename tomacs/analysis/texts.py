@@ -24,6 +24,7 @@ debate's earliest onset), so honest and adversarial replies come from the same r
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -358,20 +359,15 @@ def _rank_auc(y: np.ndarray, s: np.ndarray) -> float | None:
     return float((r[y == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
 
 
-def auc_interval(
-    y: np.ndarray,
-    s: np.ndarray,
-    groups: Sequence[str],
-    n: int = BOOTSTRAP,
-    seed: int = 0,
-    level: float = 0.95,
-) -> tuple[float, float] | None:
-    """A percentile interval of the AUC of scores `s` over questions drawn with replacement.
+def resampled_aucs(
+    y: np.ndarray, s: np.ndarray, groups: Sequence[str], n: int = BOOTSTRAP, seed: int = 0
+) -> list[float] | None:
+    """The AUC of scores `s` over `n` resamples of the questions (drawn with replacement); None when a
+    class has too few replies or fewer than half the resamples have both classes.
 
-    Why: the real side of a held-out check has 9-22 questions, and its replies are not independent
-    (a question's replies share its wording and its adversary), so whether a simulated AUC is "within
-    0.05" of a real one says little without the real one's own spread. The scores are held fixed (the
-    probes are not refitted per resample), so the interval is of the evaluation, not of the probe."""
+    Why by question: a question's replies are not independent (they share its wording and its
+    adversary). The scores are held fixed (the probes are not refitted per resample), so the spread is
+    of the evaluation, not of the probe. Unscored replies (NaN) are left out, not counted as ties."""
     ok = ~np.isnan(s)
     y, s = y[ok], s[ok]
     g = [x for x, k in zip(groups, ok, strict=True) if k]
@@ -388,10 +384,70 @@ def auc_interval(
         a = _rank_auc(y[pick], s[pick])
         if a is not None:
             vals.append(a)
-    if len(vals) < n // 2:
-        return None
-    lo, hi = np.percentile(vals, [50 * (1 - level), 50 * (1 + level)])
+    return vals if len(vals) >= n // 2 else None
+
+
+def _percentiles(vals: Sequence[float], level: float) -> tuple[float, float]:
+    lo, hi = np.percentile(np.asarray(vals, dtype=float), [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
+
+
+def auc_interval(
+    y: np.ndarray,
+    s: np.ndarray,
+    groups: Sequence[str],
+    n: int = BOOTSTRAP,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """A percentile interval of the AUC over questions drawn with replacement (`resampled_aucs`).
+
+    Why: the real side of a held-out check has 9-22 questions, so whether a simulated AUC is "within
+    0.05" of a real one says little without the real one's own spread."""
+    vals = resampled_aucs(y, s, groups, n, seed)
+    return None if vals is None else _percentiles(vals, level)
+
+
+GAP_TARGET = 0.05  # issue 38: the simulated adversary AUC within this much of the real one
+
+
+def gap_interval(
+    sim: Sequence[float],
+    y: np.ndarray,
+    s: np.ndarray,
+    groups: Sequence[str],
+    n: int = BOOTSTRAP,
+    seed: int = 0,
+    level: float = 0.95,
+) -> tuple[float, float] | None:
+    """A percentile interval of (simulated adversary AUC - real one): the real AUC over its questions
+    drawn with replacement (`resampled_aucs` of the real scores `s`), minus a simulated AUC drawn from
+    `sim` (its draws at the real side's size, or its own resamples).
+
+    Why: on 15-22 held-out questions the real AUC alone spreads over +-0.05-0.08, as wide as the target
+    on the gap, so a gap read as a point says as much about which questions were held out as about
+    the texts. The interval says whether the data can tell a gap within the target from one beyond it."""
+    real = resampled_aucs(y, s, groups, n, seed)
+    if real is None or not len(sim):
+        return None
+    rng = np.random.default_rng([seed, 1])
+    diff = rng.choice(np.asarray(sim, dtype=float), size=len(real)) - np.asarray(real)
+    return _percentiles(diff, level)
+
+
+def gap_verdict(gap: float, ci: tuple[float, float] | None, target: float = GAP_TARGET) -> str:
+    """Where a gap and its interval stand against the target |gap| <= `target`, in words."""
+    within = abs(gap) <= target
+    if ci is None:
+        return "within the target" if within else "beyond the target"
+    lo, hi = ci
+    if -target <= lo and hi <= target:
+        return "within the target, the whole interval too"
+    if within:
+        return "within the target; the interval reaches beyond it"
+    if lo > target or hi < -target:
+        return "beyond the target, the whole interval too"
+    return "beyond the target; the interval reaches within it"
 
 
 def length_auc(reps: Sequence[Reply]) -> float | None:
@@ -444,6 +500,10 @@ def compare(
     sd = [r.debate for r in sim if r.acting]
     size = Size(len(ry), len(set(rg)))
     st, rt = [r.text for r in sim if r.acting], [r.text for r in real if r.acting]
+    sim_side, real_side = Side(sim, sx, sy, sg), Side(real, rx, ry, rg)
+    # computed once, read by an AUC's interval and by the gap's
+    sim_scores = functools.cache(lambda: oof_scores(sx, sy, sg, folds, seed))
+    real_scores = functools.cache(lambda: oof_scores(rx, ry, rg, folds, seed))
     out: dict[str, Any] = {
         "replies": {
             side: {
@@ -456,11 +516,11 @@ def compare(
         },
         "shared_questions": len({r.question for r in sim} & {r.question for r in real}),
         "two_sample_auc": cv_auc(both_x, both_y, both_g, folds, seed),
-        **_with_interval("sim_adversary", sy, sg, lambda: oof_scores(sx, sy, sg, folds, seed), seed),
+        **_with_interval("sim_adversary", sy, sg, sim_scores, seed),
         **matched_auc(sx, sy, sg, size, folds, seed, sd),
         "matched_replies": len(ry),
         "matched_draws": MATCHED_DRAWS,
-        **_with_interval("real_adversary", ry, rg, lambda: oof_scores(rx, ry, rg, folds, seed), seed),
+        **_with_interval("real_adversary", ry, rg, real_scores, seed),
         **_with_interval(
             "transfer",
             ry,
@@ -482,14 +542,15 @@ def compare(
         "style": style_table(sim, real),
         "folds": folds,
         "seed": seed,
-        "by_round": by_round(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
+        "by_round": by_round(sim_side, real_side, folds, seed),
         "alike": {"sim": alike(sim, xs), "real": alike(real, xr)},
-        "on_target": on_target(Side(sim, sx, sy, sg), Side(real, rx, ry, rg), folds, seed),
+        "on_target": on_target(sim_side, real_side, folds, seed),
         "matched_questions": size.questions,
         "real_trained_auc": None,
         "real_fit_adversary_auc": None,
         "real_fit_adversary_auc_ci": None,
     }
+    out.update(adversary_gap(out, sim_side, sim_scores, real_side, real_scores, seed))
     train = [r for r in replies_of(real_train, True) if r.acting]
     if train and len(ry):
         tx = embed([r.text for r in train])
@@ -524,6 +585,30 @@ def _with_interval(
     }
 
 
+def adversary_gap(
+    res: dict[str, Any],
+    sim: Side,
+    sim_scores: Callable[[], np.ndarray],
+    real: Side,
+    real_scores: Callable[[], np.ndarray],
+    seed: int,
+) -> dict[str, object]:
+    """`adversary_gap` (simulated adversary AUC at the real side's size, or whole where it is not larger,
+    minus the real one), its interval (`gap_interval`) and where it stands against the target
+    (`gap_verdict`); None for all three when either AUC is missing."""
+    real_auc = res.get("real_adversary_auc")
+    matched = res.get("sim_adversary_auc_matched")
+    sim_auc = matched if matched is not None else res.get("sim_adversary_auc")
+    if real_auc is None or sim_auc is None:
+        return {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
+    draws: Sequence[float] | None = res.get("sim_adversary_auc_matched_draws") if matched else None
+    if not draws:  # the simulated side no larger than the real one: its own spread over its questions
+        draws = resampled_aucs(sim.y, sim_scores(), sim.groups, seed=seed) or [sim_auc]
+    gap = float(sim_auc - real_auc)
+    ci = gap_interval(draws, real.y, real_scores(), real.groups, seed=seed)
+    return {"adversary_gap": gap, "adversary_gap_ci": ci, "adversary_gap_verdict": gap_verdict(gap, ci)}
+
+
 MATCHED_DRAWS = 5  # seeded subsets of the simulated questions for the size-matched adversary AUC
 
 
@@ -555,7 +640,11 @@ def matched_auc(
     source's held-out questions are few. Compared at one size, the two AUCs measure how detectable the
     adversaries are rather than how many replies each side had. None when the simulated side is not
     larger than `n_replies` (its full AUC is then already at that size or below)."""
-    none: dict[str, object] = {"sim_adversary_auc_matched": None, "sim_adversary_auc_matched_range": None}
+    none: dict[str, object] = {
+        "sim_adversary_auc_matched": None,
+        "sim_adversary_auc_matched_range": None,
+        "sim_adversary_auc_matched_draws": [],
+    }
     size = size if isinstance(size, Size) else Size(int(size))
     n_replies = size.replies
     if len(y) <= n_replies or n_replies < 2 * MIN_PER_CLASS:
@@ -574,6 +663,7 @@ def matched_auc(
     return {
         "sim_adversary_auc_matched": float(np.mean(aucs)),
         "sim_adversary_auc_matched_range": [float(min(aucs)), float(max(aucs))],
+        "sim_adversary_auc_matched_draws": [float(a) for a in aucs],
     }
 
 
