@@ -601,7 +601,9 @@ def adversary_gap(
     sim_auc = matched if matched is not None else res.get("sim_adversary_auc")
     if real_auc is None or sim_auc is None:
         return {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
-    draws: Sequence[float] | None = res.get("sim_adversary_auc_matched_draws") if matched else None
+    draws: Sequence[float] | None = None
+    if matched is not None:
+        draws = res.get("sim_adversary_auc_matched_draws")
     if not draws:  # the simulated side no larger than the real one: its own spread over its questions
         draws = resampled_aucs(sim.y, sim_scores(), sim.groups, seed=seed) or [sim_auc]
     gap = float(sim_auc - real_auc)
