@@ -113,3 +113,61 @@ def test_the_gap_takes_the_matched_draws_and_falls_back_to_the_simulated_resampl
     # a side without an AUC has no gap
     none = adversary_gap({**res, "real_adversary_auc": None}, _side(sy, sg), lambda: ss, real, lambda: rs, 0)
     assert none == {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
+
+
+def test_real_sets_draw_whole_distinct_questions_and_summarise_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten questions of three replies; sets of 4: each draw cross-validates 4 distinct whole questions (12
+    replies), the draws differ, and the result is the draws' mean, SD and 2.5-97.5 % range."""
+    import tomacs.analysis.texts as texts
+
+    seen: list[dict[str, int]] = []
+    values = [0.6, 0.7, 0.8] * 2
+
+    def spy(x: np.ndarray, y: np.ndarray, groups: list[str], folds: int, seed: int) -> float:
+        counts: dict[str, int] = {}
+        for g in groups:
+            counts[g] = counts.get(g, 0) + 1
+        seen.append(counts)
+        return values[len(seen) - 1]
+
+    monkeypatch.setattr(texts, "cv_auc", spy)
+    y = np.array([0.0, 0.0, 1.0] * 10)
+    g = [f"q{i // 3}" for i in range(30)]
+    got = texts.real_sets(np.zeros((30, 2)), y, g, 4, draws=6)
+    assert len(seen) == 6 and all(len(c) == 4 and set(c.values()) == {3} for c in seen)
+    assert len({tuple(sorted(c)) for c in seen}) > 1
+    assert got["real_sets_auc"] == pytest.approx(0.7)
+    assert got["real_sets_auc_sd"] == pytest.approx(np.sqrt(0.04 / 5))  # (4 x 0.1^2) / (6 - 1)
+    assert got["real_sets_auc_range"] == pytest.approx([0.6, 0.8])
+    assert (got["real_sets_questions"], got["real_sets_draws"]) == (4, 6)
+    # no set to draw when the pool is no larger than a set, or a set is one question
+    assert texts.real_sets(np.zeros((30, 2)), y, g, 10)["real_sets_auc"] is None
+    assert texts.real_sets(np.zeros((30, 2)), y, g, 1)["real_sets_auc"] is None
+
+
+def test_compare_holds_the_simulated_auc_against_real_sets_of_the_held_out_size() -> None:
+    """With the fitting questions' real debates given, the comparison draws sets of as many questions as the
+    real (held-out) side has from both, and prints the gap to their mean. An embedder that reads the
+    adversary's words makes every set's AUC 1."""
+    from tests.test_sim_text_model import _fit_debates
+    from tomacs.analysis.text_report import format_comparison
+    from tomacs.analysis.texts import compare
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.array([[1.0 if "disagree" in t else 0.0, float(len(t) % 7)] for t in texts])
+
+    debates = _fit_debates(16)
+    sim, train, real = debates[:12], debates[:12], debates[12:]  # 4 held-out questions
+    res = compare(sim, real, embed, real_train=train)
+    assert (res["real_sets_questions"], res["real_sets_draws"]) == (4, 40)
+    assert res["real_sets_auc"] == pytest.approx(1.0) and res["real_sets_auc_sd"] == pytest.approx(0.0)
+    sim_auc = res["sim_adversary_auc_matched"] or res["sim_adversary_auc"]
+    assert res["adversary_gap_sets"] == pytest.approx(sim_auc - 1.0)
+    text = format_comparison({**res, "embedder": "test", "sim_label": "s", "real_label": "r"})
+    assert "adversary vs honest, real, sets of 4 of all its questions" in text
+    assert "gap, simulated minus that" in text
+    # without the fitting questions there is nothing to draw from
+    alone = compare(sim, real, embed)
+    assert alone["real_sets_auc"] is None and alone["adversary_gap_sets"] is None
+    labels = {"embedder": "test", "sim_label": "s", "real_label": "r"}
+    assert "sets of" not in format_comparison({**alone, **labels})

@@ -104,6 +104,22 @@ def _gap_line(res: dict[str, Any]) -> list[str]:
     ]
 
 
+def _sets_lines(res: dict[str, Any]) -> list[str]:
+    """The real AUC to expect at the held-out size (`tomacs.analysis.texts.real_sets`), and the gap to it."""
+    if res.get("real_sets_auc") is None:
+        return []
+    lo, hi = res["real_sets_auc_range"]
+    label = f"  adversary vs honest, real, sets of {res['real_sets_questions']} of all its questions"
+    out = [
+        f"{label:<61}{_f(res['real_sets_auc'])}  sd {res['real_sets_auc_sd']:.3f}  [{lo:.3f}, {hi:.3f}]   "
+        f"(mean, sd, 2.5-97.5 %: {res['real_sets_draws']} draws of fitting and held-out questions, the probe "
+        "refitted on each: the real AUC to expect at the held-out size)"
+    ]
+    if res.get("adversary_gap_sets") is not None:
+        out.append(f"{'  gap, simulated minus that':<61}{res['adversary_gap_sets']:+.3f}")
+    return out
+
+
 def _on_target_line(res: dict[str, Any]) -> list[str]:
     """The role cue beyond the answer argued for: adversary vs honest among replies on the target."""
     t = res.get("on_target")
@@ -197,6 +213,7 @@ def format_comparison(res: dict[str, Any]) -> str:
             f"  adversary vs honest, real replies of the fitting questions {_ci(res, 'real_fit_adversary')}"
             "   (the same, more questions)"
         )
+    lines += _sets_lines(res)
     if res.get("real_trained_auc") is not None:
         lines.append(
             f"  probe trained on the real fitting questions' replies       {_f(res['real_trained_auc'])}"

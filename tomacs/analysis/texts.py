@@ -549,6 +549,7 @@ def compare(
         "real_trained_auc": None,
         "real_fit_adversary_auc": None,
         "real_fit_adversary_auc_ci": None,
+        **_NO_SETS,
     }
     out.update(adversary_gap(out, sim_side, sim_scores, real_side, real_scores, seed))
     train = [r for r in replies_of(real_train, True) if r.acting]
@@ -562,6 +563,11 @@ def compare(
         out.update(
             _with_interval("real_fit_adversary", ty, tg, lambda: oof_scores(tx, ty, tg, folds, seed), seed)
         )
+        both = (np.vstack([tx, rx]), np.concatenate([ty, ry]), [*tg, *rg])
+        out.update(real_sets(*both, size.questions or 0, folds, seed))
+        sim_auc = _sim_auc(out)
+        if out["real_sets_auc"] is not None and sim_auc is not None:
+            out["adversary_gap_sets"] = sim_auc - out["real_sets_auc"]
     return out
 
 
@@ -585,6 +591,67 @@ def _with_interval(
     }
 
 
+REAL_SET_DRAWS = 40  # sets of the held-out size drawn from all of a model's real questions (`real_sets`)
+_NO_SETS: dict[str, object] = {
+    "real_sets_auc": None,
+    "real_sets_auc_sd": None,
+    "real_sets_auc_range": None,
+    "real_sets_questions": None,
+    "real_sets_draws": 0,
+    "adversary_gap_sets": None,
+}
+
+
+def real_sets(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: Sequence[str],
+    size: int,
+    folds: int = FOLDS,
+    seed: int = 0,
+    draws: int = REAL_SET_DRAWS,
+) -> dict[str, object]:
+    """The real adversary AUC to expect on `size` questions: its mean, SD and 2.5-97.5 % range over `draws`
+    sets of `size` questions drawn without replacement from all of a model's real questions (its fitting and
+    held-out ones), the probe cross-validated afresh on each set.
+
+    Why: a held-out set of 9-22 questions is one such set. Across sets the real AUC moves by an SD of
+    0.03-0.06 on the shipped profiles' sources, more than the question bootstrap of one set shows (which holds
+    the probe's scores fixed), and Qwen1.5-14B's held-out set lies at the bottom 2.5 % of its sets (0.784
+    against 0.826 on average, stop 76). The simulated AUC at the real side's size is an average over draws
+    too, so this is the real figure to hold it against. It reads the fitting questions' replies, which the
+    text model was fitted to but cannot change."""
+    keys = sorted(set(groups))
+    if size < 2 or len(keys) <= size:
+        return dict(_NO_SETS)
+    index = {k: i for i, k in enumerate(keys)}
+    gi = np.array([index[g] for g in groups])
+    rng = np.random.default_rng([seed, 2])
+    aucs = []
+    for _ in range(draws):
+        m = np.isin(gi, rng.choice(len(keys), size=size, replace=False))
+        auc = cv_auc(x[m], y[m], [g for g, k in zip(groups, m, strict=True) if k], folds, seed)
+        if auc is not None:
+            aucs.append(auc)
+    if len(aucs) < 2:
+        return dict(_NO_SETS)
+    lo, hi = _percentiles(aucs, 0.95)
+    return {
+        **_NO_SETS,
+        "real_sets_auc": float(np.mean(aucs)),
+        "real_sets_auc_sd": float(np.std(aucs, ddof=1)),
+        "real_sets_auc_range": [lo, hi],
+        "real_sets_questions": size,
+        "real_sets_draws": len(aucs),
+    }
+
+
+def _sim_auc(res: dict[str, Any]) -> float | None:
+    """The simulated adversary AUC a real one is held against: at the real side's size where it has one."""
+    matched = res.get("sim_adversary_auc_matched")
+    return matched if matched is not None else res.get("sim_adversary_auc")
+
+
 def adversary_gap(
     res: dict[str, Any],
     sim: Side,
@@ -598,7 +665,7 @@ def adversary_gap(
     (`gap_verdict`); None for all three when either AUC is missing."""
     real_auc = res.get("real_adversary_auc")
     matched = res.get("sim_adversary_auc_matched")
-    sim_auc = matched if matched is not None else res.get("sim_adversary_auc")
+    sim_auc = _sim_auc(res)
     if real_auc is None or sim_auc is None:
         return {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
     draws: Sequence[float] | None = None
