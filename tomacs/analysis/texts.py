@@ -616,11 +616,11 @@ def real_sets(
     held-out ones), the probe cross-validated afresh on each set.
 
     Why: a held-out set of 9-22 questions is one such set. Across sets the real AUC moves by an SD of
-    0.03-0.06 on the shipped profiles' sources, more than the question bootstrap of one set shows (which holds
-    the probe's scores fixed), and Qwen1.5-14B's held-out set lies at the bottom 2.5 % of its sets (0.784
-    against 0.826 on average, stop 76). The simulated AUC at the real side's size is an average over draws
-    too, so this is the real figure to hold it against. It reads the fitting questions' replies, which the
-    text model was fitted to but cannot change."""
+    0.03-0.09 on the shipped profiles' sources, 1.1-1.5 times what the question bootstrap of one set shows
+    (which holds the probe's scores fixed). Qwen1.5-14B's held-out set lies near the bottom of its sets' 95 %
+    range (0.784 against 0.826 on average) and gpt-4o's above it (0.690 against 0.601; stop 76). The
+    simulated AUC at the real side's size is an average over draws too, so this is the real figure to hold it
+    against. It reads the fitting questions' replies, which the text model was fitted to but cannot change."""
     keys = sorted(set(groups))
     if size < 2 or len(keys) <= size:
         return dict(_NO_SETS)
