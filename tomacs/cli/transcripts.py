@@ -77,7 +77,8 @@ def transcripts_texts(
     seed: int = typer.Option(0, "--seed", help="Seed of the question folds and of the split."),
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
 ) -> None:
-    """Simulated reply texts against real ones: two-sample, adversary and sim-to-real transfer AUCs."""
+    """Simulated reply texts against real ones: two-sample, adversary and sim-to-real transfer AUCs, the
+    adversary AUC's gap with its interval; with --held-out, the real AUC to expect at the held-out size."""
     from tomacs.analysis.text_report import run_texts
 
     if out:
