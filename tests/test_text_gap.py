@@ -145,7 +145,7 @@ def test_real_sets_draw_whole_distinct_questions_and_summarise_them(monkeypatch:
     assert texts.real_sets(np.zeros((30, 2)), y, g, 1)["real_sets_auc"] is None
 
 
-def test_compare_holds_the_simulated_auc_against_real_sets_of_the_held_out_size() -> None:
+def test_compare_holds_the_simulated_auc_against_real_sets_and_the_fitting_rounds() -> None:
     """With the fitting questions' real debates given, the comparison draws sets of as many questions as the
     real (held-out) side has from both, and prints the gap to their mean. An embedder that reads the
     adversary's words makes every set's AUC 1."""
@@ -166,8 +166,13 @@ def test_compare_holds_the_simulated_auc_against_real_sets_of_the_held_out_size(
     text = format_comparison({**res, "embedder": "test", "sim_label": "s", "real_label": "r"})
     assert "adversary vs honest, real, sets of 4 of all its questions" in text
     assert "gap, simulated minus that" in text
+    # each round's real AUC on the fitting questions too (12 of them, one adversary reply each per round)
+    assert [(r["round"], r["real_fit_adversary_auc"]) for r in res["by_round"]] == [(1, 1.0), (2, 1.0)]
+    assert "sim adv-vs-honest   real, fitting" in text
     # without the fitting questions there is nothing to draw from
     alone = compare(sim, real, embed)
     assert alone["real_sets_auc"] is None and alone["adversary_gap_sets"] is None
     labels = {"embedder": "test", "sim_label": "s", "real_label": "r"}
     assert "sets of" not in format_comparison({**alone, **labels})
+    assert all("real_fit_adversary_auc" not in r for r in alone["by_round"])
+    assert "real, fitting" not in format_comparison({**alone, **labels})

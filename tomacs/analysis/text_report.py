@@ -219,11 +219,14 @@ def format_comparison(res: dict[str, Any]) -> str:
             f"  probe trained on the real fitting questions' replies       {_f(res['real_trained_auc'])}"
             "   (the ceiling with real data)"
         )
-    lines += ["", "by round        transfer   real adv-vs-honest   sim adv-vs-honest"]
-    for row in res.get("by_round", []):
+    rows = res.get("by_round", [])
+    fitting = any("real_fit_adversary_auc" in row for row in rows)  # with --held-out
+    head = "by round        transfer   real adv-vs-honest   sim adv-vs-honest"
+    lines += ["", head + ("   real, fitting" if fitting else "")]
+    for row in rows:
         lines.append(
             f"  round {row['round']:<8}{_f(row['transfer_auc']):>8}{_f(row['real_adversary_auc']):>21}"
-            f"{_f(row['sim_adversary_auc']):>20}"
+            f"{_f(row['sim_adversary_auc']):>20}" + (f"{_f(row.get('real_fit_adversary_auc')):>17}" * fitting)
         )
     lines += _alike_lines(res)
     lines += [
