@@ -71,7 +71,7 @@ KINDS = ("openers", "general", "closers")
 DISCUSS_KINDS = ("discuss", "discuss_changed")  # later-phase banks: replies that kept / changed their answer
 ANSWERING = "answering"  # sentences naming the reply's answer's text, that text a `{A}` slot
 BANKS = KINDS + DISCUSS_KINDS + (ANSWERING,)
-BANK_MAX = 300  # sentences per (role, phase, kind): enough variety; a fitted profile file is ~150 KB
+BANK_MAX = 300  # sentences per (role, phase, kind): enough variety; a fitted profile file is 0.14-0.57 MB
 SENT_WORDS = (4, 45)  # a generic sentence's length in words
 _MIN_REPLIES = 5
 
