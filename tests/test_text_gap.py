@@ -36,8 +36,8 @@ def test_a_perfect_real_side_puts_the_interval_at_the_simulated_draws_minus_one(
     half the time, so the 2.5th and 97.5th percentiles are exactly those two."""
     y, s, g = _perfect()
     assert set(resampled_aucs(y, s, g, n=200) or []) == {1.0}
-    assert gap_interval([0.8, 0.9], y, s, g, n=400) == pytest.approx((-0.2, -0.1))
-    assert gap_interval([0.95], y, s, g, n=100) == pytest.approx((-0.05, -0.05))
+    assert gap_interval([0.8, 0.9], resampled_aucs(y, s, g, n=400)) == pytest.approx((-0.2, -0.1))
+    assert gap_interval([0.95], resampled_aucs(y, s, g, n=100)) == pytest.approx((-0.05, -0.05))
 
 
 def test_one_simulated_value_mirrors_the_real_interval() -> None:
@@ -46,15 +46,15 @@ def test_one_simulated_value_mirrors_the_real_interval() -> None:
     y, s, g = _one_misordered()
     lo, hi = auc_interval(y, s, g, n=400, seed=3) or (0.0, 0.0)
     assert lo < 63 / 64 < hi == 1.0  # the real side has a spread
-    got = gap_interval([0.9], y, s, g, n=400, seed=3)
+    got = gap_interval([0.9], resampled_aucs(y, s, g, n=400, seed=3), seed=3)
     assert got == pytest.approx((0.9 - hi, 0.9 - lo))
 
 
 def test_no_interval_without_both_classes_or_a_simulated_value() -> None:
     y, s, g = _perfect(3)  # 3 adversaries: under the 5 an AUC needs
-    assert resampled_aucs(y, s, g) is None and gap_interval([0.8], y, s, g) is None
+    assert resampled_aucs(y, s, g) is None and gap_interval([0.8], resampled_aucs(y, s, g)) is None
     y, s, g = _perfect()
-    assert gap_interval([], y, s, g) is None
+    assert gap_interval([], resampled_aucs(y, s, g)) is None
 
 
 @pytest.mark.parametrize(

@@ -412,23 +412,16 @@ GAP_TARGET = 0.05  # issue 38: the simulated adversary AUC within this much of t
 
 
 def gap_interval(
-    sim: Sequence[float],
-    y: np.ndarray,
-    s: np.ndarray,
-    groups: Sequence[str],
-    n: int = BOOTSTRAP,
-    seed: int = 0,
-    level: float = 0.95,
+    sim: Sequence[float], real: Sequence[float] | None, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float] | None:
-    """A percentile interval of (simulated adversary AUC - real one): the real AUC over its questions
-    drawn with replacement (`resampled_aucs` of the real scores `s`), minus a simulated AUC drawn from
-    `sim` (its draws at the real side's size, or its own resamples).
+    """A percentile interval of (simulated adversary AUC - real one): each of the real AUC's resamples over
+    its questions (`resampled_aucs`) subtracted from a simulated AUC drawn from `sim` (its draws at the real
+    side's size, or its own resamples). None without either.
 
     Why: on 15-22 held-out questions the real AUC alone spreads over +-0.05-0.08, as wide as the target
     on the gap, so a gap read as a point says as much about which questions were held out as about
     the texts. The interval says whether the data can tell a gap within the target from one beyond it."""
-    real = resampled_aucs(y, s, groups, n, seed)
-    if real is None or not len(sim):
+    if not real or not len(sim):
         return None
     rng = np.random.default_rng([seed, 1])
     diff = rng.choice(np.asarray(sim, dtype=float), size=len(real)) - np.asarray(real)
@@ -675,7 +668,7 @@ def adversary_gap(
     if not draws:  # the simulated side no larger than the real one: its own spread over its questions
         draws = resampled_aucs(sim.y, sim_scores(), sim.groups, seed=seed) or [sim_auc]
     gap = float(sim_auc - real_auc)
-    ci = gap_interval(draws, real.y, real_scores(), real.groups, seed=seed)
+    ci = gap_interval(draws, resampled_aucs(real.y, real_scores(), real.groups, seed=seed), seed)
     return {"adversary_gap": gap, "adversary_gap_ci": ci, "adversary_gap_verdict": gap_verdict(gap, ci)}
 
 
