@@ -56,6 +56,12 @@ def sim_fit_episodes(
     name: str = typer.Option(None, "--name", help="The profile's name (backbone.profile=NAME)."),
     split: float = typer.Option(0.7, "--split", help="Share of QUESTIONS fitted (1 = all)."),
     split_seed: int = typer.Option(0, "--split-seed", help="Seed of the question split."),
+    fold: str = typer.Option(
+        None,
+        "--fold",
+        help="k/K: hold out the k-th of K folds of the questions instead of --split's share (one fit of a "
+        "cross-fit; `tomacs transcripts pool` joins the K texts checks).",
+    ),
     model: str = typer.Option(
         None, "--model", "--honest-model", help="Fit only the honest agents of this model."
     ),
@@ -113,6 +119,7 @@ def sim_fit_episodes(
         mechanisms,
         shrink,
         lapse,
+        fold,
     )
 
 
@@ -180,6 +187,7 @@ def from_episodes(
     mechanisms: str = "auto",
     shrink: str = "0",
     lapse: str = "auto",
+    fold: str | None = None,
 ) -> None:
     """`sim fit-episodes` (WHO names it in messages): fit, store, and print the held-out tables."""
     import json
@@ -189,7 +197,13 @@ def from_episodes(
         fail(f"{who} needs --name NAME (the profile's name, used as backbone.profile=NAME)")
     if not 0.0 < split <= 1.0:
         fail(f"--split must be in (0, 1], got {split}")
-    if split >= 1.0 and not predict:
+    from tomacs.transcripts.split import parse_fold
+
+    try:
+        k_of = parse_fold(fold)
+    except ValueError as exc:
+        fail(str(exc))
+    if split >= 1.0 and not predict and k_of is None:
         fail("--split 1 fits every question and leaves none held out: add --predict PATH to score it")
     if draws < 1:
         fail("--draws must be >= 1")
@@ -236,6 +250,7 @@ def from_episodes(
             mechanisms=chosen,
             shrink=strength,
             lapse=rate,
+            fold=k_of,
         )
     except (FileNotFoundError, ValueError) as exc:
         fail(str(exc))

@@ -20,6 +20,7 @@ from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.sim.text_model import BANKS, KINDS, TextModel, fit_text_model
 from tomacs.transcripts.schema import Debate
+from tomacs.transcripts.split import Fold
 from tomacs.transcripts.split import select_debates as select_debates
 
 MODEL_VARIANT = "tomacs.sim.model update rule (tomacs.debate/1 episodes fit, issue 26)"
@@ -229,9 +230,13 @@ def run(
     mechanisms: Sequence[str] | None = None,
     shrink: float | None = 0.0,
     lapse: float | None = 0.0,
+    fold: Fold | None = None,
 ) -> dict[str, Any]:
     """Fit on the fitting share of the questions, score on the held-out share (and on `predict`),
     write the profile. Returns everything the CLI prints.
+
+    `fold` (k of K) holds out that fold of the questions instead of `split`'s share: one fit of a cross-fit
+    (`tomacs.transcripts.split.split_questions`); the provenance records it.
 
     `mechanisms`: None chooses among `fit_episodes.MECHANISMS` by cross-validation on the fitting
     questions (`select_mechanisms`); a list fits exactly those (empty: none).
@@ -249,10 +254,10 @@ def run(
     _check_name(name, "--name")  # before the fit, not after it
     debates = read_debates(paths, model)
     held: list[Debate]
-    if split >= 1.0:
+    if split >= 1.0 and fold is None:
         fit_d, held = list(debates), []
     else:
-        fit_d, held = fe.split_questions(debates, split, split_seed)
+        fit_d, held = fe.split_questions(debates, split, split_seed, fold)
     kept, choice = _mechanism_choice(mechanisms, fit_d, model, split_seed, by_benchmark, by_sender)
     rate, lapsing = _lapse_rate(lapse, fit_d, model, kept, split_seed, by_benchmark, by_sender, restarts)
     fixed = {"lapse": rate} if rate else None
@@ -329,7 +334,8 @@ def run(
         "answers_fit": res.n_answers,
         "models": [model] if model else models,
         "fit_date": fe.fit_date(),
-        "split": split,
+        "split": split if fold is None else round(1 - 1 / fold.of, 6),
+        **({"fold": str(fold)} if fold is not None else {}),
         "split_seed": split_seed,
         "fit_loglik_per_answer": round(res.loglik / res.n_answers, 6),
         "model_variant": MODEL_VARIANT
