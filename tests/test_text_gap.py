@@ -102,6 +102,8 @@ def test_the_gap_takes_the_matched_draws_and_falls_back_to_the_simulated_resampl
     assert got["adversary_gap_ci"] == pytest.approx((-0.2, -0.1))
     assert got["adversary_gap_verdict"] == "beyond the target, the whole interval too"
     assert not called  # the draws carry the simulated spread; its scores are not needed
+    # the interval's draws are kept (`transcripts pool` joins them): each a simulated draw minus 1
+    assert len(got["adversary_gap_draws"]) == 1000 and set(got["adversary_gap_draws"]) == {-0.2, -0.1}
     # not matched: the simulated side's own resamples (misordered in one question of eight)
     sy, ss, sg = _one_misordered()
     res = {"real_adversary_auc": 1.0, "sim_adversary_auc": 63 / 64, "sim_adversary_auc_matched": None}
@@ -112,7 +114,12 @@ def test_the_gap_takes_the_matched_draws_and_falls_back_to_the_simulated_resampl
     assert ci is not None and ci[0] == pytest.approx(lo - 1.0, abs=0.02) and ci[1] == pytest.approx(0.0)
     # a side without an AUC has no gap
     none = adversary_gap({**res, "real_adversary_auc": None}, _side(sy, sg), lambda: ss, real, lambda: rs, 0)
-    assert none == {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
+    assert none == {
+        "adversary_gap": None,
+        "adversary_gap_ci": None,
+        "adversary_gap_verdict": None,
+        "adversary_gap_draws": [],
+    }
 
 
 def test_real_sets_draw_whole_distinct_questions_and_summarise_them(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -255,11 +255,18 @@ def run_texts(
     max_replies: int | None,
     seed: int,
     out: str | None,
+    fold: str | None = None,
 ) -> str:
+    """Both sides read, compared, written to `out` as JSON, and formatted. With `fold` (k/K, which implies
+    `held_out`), the real side is that fold of a cross-fit: its other folds are the fitting questions."""
     from tomacs.analysis.texts import compare
     from tomacs.sim.fit_episodes import split_questions
     from tomacs.sim.from_episodes import select_debates
     from tomacs.transcripts import TranscriptError
+    from tomacs.transcripts.split import parse_fold
+
+    k_of = parse_fold(fold)
+    held_out = held_out or k_of is not None
 
     try:
         sim = load_side(sim_paths)
@@ -269,7 +276,7 @@ def run_texts(
     real_fit: list[Debate] = []
     real = real_all
     if held_out:
-        real_fit, real = split_questions(real_all, split, seed)
+        real_fit, real = split_questions(real_all, split, seed, k_of)
     name = embedder or run_embedder(sim_paths) or "minilm"
     res = compare(
         sim, real, embedding_function(name), seed=seed, max_replies=max_replies, real_train=real_fit
@@ -279,9 +286,16 @@ def run_texts(
         sim_label=", ".join(sim_paths),
         real_label=", ".join(real_paths)
         + (f" (model {model})" if model else "")
-        + (f" (held-out questions, split {split})" if held_out else ""),
+        + (
+            (f" (fold {k_of} of a cross-fit)" if k_of else f" (held-out questions, split {split})")
+            if held_out
+            else ""
+        ),
         sim_models=sorted({d.model or "?" for d in sim}),
         real_models=sorted({d.model or "?" for d in real}),
+        model=model,
+        held_out=held_out,
+        fold=None if k_of is None else str(k_of),
     )
     if out:
         Path(out).write_text(json.dumps(res, indent=2) + "\n")

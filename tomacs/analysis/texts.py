@@ -411,21 +411,27 @@ def auc_interval(
 GAP_TARGET = 0.05  # issue 38: the simulated adversary AUC within this much of the real one
 
 
+def gap_draws(sim: Sequence[float], real: Sequence[float] | None, seed: int = 0) -> np.ndarray | None:
+    """Draws of (simulated adversary AUC - real one): each of the real AUC's resamples over its questions
+    (`resampled_aucs`) subtracted from a simulated AUC drawn from `sim` (its draws at the real side's size,
+    or its own resamples). None without either. Kept whole in the JSON so that `tomacs transcripts pool`
+    can join the folds of a cross-fit."""
+    if not real or not len(sim):
+        return None
+    rng = np.random.default_rng([seed, 1])
+    return rng.choice(np.asarray(sim, dtype=float), size=len(real)) - np.asarray(real)
+
+
 def gap_interval(
     sim: Sequence[float], real: Sequence[float] | None, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float] | None:
-    """A percentile interval of (simulated adversary AUC - real one): each of the real AUC's resamples over
-    its questions (`resampled_aucs`) subtracted from a simulated AUC drawn from `sim` (its draws at the real
-    side's size, or its own resamples). None without either.
+    """A percentile interval of (simulated adversary AUC - real one) over `gap_draws`.
 
     Why: on 15-22 held-out questions the real AUC alone spreads over +-0.05-0.08, as wide as the target
     on the gap, so a gap read as a point says as much about which questions were held out as about
     the texts. The interval says whether the data can tell a gap within the target from one beyond it."""
-    if not real or not len(sim):
-        return None
-    rng = np.random.default_rng([seed, 1])
-    diff = rng.choice(np.asarray(sim, dtype=float), size=len(real)) - np.asarray(real)
-    return _percentiles(diff, level)
+    diff = gap_draws(sim, real, seed)
+    return None if diff is None else _percentiles(diff, level)
 
 
 def gap_verdict(gap: float, ci: tuple[float, float] | None, target: float = GAP_TARGET) -> str:
@@ -655,21 +661,28 @@ def adversary_gap(
     seed: int,
 ) -> dict[str, object]:
     """`adversary_gap` (simulated adversary AUC at the real side's size, or whole where it is not larger,
-    minus the real one), its interval (`gap_interval`) and where it stands against the target
-    (`gap_verdict`); None for all three when either AUC is missing."""
+    minus the real one), its interval (`gap_interval`), where it stands against the target (`gap_verdict`)
+    and the interval's draws (`adversary_gap_draws`); None (no draws) when either AUC is missing."""
     real_auc = res.get("real_adversary_auc")
     matched = res.get("sim_adversary_auc_matched")
     sim_auc = _sim_auc(res)
+    none = {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
     if real_auc is None or sim_auc is None:
-        return {"adversary_gap": None, "adversary_gap_ci": None, "adversary_gap_verdict": None}
+        return {**none, "adversary_gap_draws": []}
     draws: Sequence[float] | None = None
     if matched is not None:
         draws = res.get("sim_adversary_auc_matched_draws")
     if not draws:  # the simulated side no larger than the real one: its own spread over its questions
         draws = resampled_aucs(sim.y, sim_scores(), sim.groups, seed=seed) or [sim_auc]
     gap = float(sim_auc - real_auc)
-    ci = gap_interval(draws, resampled_aucs(real.y, real_scores(), real.groups, seed=seed), seed)
-    return {"adversary_gap": gap, "adversary_gap_ci": ci, "adversary_gap_verdict": gap_verdict(gap, ci)}
+    diff = gap_draws(draws, resampled_aucs(real.y, real_scores(), real.groups, seed=seed), seed)
+    ci = None if diff is None else _percentiles(diff, 0.95)
+    return {
+        "adversary_gap": gap,
+        "adversary_gap_ci": ci,
+        "adversary_gap_verdict": gap_verdict(gap, ci),
+        "adversary_gap_draws": [] if diff is None else [round(float(v), 5) for v in diff],
+    }
 
 
 MATCHED_DRAWS = 5  # seeded subsets of the simulated questions for the size-matched adversary AUC

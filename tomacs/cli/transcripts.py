@@ -23,6 +23,12 @@ HELD_OUT_OPTION = typer.Option(
     False, "--held-out", help="Only the real questions held out from a fit (the split of calibrate)."
 )
 SPLIT_OPTION = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions.")
+FOLD_OPTION = typer.Option(
+    None,
+    "--fold",
+    help="k/K: the real questions of the k-th of K folds, held out from a profile fitted with "
+    "`sim fit-episodes --fold k/K` (implies --held-out; replaces --split).",
+)
 
 
 def load_transcripts(paths: list[str], fmt: str | None) -> list:
@@ -72,22 +78,45 @@ def transcripts_texts(
     model: str = MODEL_OPTION,
     held_out: bool = HELD_OUT_OPTION,
     split: float = SPLIT_OPTION,
+    fold: str = FOLD_OPTION,
     embedder: str = typer.Option(None, "--embedder", help="minilm or hashing (default: the sim run's own)."),
     max_replies: int = typer.Option(None, "--max-replies", help="Cap each side (whole questions, seeded)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the question folds and of the split."),
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
 ) -> None:
     """Simulated reply texts against real ones: two-sample, adversary and sim-to-real transfer AUCs, the
-    adversary AUC's gap with its interval; with --held-out, the real AUC to expect at the held-out size."""
+    adversary AUC's gap with its interval; with --held-out, the real AUC to expect at the held-out size.
+    With --fold, one fold of a cross-fit: `tomacs transcripts pool` joins the K folds' -o files."""
     from tomacs.analysis.text_report import run_texts
 
     if out:
         check_out_file(out)
     try:
-        text = run_texts(sim, real, model, held_out, split, embedder, max_replies, seed, out)
+        text = run_texts(sim, real, model, held_out, split, embedder, max_replies, seed, out, fold)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     console.print(text, highlight=False, soft_wrap=True)
+
+
+@transcripts_app.command("pool")
+def transcripts_pool(
+    files: list[str] = typer.Argument(
+        ..., metavar="FILE", help="The -o files of `transcripts texts --fold k/K`, one per fold."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pooled interval's draws."),
+    out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
+) -> None:
+    """Join the K folds of a cross-fitted texts check: each fold's line, their means, and the mean gap of
+    the adversary AUC with its interval, every real question held out from the fit it is checked against."""
+    from tomacs.analysis.text_pool import run_pool
+
+    if out:
+        check_out_file(out)
+    try:
+        text = run_pool(files, seed, out)
+    except ValueError as exc:
+        fail(str(exc))
+    console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
 @transcripts_app.command("curves")

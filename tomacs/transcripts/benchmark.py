@@ -7,8 +7,9 @@ reads a stance that MMLU cannot give. Simulating the source's own questions, wit
 target rule (`attack.target_letters`), puts that stance in the simulated debates too.
 
 Which questions: those of `part` in calibrate's split by question (`split`, `split_seed`, and `model`,
-the honest agents' model): `fit` (the default) are the questions a profile fitted with the same split
-saw, so the held-out real debates stay unseen by the simulated side. Each question is offered `repeats`
+the honest agents' model; or `fold`, k/K, for one fit of a cross-fit): `fit` (the default) are the
+questions a profile fitted with the same split saw, so the held-out real debates stay unseen by the
+simulated side. Each question is offered `repeats`
 times, as a source repeats its runs; the copies share one simulated latent (the question's difficulty and
 lure, `Question.meta[SAME_QUESTION]`) and differ in their draws. Train, validation and test read the same
 questions in disjoint copies: the judgement of a policy trained here is the replay on the source's
@@ -32,6 +33,7 @@ from tomacs.benchmarks.base import (
 )
 from tomacs.benchmarks.real import SUBSET_SEED, data_dir
 from tomacs.transcripts.schema import Debate
+from tomacs.transcripts.split import parse_fold
 from tomacs.types import LETTERS, Question
 
 __all__ = ["PARTS", "DebateQuestions", "DebatesSettings"]
@@ -50,6 +52,7 @@ class DebatesSettings(BenchmarkSettings):
     part: str = "fit"  # fit | held_out | all: calibrate's split by question (--split, --split-seed)
     split: float = 0.7  # calibrate's --split: the fitting share of the questions
     split_seed: int = 0  # calibrate's --split-seed
+    fold: str | None = None  # sim fit-episodes' --fold k/K (a cross-fit): replaces `split`
     repeats: int = 1  # copies of each question per split (a source's repeated runs)
     train_split: str = "train"  # whose copies training reads: train | validation | test
     test_split: str = "test"  # whose copies the test reads
@@ -59,7 +62,15 @@ class DebateQuestions(BenchmarkAdapter):
     """The questions of real debates (text, options, gold), for a simulated run in their protocol."""
 
     Settings = DebatesSettings
-    own_keys: ClassVar[tuple[str, ...]] = ("transcripts", "model", "part", "split", "split_seed", "repeats")
+    own_keys: ClassVar[tuple[str, ...]] = (
+        "transcripts",
+        "model",
+        "part",
+        "split",
+        "split_seed",
+        "fold",
+        "repeats",
+    )
 
     def __init__(self, **cfg: Any) -> None:
         d = DebatesSettings
@@ -75,6 +86,11 @@ class DebateQuestions(BenchmarkAdapter):
         if not 0.0 < self.split < 1.0:
             raise ValueError(f"benchmark 'debates': split={self.split} must be between 0 and 1 (exclusive)")
         self.split_seed = int(own.get("split_seed", d.split_seed))
+        fold = own.get("fold", d.fold)
+        try:
+            self.fold = parse_fold(None if fold in (None, "", "null", "None") else str(fold))
+        except ValueError as exc:
+            raise ValueError(f"benchmark 'debates': fold={fold!r}: {exc}") from None
         self.repeats = int(own.get("repeats", d.repeats))
         if self.repeats < 1:
             raise ValueError(f"benchmark 'debates': repeats={self.repeats} must be at least 1")
@@ -118,7 +134,7 @@ class DebateQuestions(BenchmarkAdapter):
         except ValueError as exc:
             raise BenchmarkDataError(f"benchmark 'debates': {src}: {exc}") from None
         if self.part != "all":
-            fit, held = split_questions(debates, self.split, self.split_seed)
+            fit, held = split_questions(debates, self.split, self.split_seed, self.fold)
             debates = fit if self.part == "fit" else held
         first: dict[str, Debate] = {}
         for d in debates:

@@ -1,0 +1,203 @@
+"""`tomacs transcripts pool`: the K folds of a cross-fitted texts check, joined into one.
+
+Why a cross-fit: a profile fitted on 70 % of a source's questions is judged on the other 30 %, 9-22 real
+questions, where the real adversary AUC alone spreads over +-0.05-0.08, as wide as issue 38's target on the
+gap (stop 76). Fitting K profiles, each without one fold of the questions (`sim fit-episodes --fold k/K`),
+and checking each against its own fold (`transcripts texts --fold k/K -o F`) judges every real question
+once, on a fit that never saw it. The folds' gaps are independent, so their mean has about 1/sqrt(K) of one
+fold's spread.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tomacs.analysis.texts import GAP_TARGET, _percentiles, _sim_auc, gap_verdict
+from tomacs.transcripts.split import Fold, parse_fold
+
+# per fold, read from its JSON: (key in the pooled result, what it is)
+METRICS: tuple[tuple[str, str], ...] = (
+    ("real_adversary_auc", "adversary vs honest, real"),
+    ("sim_adversary_auc", "adversary vs honest, simulated, at the real side's size"),
+    ("adversary_gap", "gap, simulated minus real"),
+    ("transfer_auc", "sim-to-real transfer"),
+    ("two_sample_auc", "two-sample, sim vs real"),
+)
+SAME = ("model", "embedder", "real_models")  # what every fold of one cross-fit shares
+
+
+def _fold_of(path: str, res: dict[str, Any]) -> Fold:
+    try:
+        fold = parse_fold(res.get("fold"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if fold is None:
+        raise ValueError(
+            f"{path}: not one fold of a cross-fit; write each fold with "
+            "`tomacs transcripts texts --fold k/K -o FILE`"
+        )
+    return fold
+
+
+def read_folds(paths: Sequence[str]) -> list[tuple[Fold, dict[str, Any]]]:
+    """Each file's fold and result, in fold order; a clear error for a file that is not one, a fold given
+    twice, folds of different K, or folds of different models or embedders."""
+    if not paths:
+        raise ValueError("give the JSON files of the folds (`transcripts texts --fold k/K -o FILE`)")
+    out: list[tuple[Fold, dict[str, Any]]] = []
+    for path in paths:
+        try:
+            res = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+        if not isinstance(res, dict):
+            raise ValueError(f"{path}: not the JSON of `tomacs transcripts texts -o`")
+        out.append((_fold_of(path, res), res))
+    ks = {f.of for f, _ in out}
+    if len(ks) > 1:
+        raise ValueError(f"folds of different K: {', '.join(str(f) for f, _ in out)}; pool one cross-fit")
+    seen: dict[int, int] = {}
+    for i, (f, _) in enumerate(out):
+        if f.k in seen:
+            raise ValueError(f"fold {f} given twice: {paths[seen[f.k]]} and {paths[i]}")
+        seen[f.k] = i
+    for key in SAME:
+        vals = {json.dumps(r.get(key)) for _, r in out}
+        if len(vals) > 1:
+            raise ValueError(f"the folds differ in {key}: {', '.join(sorted(vals))}; pool one cross-fit")
+    return sorted(out, key=lambda fr: fr[0].k)
+
+
+def fold_row(fold: Fold, res: dict[str, Any]) -> dict[str, Any]:
+    """One fold's line: its real questions and the metrics the pool averages."""
+    return {
+        "fold": str(fold),
+        "real_questions": res["replies"]["real"]["questions"],
+        "real_adversary_auc": res.get("real_adversary_auc"),
+        "sim_adversary_auc": _sim_auc(res),
+        "adversary_gap": res.get("adversary_gap"),
+        "adversary_gap_ci": res.get("adversary_gap_ci"),
+        "transfer_auc": res.get("transfer_auc"),
+        "two_sample_auc": res.get("two_sample_auc"),
+    }
+
+
+def pooled_gap_draws(draws: Sequence[Sequence[float]], seed: int = 0) -> np.ndarray | None:
+    """Draws of the folds' mean gap: the i-th draw of each fold (each fold's draws shuffled first, so that
+    folds resampled with one seed are not paired position by position), averaged. None when a fold has none.
+
+    Why this is the mean's spread: the folds hold different real questions and different simulated runs, so
+    their gaps are independent, and a draw of the mean is the mean of one draw of each."""
+    if not draws or any(len(d) == 0 for d in draws):
+        return None
+    n = min(len(d) for d in draws)
+    rng = np.random.default_rng([seed, 3])
+    cols = [rng.permutation(np.asarray(d, dtype=float))[:n] for d in draws]
+    return np.mean(np.vstack(cols), axis=0)
+
+
+def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> dict[str, Any]:
+    """The folds' rows, their means, and the mean gap with its interval and verdict."""
+    rows = [fold_row(f, r) for f, r in folds]
+    k_of = folds[0][0].of
+    missing = sorted(set(range(1, k_of + 1)) - {f.k for f, _ in folds})
+    means: dict[str, float | None] = {}
+    for key, _ in METRICS:
+        vals = [row[key] for row in rows]
+        means[key] = None if any(v is None for v in vals) else float(np.mean(vals))
+    diff = pooled_gap_draws([r.get("adversary_gap_draws") or [] for _, r in folds], seed)
+    gap = means["adversary_gap"]
+    ci = None if diff is None else _percentiles(diff, 0.95)
+    first = folds[0][1]
+    return {
+        "folds": k_of,
+        "missing_folds": missing,
+        "model": first.get("model"),
+        "embedder": first.get("embedder"),
+        "real_models": first.get("real_models"),
+        "real_questions": int(sum(row["real_questions"] for row in rows)),
+        "rows": rows,
+        "mean": means,
+        "adversary_gap": gap,
+        "adversary_gap_ci": ci,
+        "adversary_gap_verdict": None if gap is None else gap_verdict(gap, ci),
+        "transfer_auc_range": _range([row["transfer_auc"] for row in rows]),
+    }
+
+
+def _range(vals: Sequence[float | None]) -> list[float] | None:
+    got = [v for v in vals if v is not None]
+    return [float(min(got)), float(max(got))] if got else None
+
+
+def _f(x: float | None, sign: bool = False) -> str:
+    return "-" if x is None else f"{x:+.3f}" if sign else f"{x:.3f}"
+
+
+def format_pool(res: dict[str, Any]) -> str:
+    """Plain text: a line per fold, the means, and the mean gap against the target."""
+    who = f"model {res['model']}, " if res.get("model") else ""
+    lines = [
+        f"texts, cross-fit: {len(res['rows'])} of {res['folds']} folds ({who}embedder {res['embedder']}); "
+        f"{res['real_questions']} real questions, each held out from the fit its fold is checked against",
+    ]
+    if res["missing_folds"]:
+        gone = ", ".join(map(str, res["missing_folds"]))
+        lines.append(f"  folds missing: {gone} (the means are over the folds given)")
+    lines += [
+        "",
+        f"  {'fold':<6}{'real questions':>15}{'real adv AUC':>14}{'sim adv AUC':>13}{'gap':>9}"
+        f"{'gap 95 %':>20}{'transfer':>10}{'two-sample':>12}",
+    ]
+    for row in res["rows"]:
+        ci = row["adversary_gap_ci"]
+        span = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-"
+        lines.append(
+            f"  {row['fold']:<6}{row['real_questions']:>15}{_f(row['real_adversary_auc']):>14}"
+            f"{_f(row['sim_adversary_auc']):>13}{_f(row['adversary_gap'], True):>9}{span:>20}"
+            f"{_f(row['transfer_auc']):>10}{_f(row['two_sample_auc']):>12}"
+        )
+    m = res["mean"]
+    lines.append(
+        f"  {'mean':<6}{'':>15}{_f(m['real_adversary_auc']):>14}{_f(m['sim_adversary_auc']):>13}"
+        f"{_f(m['adversary_gap'], True):>9}{'':>20}{_f(m['transfer_auc']):>10}{_f(m['two_sample_auc']):>12}"
+    )
+    lines.append("")
+    lacking = [row["fold"] for row in res["rows"] if row["adversary_gap"] is None]
+    if lacking:
+        lines.append(
+            f"  no mean gap: no adversary AUC in fold {', '.join(lacking)} (too few replies of a role)"
+        )
+    if res["adversary_gap"] is not None:
+        ci = res["adversary_gap_ci"]
+        span = f"  [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+        lines.append(
+            f"  gap, simulated (at each fold's real size) minus real, mean over the folds   "
+            f"{res['adversary_gap']:+.3f}{span}   (target within +-{GAP_TARGET:.2f}: "
+            f"{res['adversary_gap_verdict']})"
+        )
+        lines.append(
+            "  (the interval joins each fold's question bootstrap, which holds the probe's scores fixed; a "
+            "probe refitted per set of questions spreads 1.1-1.5 times as far: read it as a lower bound)"
+        )
+    if m["transfer_auc"] is not None:
+        lo, hi = res["transfer_auc_range"]
+        lines.append(
+            f"  sim-to-real transfer, mean over the folds                                     "
+            f"{m['transfer_auc']:.3f}  (folds {lo:.3f}-{hi:.3f})"
+        )
+    return "\n".join(lines)
+
+
+def run_pool(paths: Sequence[str], seed: int = 0, out: str | None = None) -> str:
+    res = pool(read_folds(paths), seed)
+    if out:
+        Path(out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    return format_pool(res)
