@@ -120,6 +120,7 @@ def _fold(k: int, of: int, gap: float, draws: list[float], **extra: Any) -> dict
         "adversary_gap_ci": [min(draws), max(draws)],
         "adversary_gap_draws": draws,
         "transfer_auc": 0.7 + 0.1 * k,
+        "real_trained_auc": 0.8,
         "two_sample_auc": 0.9,
         **extra,
     }
@@ -151,7 +152,11 @@ def test_pooled_gap_is_the_folds_mean_and_its_draws_average_one_draw_of_each(tmp
     assert res["real_questions"] == 23 and res["missing_folds"] == []
     text = format_pool(res)
     assert "2 of 2 folds" in text and "23 real questions" in text
-    assert "+0.030  [+0.020, +0.040]" in text and "within the target, the whole interval too" in text
+    assert "+0.030  [+0.020, +0.040]" in text
+    assert (
+        "0.850  (folds 0.800-0.900; trained on the real fitting questions instead: 0.800)" in text
+        and "within the target, the whole interval too" in text
+    )
 
 
 def test_pooled_draws_are_shuffled_before_pairing() -> None:

@@ -26,6 +26,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("sim_adversary_auc", "adversary vs honest, simulated, at the real side's size"),
     ("adversary_gap", "gap, simulated minus real"),
     ("transfer_auc", "sim-to-real transfer"),
+    ("real_trained_auc", "the same probe trained on the real fitting questions' replies"),
     ("two_sample_auc", "two-sample, sim vs real"),
 )
 SAME = ("model", "embedder", "real_models")  # what every fold of one cross-fit shares
@@ -85,6 +86,7 @@ def fold_row(fold: Fold, res: dict[str, Any]) -> dict[str, Any]:
         "adversary_gap": res.get("adversary_gap"),
         "adversary_gap_ci": res.get("adversary_gap_ci"),
         "transfer_auc": res.get("transfer_auc"),
+        "real_trained_auc": res.get("real_trained_auc"),
         "two_sample_auc": res.get("two_sample_auc"),
     }
 
@@ -189,9 +191,11 @@ def format_pool(res: dict[str, Any]) -> str:
         )
     if m["transfer_auc"] is not None:
         lo, hi = res["transfer_auc_range"]
+        ceiling = m["real_trained_auc"]
+        real = "" if ceiling is None else f"; trained on the real fitting questions instead: {ceiling:.3f}"
         lines.append(
             f"  sim-to-real transfer, mean over the folds                                     "
-            f"{m['transfer_auc']:.3f}  (folds {lo:.3f}-{hi:.3f})"
+            f"{m['transfer_auc']:.3f}  (folds {lo:.3f}-{hi:.3f}{real})"
         )
     return "\n".join(lines)
 
