@@ -16,7 +16,7 @@ from tests.test_replay import MAD, _constructed, gsafeguard_run, replay_error, r
 from tomacs.analysis.replay import ReplayError, load_policy, replay_inputs
 from tomacs.analysis.replay_probe import labelled_rows, probe_aucs, with_real_probe
 from tomacs.transcripts import load_debates
-from tomacs.transcripts.split import split_questions
+from tomacs.transcripts.split import Fold, split_questions
 
 
 def test_rows_and_labels_are_the_tables() -> None:
@@ -117,6 +117,16 @@ def test_held_out_adds_a_probe_fitted_on_the_real_fitting_debates(run: Path, tmp
     assert {k: rows[k]["real_probe_auc"] for k in want} == want
     assert any(v is not None for v in want.values())  # the check compares numbers, not only Nones
     assert rows["all"]["real_probe_auc"] is None  # pooled over rows: no probe of its own
+    # --fold k/K (one fold of a cross-fit) replays that fold and learns the real probe from the others
+    fold_out = tmp_path / "fold.json"
+    res = CliRunner().invoke(
+        app, ["replay", str(run), str(MAD), "--fold", "2/5", "--probe", "--out", str(fold_out)]
+    )
+    assert res.exit_code == 0, res.output
+    fit, held = split_questions(load_debates([MAD]), fold=Fold(2, 5))
+    s = json.loads(fold_out.read_text())["summary"]
+    assert s["debates"] == len(held) and held != split_questions(load_debates([MAD]))[1]
+    assert s["probe"]["real"] == {"debates": len(fit), "questions": 4}
     # without --held-out there is no fitting side to learn from: the first probe only
     plain_out = tmp_path / "p.json"
     plain = CliRunner().invoke(app, ["replay", str(run), str(MAD), "--probe", "--out", str(plain_out)])

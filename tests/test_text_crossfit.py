@@ -234,6 +234,11 @@ def test_cli_cross_fit_end_to_end(
         fold_q = {d.question_key for d in split_questions(list(_load(MAA)), fold=Fold(k, 2))[1]}
         assert got["replies"]["real"]["questions"] == len(fold_q)
         files.append(str(out))
+    p = tomacs_here(
+        "transcripts", "curves", "--sim", str(run), "--real", str(MAA), "--fold", "1/2", "--reps", "20"
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "(fold 1/2 of a cross-fit, seed 0)" in " ".join(p.stdout.split())
     pooled = tmp_path / "pool.json"
     p = tomacs_here("transcripts", "pool", *files, "-o", str(pooled))
     assert p.returncode == 0, p.stderr[-2000:]

@@ -517,22 +517,35 @@ def run_curves(
     reps: int = 2000,
     out: str | None = None,
     plot: str | None = None,
+    fold: str | None = None,
 ) -> str:
-    """Read both sides, compare, write what was asked; the text to print."""
+    """Read both sides, compare, write what was asked; the text to print. `fold` (k/K, implies `held_out`):
+    the real questions of that fold of a cross-fit."""
     from tomacs.analysis.text_report import load_side
     from tomacs.job.files import write_json
     from tomacs.sim.from_episodes import select_debates
     from tomacs.transcripts import TranscriptError
+    from tomacs.transcripts.split import parse_fold
 
+    k_of = parse_fold(fold)
+    held_out = held_out or k_of is not None
     try:
         sim = load_side(sim_paths)
-        real = select_debates(load_side(real_paths), model, held_out, split, seed)
+        real = select_debates(load_side(real_paths), model, held_out, split, seed, k_of)
     except TranscriptError as exc:
         raise ValueError(str(exc)) from None
     real_label = (
         ", ".join(real_paths)
         + (f" (model {model})" if model else "")
-        + (f" (held-out questions, split {split}, seed {seed})" if held_out else "")
+        + (
+            (
+                f" (fold {k_of} of a cross-fit, seed {seed})"
+                if k_of
+                else f" (held-out questions, split {split}, seed {seed})"
+            )
+            if held_out
+            else ""
+        )
     )
     if held_out and not real:
         raise ValueError(f"no held-out real debates in {real_label}: use a smaller --split")

@@ -126,6 +126,7 @@ def transcripts_curves(
     model: str = MODEL_OPTION,
     held_out: bool = HELD_OUT_OPTION,
     split: float = SPLIT_OPTION,
+    fold: str = FOLD_OPTION,
     seed: int = typer.Option(0, "--seed", help="Seed of the split and of the bootstrap."),
     reps: int = typer.Option(2000, "--reps", help="Bootstrap resamples of the questions."),
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
@@ -143,7 +144,7 @@ def transcripts_curves(
     if plot:
         check_out_file(f"{figure_stem(plot)}.png", fix="choose another --plot")
     try:
-        text = run_curves(sim, real, model, held_out, split, seed, reps, out, plot)
+        text = run_curves(sim, real, model, held_out, split, seed, reps, out, plot, fold)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     except OSError as exc:
@@ -173,6 +174,7 @@ def replay(
     ),
     split: float = typer.Option(0.7, "--split", help="With --held-out: the fitted share of the questions."),
     split_seed: int = typer.Option(0, "--split-seed", help="With --held-out: the seed of the split."),
+    fold: str = FOLD_OPTION,
     probe: bool = typer.Option(
         False,
         "--probe",
@@ -197,7 +199,7 @@ def replay(
     if out:
         check_out_file(out)
     from tomacs.analysis.replay_runs import over_runs, over_runs_table, run_line, trained_runs
-    from tomacs.transcripts.split import select_debates, split_questions
+    from tomacs.transcripts.split import parse_fold, select_debates, split_questions
 
     runs = trained_runs(Path(run_dir))
     if not runs:
@@ -209,10 +211,12 @@ def replay(
         fail(f"--checkpoint names one run's checkpoint, and {run_dir} holds {len(runs)} runs: pass one run")
     results = []
     try:
+        k_of = parse_fold(fold)
+        held_out = held_out or k_of is not None
         debates = select_debates(load_transcripts(paths, fmt), model)
         fitted: list[Debate] = []
         if held_out:  # calibrate's split: replay the held-out questions; the real probe learns the others
-            fitted, debates = split_questions(debates, split, split_seed)
+            fitted, debates = split_questions(debates, split, split_seed, k_of)
         probe_fn: Probe | None = (with_real_probe(fitted) if held_out else probe_run) if probe else None
         for run in runs:
             results.append(
