@@ -116,6 +116,8 @@ def _fold(k: int, of: int, gap: float, draws: list[float], **extra: Any) -> dict
         "real_adversary_auc": real,
         "sim_adversary_auc": 0.99,
         "sim_adversary_auc_matched": real + gap,
+        "sim_adversary_auc_matched_draws": [real + gap] * 5,
+        "real_sets_auc_sd": 0.02 + 0.01 * k,
         "adversary_gap": gap,
         "adversary_gap_ci": [min(draws), max(draws)],
         "adversary_gap_draws": draws,
@@ -157,6 +159,11 @@ def test_pooled_gap_is_the_folds_mean_and_its_draws_average_one_draw_of_each(tmp
         "0.850  (folds 0.800-0.900; trained on the real fitting questions instead: 0.800)" in text
         and "within the target, the whole interval too" in text
     )
+    # the wider reading: each fold's real AUC spread by its sets' SD (0.03, 0.04), the simulated draws equal:
+    # 1.96 x sqrt(0.03^2 + 0.04^2) / 2 = 0.049 either side of +0.03
+    assert res["adversary_gap_ci_refitted"] == pytest.approx([0.03 - 0.049, 0.03 + 0.049])
+    assert res["adversary_gap_verdict_refitted"] == "within the target; the interval reaches beyond it"
+    assert "+0.030  [-0.019, +0.079]   (within the target; the interval reaches beyond it)" in text
 
 
 def test_pooled_draws_are_shuffled_before_pairing() -> None:
@@ -172,6 +179,10 @@ def test_missing_folds_are_named_and_the_means_are_over_those_given(tmp_path: Pa
     res = pool(read_folds(_write(tmp_path, _fold(1, 3, 0.0, [0.0] * 10), _fold(3, 3, 0.06, [0.06] * 10))))
     assert res["missing_folds"] == [2] and res["adversary_gap"] == pytest.approx(0.03)
     assert "folds missing: 2" in format_pool(res)
+    # a fold written without --held-out's sets has no refitted spread: no wider interval
+    bare = _fold(2, 2, 0.0, [0.0], real_sets_auc_sd=None)
+    res = pool(read_folds(_write(tmp_path, _fold(1, 2, 0.0, [0.0]), bare)))
+    assert res["adversary_gap_ci_refitted"] is None and "the probe refitted)" not in format_pool(res)
 
 
 @pytest.mark.parametrize(
