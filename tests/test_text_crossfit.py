@@ -112,6 +112,7 @@ def _fold(k: int, of: int, gap: float, draws: list[float], **extra: Any) -> dict
         "model": "m",
         "embedder": "hashing",
         "real_models": ["m"],
+        "seed": 0,
         "replies": {"real": {"questions": 10 + k}},
         "real_adversary_auc": real,
         "sim_adversary_auc": 0.99,
@@ -193,6 +194,7 @@ def test_missing_folds_are_named_and_the_means_are_over_those_given(tmp_path: Pa
         ([_fold(1, 2, 0.0, [0.0]), _fold(1, 2, 0.0, [0.0])], "fold 1/2 given twice"),
         ([_fold(1, 2, 0.0, [0.0]), _fold(2, 3, 0.0, [0.0])], "folds of different K"),
         ([_fold(1, 2, 0.0, [0.0]), _fold(2, 2, 0.0, [0.0], model="x")], "the folds differ in model"),
+        ([_fold(1, 2, 0.0, [0.0]), _fold(2, 2, 0.0, [0.0], seed=1)], "the folds differ in seed"),
     ],
 )
 def test_pool_errors_name_the_file_or_the_fix(

@@ -29,7 +29,12 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("real_trained_auc", "the same probe trained on the real fitting questions' replies"),
     ("two_sample_auc", "two-sample, sim vs real"),
 )
-SAME = ("model", "embedder", "real_models")  # what every fold of one cross-fit shares
+SAME = (
+    "model",
+    "embedder",
+    "real_models",
+    "seed",
+)  # what every fold of one cross-fit shares (seed: the split's)
 
 
 def _fold_of(path: str, res: dict[str, Any]) -> Fold:
