@@ -241,7 +241,7 @@ def test_cli_cross_fit_end_to_end(
             "transcripts", "texts", "--sim", str(run), "--real", str(MAA), "--fold", f"{k}/2", "-o", str(out)
         )
         assert p.returncode == 0, p.stderr[-2000:]
-        assert f"(fold {k}/2 of a cross-fit)" in p.stdout
+        assert f"(fold {k}/2 of a cross-fit, seed 0)" in p.stdout
         got = json.loads(out.read_text())
         assert got["fold"] == f"{k}/2" and got["held_out"] is True
         fold_q = {d.question_key for d in split_questions(list(_load(MAA)), fold=Fold(k, 2))[1]}

@@ -525,7 +525,7 @@ def run_curves(
     from tomacs.job.files import write_json
     from tomacs.sim.from_episodes import select_debates
     from tomacs.transcripts import TranscriptError
-    from tomacs.transcripts.split import parse_fold
+    from tomacs.transcripts.split import held_out_label, parse_fold
 
     k_of = parse_fold(fold)
     held_out = held_out or k_of is not None
@@ -537,15 +537,7 @@ def run_curves(
     real_label = (
         ", ".join(real_paths)
         + (f" (model {model})" if model else "")
-        + (
-            (
-                f" (fold {k_of} of a cross-fit, seed {seed})"
-                if k_of
-                else f" (held-out questions, split {split}, seed {seed})"
-            )
-            if held_out
-            else ""
-        )
+        + (held_out_label(split, seed, k_of) if held_out else "")
     )
     if held_out and not real:
         raise ValueError(f"no held-out real debates in {real_label}: use a smaller --split")

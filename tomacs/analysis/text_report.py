@@ -263,7 +263,7 @@ def run_texts(
     from tomacs.sim.fit_episodes import split_questions
     from tomacs.sim.from_episodes import select_debates
     from tomacs.transcripts import TranscriptError
-    from tomacs.transcripts.split import parse_fold
+    from tomacs.transcripts.split import held_out_label, parse_fold
 
     k_of = parse_fold(fold)
     held_out = held_out or k_of is not None
@@ -286,11 +286,7 @@ def run_texts(
         sim_label=", ".join(sim_paths),
         real_label=", ".join(real_paths)
         + (f" (model {model})" if model else "")
-        + (
-            (f" (fold {k_of} of a cross-fit)" if k_of else f" (held-out questions, split {split})")
-            if held_out
-            else ""
-        ),
+        + (held_out_label(split, seed, k_of) if held_out else ""),
         sim_models=sorted({d.model or "?" for d in sim}),
         real_models=sorted({d.model or "?" for d in real}),
         model=model,

@@ -13,7 +13,7 @@ import numpy as np
 
 from tomacs.transcripts.schema import Debate
 
-__all__ = ["Fold", "debate_models", "parse_fold", "select_debates", "split_questions"]
+__all__ = ["Fold", "debate_models", "held_out_label", "parse_fold", "select_debates", "split_questions"]
 
 
 def debate_models(d: Debate) -> set[str]:
@@ -45,6 +45,13 @@ def parse_fold(text: str | Fold | None) -> Fold | None:
     if fold.of < 2 or not 1 <= fold.k <= fold.of:
         raise ValueError(f"--fold {text}: K must be >= 2 and k in 1..K")
     return fold
+
+
+def held_out_label(split: float, seed: int, fold: Fold | None = None) -> str:
+    """How a report names its real side's held-out questions, so that a reader can rebuild the split."""
+    if fold is not None:
+        return f" (fold {fold} of a cross-fit, seed {seed})"
+    return f" (held-out questions, split {split}, seed {seed})"
 
 
 def split_questions(
