@@ -167,6 +167,28 @@ def test_pooled_gap_is_the_folds_mean_and_its_draws_average_one_draw_of_each(tmp
     assert "+0.030  [-0.019, +0.079]   (within the target; the interval reaches beyond it)" in text
 
 
+def test_by_round_means_over_the_folds_that_have_the_round(tmp_path: Path) -> None:
+    """Fold 1 has rounds 1 and 2, fold 2 only round 1 (its round 2 had too few replies to be a row): round
+    1's means are over both folds, round 2's are fold 1's; a fold with the round but not an AUC gives None."""
+    r1 = {"round": 1, "transfer_auc": 0.6, "real_adversary_auc": 0.7, "sim_adversary_auc": 0.8}
+    r2 = {"round": 2, "transfer_auc": 0.9, "real_adversary_auc": 0.95, "sim_adversary_auc": None}
+    one = _fold(1, 2, 0.0, [0.0], by_round=[r1, r2])
+    two = _fold(2, 2, 0.0, [0.0], by_round=[{**r1, "transfer_auc": 0.8, "sim_adversary_auc": 0.7}])
+    res = pool(read_folds(_write(tmp_path, one, two)))
+    first, second = res["by_round"]
+    assert first == pytest.approx(
+        {"round": 1, "folds": 2, "transfer_auc": 0.7, "real_adversary_auc": 0.7, "sim_adversary_auc": 0.75}
+    )
+    assert second == {
+        "round": 2,
+        "folds": 1,
+        "transfer_auc": 0.9,
+        "real_adversary_auc": 0.95,
+        "sim_adversary_auc": None,
+    }
+    assert "  1            2     0.700               0.700              0.750" in format_pool(res)
+
+
 def test_pooled_draws_are_shuffled_before_pairing() -> None:
     """Folds resampled with one seed pair draw i with draw i; shuffled first, two mirrored folds do not
     cancel draw by draw (unshuffled, every mean would be 0)."""

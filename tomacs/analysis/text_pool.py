@@ -130,6 +130,30 @@ def refitted_interval(gap: float | None, folds: Sequence[dict[str, Any]]) -> lis
     return [gap - half, gap + half]
 
 
+ROUND_KEYS = ("transfer_auc", "real_adversary_auc", "sim_adversary_auc")
+
+
+def by_round(folds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per round, the folds' mean transfer and adversary AUCs (`texts`' by-round table), over the folds that
+    have the round; a mean is None where a fold that has the round lacks the AUC.
+
+    Why: a whole gap within the target can hide a round whose gap holds in every fold, which is then the
+    simulator's and not one held-out set's luck."""
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for res in folds:
+        for row in res.get("by_round") or []:
+            rounds.setdefault(int(row["round"]), []).append(row)
+    out = []
+    for t in sorted(rounds):
+        rows = rounds[t]
+        means = {}
+        for key in ROUND_KEYS:
+            vals = [row.get(key) for row in rows]
+            means[key] = None if any(v is None for v in vals) else float(np.mean(vals))
+        out.append({"round": t, "folds": len(rows), **means})
+    return out
+
+
 def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> dict[str, Any]:
     """The folds' rows, their means, and the mean gap with its interval and verdict."""
     rows = [fold_row(f, r) for f, r in folds]
@@ -158,6 +182,7 @@ def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> dict[st
         "adversary_gap_ci_refitted": (wide := refitted_interval(gap, [r for _, r in folds])),
         "adversary_gap_verdict_refitted": None if wide is None else gap_verdict(gap, (wide[0], wide[1])),
         "transfer_auc_range": _range([row["transfer_auc"] for row in rows]),
+        "by_round": by_round([r for _, r in folds]),
     }
 
 
@@ -231,6 +256,17 @@ def format_pool(res: dict[str, Any]) -> str:
             f"  sim-to-real transfer, mean over the folds                                     "
             f"{m['transfer_auc']:.3f}  (folds {lo:.3f}-{hi:.3f}{real})"
         )
+    if res.get("by_round"):
+        lines += [
+            "",
+            "by round, mean over the folds",
+            f"  {'round':<8}{'folds':>6}{'transfer':>10}{'real adv-vs-honest':>20}{'sim adv-vs-honest':>19}",
+        ]
+        for row in res["by_round"]:
+            lines.append(
+                f"  {row['round']:<8}{row['folds']:>6}{_f(row['transfer_auc']):>10}"
+                f"{_f(row['real_adversary_auc']):>20}{_f(row['sim_adversary_auc']):>19}"
+            )
     return "\n".join(lines)
 
 
