@@ -25,6 +25,7 @@ MODE_OPTIONS = {
         "--name",
         "--split",
         "--split-seed",
+        "--fold",
         "--model",
         "--honest-model",
         "--predict",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -81,7 +81,51 @@ def read_folds(paths: Sequence[str]) -> list[tuple[Fold, dict[str, Any]]]:
     return sorted(out, key=lambda fr: fr[0].k)
 
 
-def fold_row(fold: Fold, res: dict[str, Any]) -> dict[str, Any]:
+class FoldRow(TypedDict):
+    """One fold's line of the pool (`transcripts texts --fold` JSON, the keys the pool reads)."""
+
+    fold: str
+    real_questions: int
+    real_adversary_auc: float | None
+    sim_adversary_auc: float | None
+    adversary_gap: float | None
+    adversary_gap_ci: list[float] | None
+    transfer_auc: float | None
+    real_trained_auc: float | None
+    two_sample_auc: float | None
+
+
+class RoundMean(TypedDict):
+    """One round's means over the folds that have it."""
+
+    round: int
+    folds: int
+    transfer_auc: float | None
+    real_adversary_auc: float | None
+    sim_adversary_auc: float | None
+
+
+class PoolResult(TypedDict):
+    """What `pool` returns and `transcripts pool -o` writes."""
+
+    folds: int
+    missing_folds: list[int]
+    model: str | None
+    embedder: str | None
+    real_models: list[str] | None
+    real_questions: int
+    rows: list[FoldRow]
+    mean: dict[str, float | None]
+    adversary_gap: float | None
+    adversary_gap_ci: tuple[float, float] | None
+    adversary_gap_verdict: str | None
+    adversary_gap_ci_refitted: list[float] | None
+    adversary_gap_verdict_refitted: str | None
+    transfer_auc_range: list[float] | None
+    by_round: list[RoundMean]
+
+
+def _fold_row(fold: Fold, res: dict[str, Any]) -> FoldRow:
     """One fold's line: its real questions and the metrics the pool averages."""
     return {
         "fold": str(fold),
@@ -110,7 +154,7 @@ def pooled_gap_draws(draws: Sequence[Sequence[float]], seed: int = 0) -> np.ndar
     return np.mean(np.vstack(cols), axis=0)
 
 
-def refitted_interval(gap: float | None, folds: Sequence[dict[str, Any]]) -> list[float] | None:
+def _refitted_interval(gap: float | None, folds: Sequence[dict[str, Any]]) -> list[float] | None:
     """A normal 95 % interval of the folds' mean gap with each fold's real AUC spread as `texts --held-out`'s
     sets show it (`real_sets_auc_sd`: the probe refitted on each set of the fold's size) and its simulated
     AUC's as the spread of its size-matched draws. None where a fold lacks the sets.
@@ -133,7 +177,7 @@ def refitted_interval(gap: float | None, folds: Sequence[dict[str, Any]]) -> lis
 ROUND_KEYS = ("transfer_auc", "real_adversary_auc", "sim_adversary_auc")
 
 
-def by_round(folds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _by_round(folds: Sequence[dict[str, Any]]) -> list[RoundMean]:
     """Per round, the folds' mean transfer and adversary AUCs (`texts`' by-round table), over the folds that
     have the round; a mean is None where a fold that has the round lacks the AUC.
 
@@ -143,30 +187,34 @@ def by_round(folds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for res in folds:
         for row in res.get("by_round") or []:
             rounds.setdefault(int(row["round"]), []).append(row)
-    out = []
+    out: list[RoundMean] = []
     for t in sorted(rounds):
         rows = rounds[t]
-        means = {}
-        for key in ROUND_KEYS:
-            vals = [row.get(key) for row in rows]
-            means[key] = None if any(v is None for v in vals) else float(np.mean(vals))
-        out.append({"round": t, "folds": len(rows), **means})
+        means = {key: _mean([row.get(key) for row in rows]) for key in ROUND_KEYS}
+        out.append(
+            {
+                "round": t,
+                "folds": len(rows),
+                "transfer_auc": means["transfer_auc"],
+                "real_adversary_auc": means["real_adversary_auc"],
+                "sim_adversary_auc": means["sim_adversary_auc"],
+            }
+        )
     return out
 
 
-def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> dict[str, Any]:
+def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> PoolResult:
     """The folds' rows, their means, and the mean gap with its interval and verdict."""
-    rows = [fold_row(f, r) for f, r in folds]
+    rows = [_fold_row(f, r) for f, r in folds]
     k_of = folds[0][0].of
     missing = sorted(set(range(1, k_of + 1)) - {f.k for f, _ in folds})
-    means: dict[str, float | None] = {}
-    for key, _ in METRICS:
-        vals = [row[key] for row in rows]
-        means[key] = None if any(v is None for v in vals) else float(np.mean(vals))
+    plain: list[dict[str, Any]] = [dict(row) for row in rows]
+    means = {key: _mean([p[key] for p in plain]) for key, _ in METRICS}
     diff = pooled_gap_draws([r.get("adversary_gap_draws") or [] for _, r in folds], seed)
     gap = means["adversary_gap"]
-    ci = None if diff is None else _percentiles(diff, 0.95)
+    ci = None if diff is None else _percentiles(diff.tolist(), 0.95)
     first = folds[0][1]
+    wide = _refitted_interval(gap, [r for _, r in folds])
     return {
         "folds": k_of,
         "missing_folds": missing,
@@ -179,11 +227,20 @@ def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> dict[st
         "adversary_gap": gap,
         "adversary_gap_ci": ci,
         "adversary_gap_verdict": None if gap is None else gap_verdict(gap, ci),
-        "adversary_gap_ci_refitted": (wide := refitted_interval(gap, [r for _, r in folds])),
-        "adversary_gap_verdict_refitted": None if wide is None else gap_verdict(gap, (wide[0], wide[1])),
+        "adversary_gap_ci_refitted": wide,
+        "adversary_gap_verdict_refitted": None
+        if wide is None or gap is None
+        else gap_verdict(gap, (wide[0], wide[1])),
         "transfer_auc_range": _range([row["transfer_auc"] for row in rows]),
-        "by_round": by_round([r for _, r in folds]),
+        "by_round": _by_round([r for _, r in folds]),
     }
+
+
+def _mean(vals: Sequence[float | None]) -> float | None:
+    """The mean, or None where any value is missing (a mean over some folds would not be the cross-fit's)."""
+    if not vals or any(v is None for v in vals):
+        return None
+    return float(np.mean(np.asarray(vals, dtype=float)))
 
 
 def _range(vals: Sequence[float | None]) -> list[float] | None:
@@ -195,7 +252,7 @@ def _f(x: float | None, sign: bool = False) -> str:
     return "-" if x is None else f"{x:+.3f}" if sign else f"{x:.3f}"
 
 
-def format_pool(res: dict[str, Any]) -> str:
+def format_pool(res: PoolResult) -> str:
     """Plain text: a line per fold, the means, and the mean gap against the target."""
     who = f"model {res['model']}, " if res.get("model") else ""
     lines = [
@@ -211,8 +268,8 @@ def format_pool(res: dict[str, Any]) -> str:
         f"{'gap 95 %':>20}{'transfer':>10}{'two-sample':>12}",
     ]
     for row in res["rows"]:
-        ci = row["adversary_gap_ci"]
-        span = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-"
+        fold_ci = row["adversary_gap_ci"]
+        span = f"[{fold_ci[0]:+.3f}, {fold_ci[1]:+.3f}]" if fold_ci else "-"
         lines.append(
             f"  {row['fold']:<6}{row['real_questions']:>15}{_f(row['real_adversary_auc']):>14}"
             f"{_f(row['sim_adversary_auc']):>13}{_f(row['adversary_gap'], True):>9}{span:>20}"
@@ -248,8 +305,9 @@ def format_pool(res: dict[str, Any]) -> str:
                 f"{res['adversary_gap']:+.3f}  [{wide[0]:+.3f}, {wide[1]:+.3f}]   "
                 f"({res['adversary_gap_verdict_refitted']})"
             )
-    if m["transfer_auc"] is not None:
-        lo, hi = res["transfer_auc_range"]
+    span_t = res["transfer_auc_range"]
+    if m["transfer_auc"] is not None and span_t:
+        lo, hi = span_t
         ceiling = m["real_trained_auc"]
         real = "" if ceiling is None else f"; trained on the real fitting questions instead: {ceiling:.3f}"
         lines.append(
@@ -262,10 +320,10 @@ def format_pool(res: dict[str, Any]) -> str:
             "by round, mean over the folds",
             f"  {'round':<8}{'folds':>6}{'transfer':>10}{'real adv-vs-honest':>20}{'sim adv-vs-honest':>19}",
         ]
-        for row in res["by_round"]:
+        for rm in res["by_round"]:
             lines.append(
-                f"  {row['round']:<8}{row['folds']:>6}{_f(row['transfer_auc']):>10}"
-                f"{_f(row['real_adversary_auc']):>20}{_f(row['sim_adversary_auc']):>19}"
+                f"  {rm['round']:<8}{rm['folds']:>6}{_f(rm['transfer_auc']):>10}"
+                f"{_f(rm['real_adversary_auc']):>20}{_f(rm['sim_adversary_auc']):>19}"
             )
     return "\n".join(lines)
 

@@ -55,6 +55,11 @@ def calibrate(
     ),
     split: float = typer.Option(0.7, "--split", help="--from-episodes: share of QUESTIONS fitted (1 = all)."),
     split_seed: int = typer.Option(0, "--split-seed", help="--from-episodes: seed of the question split."),
+    fold: str = typer.Option(
+        None,
+        "--fold",
+        help="--from-episodes: k/K, hold out the k-th of K folds of the questions (a cross-fit).",
+    ),
     model: str = typer.Option(
         None, "--model", "--honest-model", help="--from-episodes: fit only the honest agents of this model."
     ),
@@ -117,6 +122,7 @@ def calibrate(
             mechanisms,
             shrink,
             lapse,
+            fold,
         )
         return
     if predict or name:
