@@ -212,7 +212,7 @@ def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> PoolRes
     means = {key: _mean([p[key] for p in plain]) for key, _ in METRICS}
     diff = pooled_gap_draws([r.get("adversary_gap_draws") or [] for _, r in folds], seed)
     gap = means["adversary_gap"]
-    ci = None if diff is None else _percentiles(diff.tolist(), 0.95)
+    ci = None if diff is None else _percentiles(diff, 0.95)
     first = folds[0][1]
     wide = _refitted_interval(gap, [r for _, r in folds])
     return {

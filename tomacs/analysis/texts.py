@@ -387,7 +387,7 @@ def resampled_aucs(
     return vals if len(vals) >= n // 2 else None
 
 
-def _percentiles(vals: Sequence[float], level: float) -> tuple[float, float]:
+def _percentiles(vals: Sequence[float] | np.ndarray, level: float) -> tuple[float, float]:
     lo, hi = np.percentile(np.asarray(vals, dtype=float), [50 * (1 - level), 50 * (1 + level)])
     return float(lo), float(hi)
 
