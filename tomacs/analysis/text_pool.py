@@ -11,7 +11,7 @@ fold's spread.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -252,6 +252,19 @@ def _f(x: float | None, sign: bool = False) -> str:
     return "-" if x is None else f"{x:+.3f}" if sign else f"{x:.3f}"
 
 
+def _line(label: str, questions: str, span: str, vals: Mapping[str, object]) -> str:
+    """One line of the folds' table: a fold's, or the means'."""
+
+    def f(key: str, sign: bool = False) -> str:
+        v = vals.get(key)
+        return _f(v if isinstance(v, float) else None, sign)
+
+    return (
+        f"  {label:<6}{questions:>15}{f('real_adversary_auc'):>14}{f('sim_adversary_auc'):>13}"
+        f"{f('adversary_gap', True):>9}{span:>20}{f('transfer_auc'):>10}{f('two_sample_auc'):>12}"
+    )
+
+
 def format_pool(res: PoolResult) -> str:
     """Plain text: a line per fold, the means, and the mean gap against the target."""
     who = f"model {res['model']}, " if res.get("model") else ""
@@ -270,16 +283,9 @@ def format_pool(res: PoolResult) -> str:
     for row in res["rows"]:
         fold_ci = row["adversary_gap_ci"]
         span = f"[{fold_ci[0]:+.3f}, {fold_ci[1]:+.3f}]" if fold_ci else "-"
-        lines.append(
-            f"  {row['fold']:<6}{row['real_questions']:>15}{_f(row['real_adversary_auc']):>14}"
-            f"{_f(row['sim_adversary_auc']):>13}{_f(row['adversary_gap'], True):>9}{span:>20}"
-            f"{_f(row['transfer_auc']):>10}{_f(row['two_sample_auc']):>12}"
-        )
+        lines.append(_line(row["fold"], str(row["real_questions"]), span, dict(row)))
     m = res["mean"]
-    lines.append(
-        f"  {'mean':<6}{'':>15}{_f(m['real_adversary_auc']):>14}{_f(m['sim_adversary_auc']):>13}"
-        f"{_f(m['adversary_gap'], True):>9}{'':>20}{_f(m['transfer_auc']):>10}{_f(m['two_sample_auc']):>12}"
-    )
+    lines.append(_line("mean", "", "", m))
     lines.append("")
     lacking = [row["fold"] for row in res["rows"] if row["adversary_gap"] is None]
     if lacking:
