@@ -9,9 +9,9 @@ target rule (`attack.target_letters`), puts that stance in the simulated debates
 Which questions: those of `part` in calibrate's split by question (`split`, `split_seed`, and `model`,
 the honest agents' model; or `fold`, k/K, for one fit of a cross-fit): `fit` (the default) are the
 questions a profile fitted with the same split saw, so the held-out real debates stay unseen by the
-simulated side. Each question is offered `repeats`
-times, as a source repeats its runs; the copies share one simulated latent (the question's difficulty and
-lure, `Question.meta[SAME_QUESTION]`) and differ in their draws. Train, validation and test read the same
+simulated side. Each question is offered `repeats` times, as a source repeats its runs; the copies share
+one simulated latent (the question's difficulty and lure, `Question.meta[SAME_QUESTION]`) and differ in
+their draws. Train, validation and test read the same
 questions in disjoint copies: the judgement of a policy trained here is the replay on the source's
 held-out real debates (`tomacs replay`), not this test split.
 """
