@@ -20,21 +20,17 @@ import numpy as np
 from tomacs.analysis.texts import GAP_TARGET, _percentiles, _sim_auc, gap_verdict
 from tomacs.transcripts.split import Fold, parse_fold
 
-# per fold, read from its JSON: (key in the pooled result, what it is)
-METRICS: tuple[tuple[str, str], ...] = (
-    ("real_adversary_auc", "adversary vs honest, real"),
-    ("sim_adversary_auc", "adversary vs honest, simulated, at the real side's size"),
-    ("adversary_gap", "gap, simulated minus real"),
-    ("transfer_auc", "sim-to-real transfer"),
-    ("real_trained_auc", "the same probe trained on the real fitting questions' replies"),
-    ("two_sample_auc", "two-sample, sim vs real"),
+# the fold rows' metrics the pool averages (FoldRow's AUC keys)
+METRICS = (
+    "real_adversary_auc",
+    "sim_adversary_auc",
+    "adversary_gap",
+    "transfer_auc",
+    "real_trained_auc",
+    "two_sample_auc",
 )
-SAME = (
-    "model",
-    "embedder",
-    "real_models",
-    "seed",
-)  # what every fold of one cross-fit shares (seed: the split's)
+# what every fold of one cross-fit shares (seed: the split's)
+SAME = ("model", "embedder", "real_models", "seed")
 
 
 def _fold_of(path: str, res: dict[str, Any]) -> Fold:
@@ -52,7 +48,7 @@ def _fold_of(path: str, res: dict[str, Any]) -> Fold:
 
 def read_folds(paths: Sequence[str]) -> list[tuple[Fold, dict[str, Any]]]:
     """Each file's fold and result, in fold order; a clear error for a file that is not one, a fold given
-    twice, folds of different K, or folds of different models or embedders."""
+    twice, folds of different K, or folds of different models, embedders or split seeds."""
     if not paths:
         raise ValueError("give the JSON files of the folds (`transcripts texts --fold k/K -o FILE`)")
     out: list[tuple[Fold, dict[str, Any]]] = []
@@ -209,7 +205,7 @@ def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> PoolRes
     k_of = folds[0][0].of
     missing = sorted(set(range(1, k_of + 1)) - {f.k for f, _ in folds})
     plain: list[dict[str, Any]] = [dict(row) for row in rows]
-    means = {key: _mean([p[key] for p in plain]) for key, _ in METRICS}
+    means = {key: _mean([p[key] for p in plain]) for key in METRICS}
     diff = pooled_gap_draws([r.get("adversary_gap_draws") or [] for _, r in folds], seed)
     gap = means["adversary_gap"]
     ci = None if diff is None else _percentiles(diff, 0.95)
