@@ -529,7 +529,8 @@ def round_stats(pairs: Sequence[tuple[Debate, Episode]]) -> dict[str, object]:
 
 
 def per_debate(pairs: Sequence[tuple[Debate, Episode]]) -> list[dict[str, object]]:
-    """What the JSON keeps of each debate: credits and participation per round, the voters, the truth."""
+    """What the JSON keeps of each debate: credits, participation and truth per row, the voters. The truth
+    lets `tomacs transcripts pool` join the folds of a cross-fitted replay debate by debate."""
     out = []
     for d, ep in pairs:
         rows = _step_rows(d, ep)
@@ -542,6 +543,7 @@ def per_debate(pairs: Sequence[tuple[Debate, Episode]]) -> list[dict[str, object
                 "onsets": {str(k): v for k, v in ep.plan.onsets.items()},
                 "credits": {r: [round(float(x), 6) for x in c] for r, _, c, _, _ in rows},
                 "predicted_adversarial": {r: p for r, _, _, p, _ in rows},
+                "truth": {r: y for r, _, _, _, y in rows},  # 1 adversarial, 0 honest, None dormant
                 "voters": list(ep.decision.voters) if ep.decision is not None else None,
             }
         )

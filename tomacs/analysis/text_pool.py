@@ -10,15 +10,14 @@ fold's spread.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
 
+from tomacs.analysis.folds import read_fold_files
 from tomacs.analysis.texts import GAP_TARGET, _percentiles, _sim_auc, gap_verdict
-from tomacs.transcripts.split import Fold, parse_fold
+from tomacs.transcripts.split import Fold
 
 # the fold rows' metrics the pool averages (FoldRow's AUC keys)
 METRICS = (
@@ -29,52 +28,11 @@ METRICS = (
     "real_trained_auc",
     "two_sample_auc",
 )
-# what every fold of one cross-fit shares (seed: the split's)
-SAME = ("model", "embedder", "real_models", "seed")
-
-
-def _fold_of(path: str, res: dict[str, Any]) -> Fold:
-    try:
-        fold = parse_fold(res.get("fold"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    if fold is None:
-        raise ValueError(
-            f"{path}: not one fold of a cross-fit; write each fold with "
-            "`tomacs transcripts texts --fold k/K -o FILE`"
-        )
-    return fold
 
 
 def read_folds(paths: Sequence[str]) -> list[tuple[Fold, dict[str, Any]]]:
-    """Each file's fold and result, in fold order; a clear error for a file that is not one, a fold given
-    twice, folds of different K, or folds of different models, embedders or split seeds."""
-    if not paths:
-        raise ValueError("give the JSON files of the folds (`transcripts texts --fold k/K -o FILE`)")
-    out: list[tuple[Fold, dict[str, Any]]] = []
-    for path in paths:
-        try:
-            res = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
-        if not isinstance(res, dict):
-            raise ValueError(f"{path}: not the JSON of `tomacs transcripts texts -o`")
-        out.append((_fold_of(path, res), res))
-    ks = {f.of for f, _ in out}
-    if len(ks) > 1:
-        raise ValueError(f"folds of different K: {', '.join(str(f) for f, _ in out)}; pool one cross-fit")
-    seen: dict[int, int] = {}
-    for i, (f, _) in enumerate(out):
-        if f.k in seen:
-            raise ValueError(f"fold {f} given twice: {paths[seen[f.k]]} and {paths[i]}")
-        seen[f.k] = i
-    for key in SAME:
-        vals = {json.dumps(r.get(key)) for _, r in out}
-        if len(vals) > 1:
-            raise ValueError(f"the folds differ in {key}: {', '.join(sorted(vals))}; pool one cross-fit")
-    return sorted(out, key=lambda fr: fr[0].k)
+    """Each texts check's fold and result, in fold order (`tomacs.analysis.folds.read_fold_files`)."""
+    return read_fold_files(paths, expect="texts")[1]
 
 
 class FoldRow(TypedDict):
@@ -328,10 +286,3 @@ def format_pool(res: PoolResult) -> str:
                 f"{_f(rm['real_adversary_auc']):>20}{_f(rm['sim_adversary_auc']):>19}"
             )
     return "\n".join(lines)
-
-
-def run_pool(paths: Sequence[str], seed: int = 0, out: str | None = None) -> str:
-    res = pool(read_folds(paths), seed)
-    if out:
-        Path(out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
-    return format_pool(res)

@@ -101,21 +101,43 @@ def transcripts_texts(
 @transcripts_app.command("pool")
 def transcripts_pool(
     files: list[str] = typer.Argument(
-        ..., metavar="FILE", help="The -o files of `transcripts texts --fold k/K`, one per fold."
+        ...,
+        metavar="FILE",
+        help="One file per fold: the -o files of `transcripts texts --fold k/K`, or of `replay RUN "
+        "TRANSCRIPTS --fold k/K` (each fold's policy trained on the profile fitted without it).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the pooled interval's draws."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the pooled intervals' draws."),
     out: str = typer.Option(None, "--out", "-o", help="Also write the numbers as JSON here."),
 ) -> None:
-    """Join the K folds of a cross-fitted texts check: each fold's line, their means, and the mean gap of
-    the adversary AUC with its interval, every real question held out from the fit it is checked against."""
-    from tomacs.analysis.text_pool import run_pool
+    """Join the K folds of a cross-fit, every real question held out from the fit it is judged on. Texts
+    checks: each fold's line, their means, and the mean gap of the adversary AUC with its interval.
+    Replays: per credit round the AUC over all held-out debates with its interval and each fold's, and the
+    ADAcc beside the all-reliable detector's."""
+    from pathlib import Path
+
+    from tomacs.analysis.folds import read_fold_files
+    from tomacs.analysis.replay_pool import format_replay_pool, pool_replays
+    from tomacs.analysis.text_pool import format_pool, pool
+    from tomacs.job.files import write_json
 
     if out:
         check_out_file(out)
     try:
-        text = run_pool(files, seed, out)
+        kind, folds = read_fold_files(files)
     except ValueError as exc:
         fail(str(exc))
+    res: object
+    if kind == "texts":
+        texts = pool(folds, seed)
+        res, text = texts, format_pool(texts)
+    else:
+        replays = pool_replays(folds, seed)
+        res, text = replays, format_replay_pool(replays)
+    if out:
+        try:
+            write_json(Path(out), res)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}; choose a writable --out FILE")
     console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
@@ -219,17 +241,19 @@ def replay(
             fitted, debates = split_questions(debates, split, split_seed, k_of)
         probe_fn: Probe | None = (with_real_probe(fitted) if held_out else probe_run) if probe else None
         for run in runs:
-            results.append(
-                replay_run(
-                    run,
-                    debates,
-                    paths,
-                    limit=limit,
-                    checkpoint=Path(checkpoint) if checkpoint else None,
-                    progress=Progress(enabled=sys.stderr.isatty()),
-                    probe=probe_fn,
-                )
+            res = replay_run(
+                run,
+                debates,
+                paths,
+                limit=limit,
+                checkpoint=Path(checkpoint) if checkpoint else None,
+                progress=Progress(enabled=sys.stderr.isatty()),
+                probe=probe_fn,
             )
+            # which real debates: `transcripts pool` joins the folds of one cross-fit by these
+            res.update(model=model, held_out=held_out, fold=None if k_of is None else str(k_of))
+            res.update(seed=split_seed if held_out else None, split=split if held_out and not k_of else None)
+            results.append(res)
         over = over_runs(results) if len(results) > 1 else None
     except (ValueError, FileNotFoundError) as exc:  # ReplayError, ConfigError, checkpoint errors
         fail(str(exc))
