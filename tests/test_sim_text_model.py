@@ -72,6 +72,7 @@ from tomacs.sim.text_model import (
     question_stems,
     reply_frame,
     says,
+    scale_answers,
     split_sentences,
     topic_counts,
     topic_density,
@@ -1904,3 +1905,108 @@ def test_a_block_of_lines_is_a_paragraph_of_its_own_and_plain_sentences_lay_out_
     # the runs around a block are laid out as they would be alone
     assert _paragraphs([block, *sents, block], 5.0) == [block, *_paragraphs(sents, 5.0), block]
     assert len(_paragraphs(sents, 5.0)) == 3
+
+
+# ------------------------------------------------------------------------------- styles by answer
+SCALE = (
+    "Completely acceptable",
+    "Mostly acceptable",
+    "Neutral",
+    "Mostly unacceptable",
+    "Completely unacceptable",
+)
+KIND = (
+    "Showing warmth to others builds lasting trust between people.",
+    "Being gentle with family members reflects genuine care and love.",
+    "Such caring gestures make everyone around feel safe and valued.",
+)
+HARSH = (
+    "Breaking the rules like that puts other people at serious risk.",
+    "Ignoring the safety of strangers shows a reckless lack of respect.",
+    "Such careless conduct causes lasting damage to innocent bystanders.",
+)
+
+
+def _scale_debates(n: int = 8, options: tuple[str, ...] = SCALE) -> list[Debate]:
+    """n questions on one answer scale: honest agents answer A in even questions and E in odd ones, each
+    with a sentence of its answer's valence; the adversary argues B."""
+    out = []
+    for q in range(n):
+        own, said = ("A", KIND) if q % 2 == 0 else ("E", HARSH)
+        turns = [Turn(1, 0, "B", text=f"It depends on the case. Some nuance matters here. ({'B'})")]
+        turns += [
+            Turn(1, i, own, text=f"I looked at it closely. {' '.join(said)} So ({own}).") for i in (1, 2)
+        ]
+        out.append(
+            Debate(
+                id=f"s{q}",
+                gold=own,
+                letters=("A", "B", "C", "D", "E"),
+                n_agents=3,
+                n_rounds=1,
+                agents=(AgentInfo(0, "adversary", 1, "B"), AgentInfo(1), AgentInfo(2)),
+                turns=tuple(turns),
+                question=f"Consider the situ{''.join('abcdefghij'[int(c)] for c in str(q))}: how acceptable?",
+                options=options,
+                model="m",
+            )
+        )
+    return out
+
+
+def test_an_answer_scale_is_options_that_recur_across_questions() -> None:
+    assert scale_answers(_scale_debates(6)) == {o.lower() for o in SCALE}
+    assert scale_answers(_scale_debates(5)) == set()  # fewer questions than COMMON_MIN: no scale
+    own = [
+        Debate(**{**d.__dict__, "options": tuple(f"{o} {d.id}" for o in SCALE)}) for d in _scale_debates(8)
+    ]
+    assert scale_answers(own) == set()  # every question's options its own (MMLU): none
+
+
+def test_replies_write_from_their_answers_own_style(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from tomacs.testing.requests import plain_request
+
+    tm = fit_text_model(_scale_debates(48))  # 24 replies per answer and role: above ANSWER_MIN_REPLIES
+    assert tm is not None and set(tm.by_answer) == {
+        "completely acceptable",
+        "completely unacceptable",
+        "mostly acceptable",
+    }
+    assert set(tm.by_answer["mostly acceptable"]) == {"adversary"}  # the adversary's target: its own style
+    yes = tm.by_answer["completely acceptable"]["honest"]["first"]
+    no = tm.by_answer["completely unacceptable"]["honest"]["first"]
+    assert (yes.replies, no.replies, tm.phases["honest"]["first"].replies) == (48, 48, 96)
+    assert set(yes.general) == set(KIND) and set(no.general) == set(HARSH)
+    assert set(tm.phases["honest"]["first"].general) == {*KIND, *HARSH}  # the role's style: both
+    assert tm.get("honest", "first", "Completely acceptable.") is yes  # case and full stop aside
+    assert tm.get("honest", "first", "Mostly acceptable") is tm.phases["honest"]["first"]  # none of its own
+    assert tm.get("adversary", "first", "Completely acceptable") is tm.phases["adversary"]["first"]
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+    assert "by_answer" not in TextModel(phases=tm.phases).to_dict()  # profiles without them read as before
+    # the backbone gives a reply its answer's style: the honest agent's for A and E, the role's for B
+    import tomacs.sim.backbone as backbone
+
+    q = Question(id="s", text="Consider it?", options=list(SCALE), answer="A", kind="mc", benchmark="x")
+    sim = backbone.SimBackbone("mmlu", seed=0, text_model=tm)
+    given: list[PhaseText | None] = []
+    monkeypatch.setattr(backbone, "honest_analysis", lambda *a, style=None, **k: given.append(style) or "")
+    req = replace(plain_request("s/0/1"), question=q)
+    for answer in "AEB":
+        sim._reply_text(req, answer, np.random.default_rng(0))
+    assert given == [yes, no, tm.phases["honest"]["first"]]
+    # and its texts: the answer's own generic sentences only
+    monkeypatch.undo()
+    said: dict[str, set[str]] = {"A": set(), "E": set()}
+    for i in range(40):
+        for answer in said:
+            text = honest_analysis(
+                q,
+                "agent",
+                answer,
+                np.random.default_rng(i),
+                style=tm.get("honest", "first", SCALE["AE".index(answer) * 4]),
+            )
+            said[answer] |= {s for s in (*KIND, *HARSH) if s in text}
+    assert said["A"] and said["E"] and said["A"] <= set(KIND) and said["E"] <= set(HARSH)

@@ -228,6 +228,8 @@ class SimBackbone(BaseBackbone):
             return decision_text(q, answer, rng)
         tm = self.text_model
         shared = self._debate_draws(req, answer) if tm is not None else None
+        # the answer's own text: a fitted style of the replies giving it, where the source has such styles
+        said = q.options[q.labels.index(answer)] if q.options and answer in q.labels else None
         if req.behaviour == "adversarial":
             if tm is None and self.adversary_prompt == "appd":
                 return adversarial_analysis(q, answer, rng)
@@ -238,14 +240,14 @@ class SimBackbone(BaseBackbone):
                 q,
                 answer,
                 rng,
-                style=tm.get("adversary", phase) if tm is not None else None,
+                style=tm.get("adversary", phase, said) if tm is not None else None,
                 max_words=ADVERSARIAL_MAX_WORDS if self.adversary_prompt == "appd" else None,
                 round=req.round,
                 incoming=req.incoming,
                 shared=shared,
             )
         changed = req.previous_answer is not None and req.previous_answer != answer
-        style = tm.get("honest", "first" if req.round == 1 else "later") if tm is not None else None
+        style = tm.get("honest", "first" if req.round == 1 else "later", said) if tm is not None else None
         return honest_analysis(
             q, req.role, answer, rng, req.round, changed, req.incoming, style=style, shared=shared
         )

@@ -63,7 +63,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tomacs.transcripts.schema import Debate
+from tomacs.transcripts.schema import Debate, Turn
 
 PHASES = ("first", "later")
 ROLES = ("honest", "adversary")
@@ -223,8 +223,16 @@ class TextModel:
     phases: Mapping[str, Mapping[str, PhaseText]]
     source: str = ""
     models: tuple[str, ...] = ()
+    # answer text -> role -> phase: the style of the replies giving that answer, for a source whose options
+    # recur across questions (`scale_answers`); empty elsewhere
+    by_answer: Mapping[str, Mapping[str, Mapping[str, PhaseText]]] = field(default_factory=dict)
 
-    def get(self, role: str, phase: str) -> PhaseText | None:
+    def get(self, role: str, phase: str, answer: str | None = None) -> PhaseText | None:
+        """The style of `role` in `phase`; with `answer` (the answer option's text), that answer's own
+        style when the fit has one for this role and phase."""
+        own = self.by_answer.get(_scale_text(answer) or "", {}).get(role, {}).get(phase)
+        if own is not None:
+            return own
         for r in (role, "honest"):
             by = self.phases.get(r) or {}
             for p in (phase, *[x for x in PHASES if x != phase]):
@@ -233,66 +241,84 @@ class TextModel:
         return None
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "source": self.source,
             "models": list(self.models),
-            "phases": {
-                r: {
-                    p: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(pt).items()}
-                    for p, pt in by.items()
-                }
-                for r, by in self.phases.items()
-            },
+            "phases": _phases_dict(self.phases),
         }
+        if self.by_answer:  # a profile without styles by answer reads and writes as before
+            out["by_answer"] = {said: _phases_dict(by) for said, by in self.by_answer.items()}
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "text") -> TextModel:
         """Read back what `to_dict` wrote; a malformed section fails in one line naming the key."""
         if not isinstance(d, Mapping) or not isinstance(d.get("phases"), Mapping):
             raise ValueError(f"{where}: expected a mapping with `phases` (role -> phase -> settings)")
-        phases: dict[str, dict[str, PhaseText]] = {}
-        names = {f for f in PhaseText.__dataclass_fields__}
-        for r, by in d["phases"].items():
-            if r not in ROLES:
-                raise ValueError(f"{where}.phases: unknown role {r!r}; valid: {', '.join(ROLES)}")
-            if not isinstance(by, Mapping):
-                raise ValueError(f"{where}.phases.{r}: expected a mapping phase -> settings")
-            for p, body in by.items():
-                if p not in PHASES:
-                    raise ValueError(f"{where}.phases.{r}: unknown phase {p!r}; valid: {', '.join(PHASES)}")
-                if (
-                    not isinstance(body, Mapping)
-                    or set(body) - names
-                    or not {"replies", "log_words_mean"} <= set(body)
-                ):
-                    raise ValueError(f"{where}.phases.{r}.{p}: expected the keys {', '.join(sorted(names))}")
-                kw: dict[str, Any] = {
-                    k: (tuple(str(s) for s in v) if k in (*BANKS, "frame_values", "walk_headers") else v)
-                    for k, v in body.items()
-                }
-                named = kw.get("others_named", ())
-                if not isinstance(named, list | tuple) or any(
-                    isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in named
-                ):
-                    raise ValueError(f"{where}.phases.{r}.{p}.others_named: expected shares of 0, 1, 2+")
-                kw["others_named"] = tuple(float(v) for v in named)
-                kw["walk_weights"] = tuple(float(v) for v in kw.get("walk_weights", ()))
-                if kw["walk_weights"] and len(kw["walk_weights"]) != len(kw.get("walk_headers", ())):
-                    raise ValueError(
-                        f"{where}.phases.{r}.{p}.walk_weights: expected one weight per walk_headers form"
-                    )
-                m = kw.get("mentions", {})
-                if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
-                    raise ValueError(
-                        f"{where}.phases.{r}.{p}.mentions: expected shares of {', '.join(MENTION_WORDS)}"
-                    )
-                kw["mentions"] = {str(w): float(v) for w, v in m.items()}
-                phases.setdefault(r, {})[p] = PhaseText(**kw)
+        phases = _read_phases(d["phases"], f"{where}.phases")
+        answers = d.get("by_answer") or {}
+        if not isinstance(answers, Mapping):
+            raise ValueError(
+                f"{where}.by_answer: expected a mapping answer text -> role -> phase -> settings"
+            )
+        by_answer = {str(said): _read_phases(by, f"{where}.by_answer.{said}") for said, by in answers.items()}
         return cls(
             phases=phases,
             source=str(d.get("source", "")),
             models=tuple(str(m) for m in d.get("models") or ()),
+            by_answer=by_answer,
         )
+
+
+def _phases_dict(phases: Mapping[str, Mapping[str, PhaseText]]) -> dict[str, object]:
+    return {
+        r: {
+            p: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(pt).items()}
+            for p, pt in by.items()
+        }
+        for r, by in phases.items()
+    }
+
+
+def _read_phases(section: object, where: str) -> dict[str, dict[str, PhaseText]]:
+    """role -> phase -> PhaseText from what `_phases_dict` wrote; one line naming the key when malformed."""
+    if not isinstance(section, Mapping):
+        raise ValueError(f"{where}: expected a mapping role -> phase -> settings")
+    phases: dict[str, dict[str, PhaseText]] = {}
+    names = {f for f in PhaseText.__dataclass_fields__}
+    for r, by in section.items():
+        if r not in ROLES:
+            raise ValueError(f"{where}: unknown role {r!r}; valid: {', '.join(ROLES)}")
+        if not isinstance(by, Mapping):
+            raise ValueError(f"{where}.{r}: expected a mapping phase -> settings")
+        for p, body in by.items():
+            if p not in PHASES:
+                raise ValueError(f"{where}.{r}: unknown phase {p!r}; valid: {', '.join(PHASES)}")
+            if (
+                not isinstance(body, Mapping)
+                or set(body) - names
+                or not {"replies", "log_words_mean"} <= set(body)
+            ):
+                raise ValueError(f"{where}.{r}.{p}: expected the keys {', '.join(sorted(names))}")
+            kw: dict[str, Any] = {
+                k: (tuple(str(s) for s in v) if k in (*BANKS, "frame_values", "walk_headers") else v)
+                for k, v in body.items()
+            }
+            named = kw.get("others_named", ())
+            if not isinstance(named, list | tuple) or any(
+                isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in named
+            ):
+                raise ValueError(f"{where}.{r}.{p}.others_named: expected shares of 0, 1, 2+")
+            kw["others_named"] = tuple(float(v) for v in named)
+            kw["walk_weights"] = tuple(float(v) for v in kw.get("walk_weights", ()))
+            if kw["walk_weights"] and len(kw["walk_weights"]) != len(kw.get("walk_headers", ())):
+                raise ValueError(f"{where}.{r}.{p}.walk_weights: expected one weight per walk_headers form")
+            m = kw.get("mentions", {})
+            if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
+                raise ValueError(f"{where}.{r}.{p}.mentions: expected shares of {', '.join(MENTION_WORDS)}")
+            kw["mentions"] = {str(w): float(v) for w, v in m.items()}
+            phases.setdefault(r, {})[p] = PhaseText(**kw)
+    return phases
 
 
 # ------------------------------------------------------------------------------------------- fit
@@ -624,6 +650,33 @@ def common_stems(debates: Sequence[Debate]) -> set[str]:
     return {w for w, c in counts.items() if c >= need}
 
 
+ANSWER_MIN_REPLIES = 20  # replies a style of one answer's text needs (`TextModel.by_answer`)
+
+
+def _scale_text(option: str | None) -> str | None:
+    """An option's text as the key of its answer's style: lower case, no final full stop."""
+    return None if option is None else option.strip().rstrip(".").lower() or None
+
+
+def scale_answers(debates: Sequence[Debate]) -> set[str]:
+    """Option texts that recur among the options of many questions (`COMMON_MIN`): an answer scale such
+    as MAD-Follower's ETHICS items' "Completely acceptable" ... "Completely unacceptable". Where the
+    options do not recur (MMLU, CommonsenseQA) there is none, and the text model has no styles by answer.
+
+    Why: a real reply's words follow its answer. Among qwen-max's honest replies on ETHICS items, those
+    answering "Completely acceptable" use a word of disapproval ("unacceptable", "harmful", "illegal", ...,
+    outside the option texts) in 0.01 of replies and one of approval in 0.66; those answering "Completely
+    unacceptable" in 0.80 and 0.17. Drawn from one bank per role, simulated ones used them at 0.21-0.34 and
+    0.21-0.35 whatever their answer (stop 78)."""
+    questions: dict[str, set[str]] = {}
+    for d in debates:
+        for o in d.options or ():
+            said = _scale_text(o)
+            if said:
+                questions.setdefault(said, set()).add(d.question_key)
+    return {said for said, qs in questions.items() if len(qs) >= COMMON_MIN}
+
+
 @dataclass
 class _Acc:
     words: list[float] = field(default_factory=list)
@@ -646,6 +699,127 @@ class _Acc:
     walk_bullets: list[float] = field(default_factory=list)
 
 
+def _add_reply(
+    a: _Acc,
+    d: Debate,
+    t: Turn,
+    opts: tuple[str, ...],
+    stems: frozenset[str],
+    vocab: set[str],
+    common: set[str],
+    before: Mapping[tuple[int, int], str | None],
+) -> int:
+    """What one reply (a turn with a text) adds to a style's accumulator; its length in words (its answer
+    line left out)."""
+    reply = t.text or ""
+    raw = reply.replace(_SUFFIX_MARK, "")
+    frame, mark, values = reply_frame(raw, t.answer)
+    a.frames[frame] = a.frames.get(frame, 0) + 1
+    a.paragraph_words.append(len(reply.split()) / max(paragraphs(reply), 1))
+    a.values.extend(values)
+    if frame == "{body}":
+        a.marks[mark] = a.marks.get(mark, 0) + 1
+    text = _ANSWER_LINE.sub("", raw)
+    if len(opts) >= 2:
+        walk = walkthrough(text, d.letters, opts)
+        a.walks.append(walk is not None)
+        if walk is not None:
+            for form in set(walk[0]):
+                a.walk_forms[form] = a.walk_forms.get(form, 0) + 1
+            if walk[1] is not None:
+                a.walk_bullets.append(walk[1])
+    sents = split_sentences(text)
+    n = max(len(text.split()), 1)
+    a.words.append(float(n))
+    for w in MENTION_WORDS:
+        a.mentions[w] += says(text, (w,))
+    a.others[named_others(text, t.answer, d.letters, opts)] += 1
+    dens = topic_density(text, stems)
+    if dens is not None:
+        a.density.append(dens)
+    own = answered_option(d.letters, opts, t.answer)
+    named = answer_text(own) if own is not None else None
+    if own is not None and named:
+        naming = [s for s in sents if answer_sentences([s], named)]
+        a.answered.append(len(naming))
+        forms = [f for s in naming if (f := answer_form(s, own, vocab, t.answer, common, opts))]
+        a.answer_forms[0] += len(naming)
+        a.answer_forms[1] += len(forms)
+        a.banks[ANSWERING].extend(forms)
+    gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
+    middle = range(1, len(sents) - 1)
+    disc = {i for i in middle if t.round >= 2 and _DISCUSS.search(sents[i])}
+    a.shares.append(sum(len(sents[i].split()) for i, g in enumerate(gen) if g and i not in disc) / n)
+    if gen and gen[0]:
+        a.open_hits += 1
+        a.banks["openers"].append(gen[0])
+    if len(gen) > 1 and gen[-1]:
+        a.close_hits += 1
+        a.banks["closers"].append(gen[-1])
+    a.banks["general"].extend(g for i, g in enumerate(gen) if i in middle and g and i not in disc)
+    if t.round >= 2:
+        prev = before.get((t.agent, t.round - 1))
+        changed = prev is not None and t.answer is not None and prev != t.answer
+        a.discussing[changed].append(len(disc))
+        a.banks[DISCUSS_KINDS[changed]].extend(g for i in sorted(disc) if (g := gen[i]))
+    return n
+
+
+def _phase_text(a: _Acc, key: str, seed: int, shared: float) -> PhaseText:
+    """One style from its replies' accumulator; `key` ("honest/first", "adversary/later/mostly
+    acceptable") seeds its banks' samples, so a style added leaves the others' as they were."""
+    logw = np.log(np.array(a.words))
+    banks = {}
+    for k, sents in a.banks.items():
+        uniq = sorted(set(sents))
+        if len(uniq) > BANK_MAX:
+            # one stream per bank, so a bank added or resized leaves the others' samples as they were
+            rng = np.random.default_rng([seed, zlib.crc32(f"{key}/{k}".encode())])
+            uniq = sorted(uniq[int(i)] for i in rng.choice(len(uniq), BANK_MAX, replace=False))
+        banks[k] = tuple(uniq)
+    kept, moved = a.discussing[False], a.discussing[True]
+    rate = float(np.mean(kept)) if kept else float(np.mean(moved)) if moved else 0.0
+    if len(moved) < _MIN_REPLIES:  # too few changed replies: they discuss as the others do
+        moved, banks["discuss_changed"] = [], ()
+    frame, n_framed = max(a.frames.items(), key=lambda kv: (kv[1], kv[0]))
+    frame, n_framed = ("", 0) if frame == "{body}" else (frame, n_framed)
+    marks = {m: c for m, c in a.marks.items() if m is not None}
+    mark = max(marks.items(), key=lambda kv: (kv[1], kv[0]))[0] if marks else ""
+    plain = sum(a.marks.values())
+    numbers = sorted(a.values)
+    if frame and len(numbers) > FRAME_VALUES_MAX:
+        rng = np.random.default_rng([seed, zlib.crc32(f"{key}/frame_values".encode())])
+        numbers = sorted(numbers[int(i)] for i in rng.choice(len(numbers), FRAME_VALUES_MAX, replace=False))
+    kept_forms = sorted(a.walk_forms.items(), key=lambda kv: (-kv[1], kv[0]))[:WALK_FORMS]
+    return PhaseText(
+        replies=len(a.words),
+        log_words_mean=round(float(logw.mean()), 6),
+        log_words_sd=round(float(logw.std()), 6),
+        generic_share=round(float(np.mean(a.shares)), 6),
+        opener_share=round(a.open_hits / len(a.words), 6),
+        closer_share=round(a.close_hits / len(a.words), 6),
+        discuss_rate=round(rate, 6),
+        discuss_changed_rate=round(float(np.mean(moved)) if moved else rate, 6),
+        mentions={w: round(c / len(a.words), 6) for w, c in a.mentions.items()},
+        others_named=tuple(round(c / len(a.words), 6) for c in a.others),
+        topic_density=round(float(np.mean(a.density)), 6) if a.density else 0.0,
+        answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
+        length_shared=round(shared, 6),
+        answering_share=round(a.answer_forms[1] / a.answer_forms[0], 6) if a.answer_forms[0] else 0.0,
+        frame=frame,
+        frame_share=round(n_framed / len(a.words), 6),
+        frame_values=tuple(numbers) if frame and "{n}" in frame else (),
+        mark=mark,
+        mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
+        paragraph_words=round(float(np.mean(a.paragraph_words)), 6),
+        walk_share=round(float(np.mean(a.walks)), 6) if a.walk_forms else 0.0,
+        walk_headers=tuple(f for f, _ in kept_forms),
+        walk_weights=tuple(round(c / sum(c for _, c in kept_forms), 6) for _, c in kept_forms),
+        walk_bullet=round(float(np.mean(a.walk_bullets)), 6) if a.walk_bullets else 0.0,
+        **banks,
+    )
+
+
 def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -> TextModel | None:
     """The text model of `debates` (their turns with texts); None when they have too few texts.
 
@@ -658,8 +832,10 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     share: the generator writes the discussion from those banks at the fitted rates, so a role's
     discussion is its own rather than the templates' role-neutral one."""
     acc: dict[tuple[str, str], _Acc] = {}
+    by_text: dict[tuple[str, str, str], _Acc] = {}  # (role, phase, scale answer's text)
     models: set[str] = set()
     common = common_stems(debates)
+    scale = scale_answers(debates)
     rounds: list[tuple[str, int, str, str, float]] = []  # (debate, round, role, phase, log words)
     for d in debates:
         vocab = _vocab(d)
@@ -671,121 +847,31 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
                 continue
             role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
             phase = "first" if t.round == 1 else "later"
-            a = acc.setdefault((role, phase), _Acc())
-            raw = t.text.replace(_SUFFIX_MARK, "")
-            frame, mark, values = reply_frame(raw, t.answer)
-            a.frames[frame] = a.frames.get(frame, 0) + 1
-            a.paragraph_words.append(len(t.text.split()) / max(paragraphs(t.text), 1))
-            a.values.extend(values)
-            if frame == "{body}":
-                a.marks[mark] = a.marks.get(mark, 0) + 1
-            text = _ANSWER_LINE.sub("", raw)
-            if len(opts) >= 2:
-                walk = walkthrough(text, d.letters, opts)
-                a.walks.append(walk is not None)
-                if walk is not None:
-                    for form in set(walk[0]):
-                        a.walk_forms[form] = a.walk_forms.get(form, 0) + 1
-                    if walk[1] is not None:
-                        a.walk_bullets.append(walk[1])
-            sents = split_sentences(text)
-            n = max(len(text.split()), 1)
-            a.words.append(float(n))
+            said = _scale_text(answered_option(d.letters, opts, t.answer))
+            args = (d, t, opts, stems, vocab, common, before)
+            if said in scale:  # the same reply, also for its answer's style (`TextModel.by_answer`)
+                _add_reply(by_text.setdefault((role, phase, said), _Acc()), *args)
+            n = _add_reply(acc.setdefault((role, phase), _Acc()), *args)
             rounds.append((d.id, t.round, role, phase, math.log(n)))
-            for w in MENTION_WORDS:
-                a.mentions[w] += says(text, (w,))
-            a.others[named_others(text, t.answer, d.letters, opts)] += 1
-            dens = topic_density(text, stems)
-            if dens is not None:
-                a.density.append(dens)
-            own = answered_option(d.letters, opts, t.answer)
-            named = answer_text(own) if own is not None else None
-            if own is not None and named:
-                naming = [s for s in sents if answer_sentences([s], named)]
-                a.answered.append(len(naming))
-                forms = [f for s in naming if (f := answer_form(s, own, vocab, t.answer, common, opts))]
-                a.answer_forms[0] += len(naming)
-                a.answer_forms[1] += len(forms)
-                a.banks[ANSWERING].extend(forms)
-            gen = [generic_form(s, vocab, t.answer, common, opts) for s in sents]
-            middle = range(1, len(sents) - 1)
-            disc = {i for i in middle if phase == "later" and _DISCUSS.search(sents[i])}
-            a.shares.append(sum(len(sents[i].split()) for i, g in enumerate(gen) if g and i not in disc) / n)
-            if gen and gen[0]:
-                a.open_hits += 1
-                a.banks["openers"].append(gen[0])
-            if len(gen) > 1 and gen[-1]:
-                a.close_hits += 1
-                a.banks["closers"].append(gen[-1])
-            a.banks["general"].extend(g for i, g in enumerate(gen) if i in middle and g and i not in disc)
-            if phase == "later":
-                prev = before.get((t.agent, t.round - 1))
-                changed = prev is not None and t.answer is not None and prev != t.answer
-                a.discussing[changed].append(len(disc))
-                a.banks[DISCUSS_KINDS[changed]].extend(g for i in sorted(disc) if (g := gen[i]))
             m = d.agents[t.agent].model or d.model
             if m:
                 models.add(m)
-    phases: dict[str, dict[str, PhaseText]] = {}
     shared = length_shared(rounds)
+    phases: dict[str, dict[str, PhaseText]] = {}
     for (role, phase), a in sorted(acc.items()):
-        if len(a.words) < _MIN_REPLIES:
-            continue
-        logw = np.log(np.array(a.words))
-        banks = {}
-        for k, sents in a.banks.items():
-            uniq = sorted(set(sents))
-            if len(uniq) > BANK_MAX:
-                # one stream per bank, so a bank added or resized leaves the others' samples as they were
-                rng = np.random.default_rng([seed, zlib.crc32(f"{role}/{phase}/{k}".encode())])
-                uniq = sorted(uniq[int(i)] for i in rng.choice(len(uniq), BANK_MAX, replace=False))
-            banks[k] = tuple(uniq)
-        kept, moved = a.discussing[False], a.discussing[True]
-        rate = float(np.mean(kept)) if kept else float(np.mean(moved)) if moved else 0.0
-        if len(moved) < _MIN_REPLIES:  # too few changed replies: they discuss as the others do
-            moved, banks["discuss_changed"] = [], ()
-        frame, n_framed = max(a.frames.items(), key=lambda kv: (kv[1], kv[0]))
-        frame, n_framed = ("", 0) if frame == "{body}" else (frame, n_framed)
-        marks = {m: c for m, c in a.marks.items() if m is not None}
-        mark = max(marks.items(), key=lambda kv: (kv[1], kv[0]))[0] if marks else ""
-        plain = sum(a.marks.values())
-        numbers = sorted(a.values)
-        if frame and len(numbers) > FRAME_VALUES_MAX:
-            rng = np.random.default_rng([seed, zlib.crc32(f"{role}/{phase}/frame_values".encode())])
-            numbers = sorted(
-                numbers[int(i)] for i in rng.choice(len(numbers), FRAME_VALUES_MAX, replace=False)
+        if len(a.words) >= _MIN_REPLIES:
+            phases.setdefault(role, {})[phase] = _phase_text(
+                a, f"{role}/{phase}", seed, shared.get((role, phase), 0.0)
             )
-        kept_forms = sorted(a.walk_forms.items(), key=lambda kv: (-kv[1], kv[0]))[:WALK_FORMS]
-        phases.setdefault(role, {})[phase] = PhaseText(
-            replies=len(a.words),
-            log_words_mean=round(float(logw.mean()), 6),
-            log_words_sd=round(float(logw.std()), 6),
-            generic_share=round(float(np.mean(a.shares)), 6),
-            opener_share=round(a.open_hits / len(a.words), 6),
-            closer_share=round(a.close_hits / len(a.words), 6),
-            discuss_rate=round(rate, 6),
-            discuss_changed_rate=round(float(np.mean(moved)) if moved else rate, 6),
-            mentions={w: round(c / len(a.words), 6) for w, c in a.mentions.items()},
-            others_named=tuple(round(c / len(a.words), 6) for c in a.others),
-            topic_density=round(float(np.mean(a.density)), 6) if a.density else 0.0,
-            answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
-            length_shared=round(shared.get((role, phase), 0.0), 6),
-            answering_share=round(a.answer_forms[1] / a.answer_forms[0], 6) if a.answer_forms[0] else 0.0,
-            frame=frame,
-            frame_share=round(n_framed / len(a.words), 6),
-            frame_values=tuple(numbers) if frame and "{n}" in frame else (),
-            mark=mark,
-            mark_share=round(sum(marks.values()) / plain, 6) if plain and mark else 0.0,
-            paragraph_words=round(float(np.mean(a.paragraph_words)), 6),
-            walk_share=round(float(np.mean(a.walks)), 6) if a.walk_forms else 0.0,
-            walk_headers=tuple(f for f, _ in kept_forms),
-            walk_weights=tuple(round(c / sum(c for _, c in kept_forms), 6) for _, c in kept_forms),
-            walk_bullet=round(float(np.mean(a.walk_bullets)), 6) if a.walk_bullets else 0.0,
-            **banks,
-        )
+    by_answer: dict[str, dict[str, dict[str, PhaseText]]] = {}
+    for (role, phase, said), a in sorted(by_text.items()):
+        if len(a.words) >= ANSWER_MIN_REPLIES:
+            by_answer.setdefault(said, {}).setdefault(role, {})[phase] = _phase_text(
+                a, f"{role}/{phase}/{said}", seed, shared.get((role, phase), 0.0)
+            )
     if "honest" not in phases:
         return None
-    return TextModel(phases=phases, source=source, models=tuple(sorted(models)))
+    return TextModel(phases=phases, source=source, models=tuple(sorted(models)), by_answer=by_answer)
 
 
 SHARED_MAX = 0.95  # `length_shared` is capped here: a reply's own length always varies a little
