@@ -39,6 +39,12 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   last line names its answer letter ("(B)", multi-agent-attack's "in the form (X) at the end"); the
   templates closed every reply with a line "Answer: X" that no real reply of these sources writes.
 
+Where a source's options recur across its questions as an answer scale (`scale_answers`: MAD-Follower's
+ETHICS items, "Completely acceptable" ... "Completely unacceptable"), every style above is also fitted per
+answer text (`TextModel.by_answer`, from `ANSWER_MIN_REPLIES` replies on), and a reply giving that answer is
+written in its style: a real reply's words follow its answer, and one bank per role wrote approval and
+disapproval alike whatever the reply answered.
+
 Nobody's templated opener names a role or persona under a fitted text model: its sources' agents
 had none, and App. D's "senior domain expert" told simulated adversaries apart.
 
