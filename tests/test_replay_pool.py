@@ -78,6 +78,8 @@ def test_one_policy_pooled_over_its_folds_is_its_replay_of_all(
             assert r[key] == (None if w[key] is None else pytest.approx(w[key])), (r["round"], key)
             checked += w[key] is not None
         assert len(r["fold_aucs"]) == K
+        if None not in r["fold_aucs"]:
+            assert r["fold_mean_auc"] == pytest.approx(float(np.mean(r["fold_aucs"])))
         if r["auc_ci"] is not None:
             assert r["auc_ci"][0] <= r["auc"] <= r["auc_ci"][1]
     assert checked >= 8  # numbers compared, not only Nones
@@ -95,6 +97,8 @@ def test_a_single_fold_pools_to_its_own_rows(folds: tuple[list[Path], dict]) -> 
         assert res["missing_folds"] == [k for k in range(1, K + 1) if f"{k}/{K}" != one["fold"]]
         own = {r["round"]: r for r in one["summary"]["rows"]}
         for r in res["rows"]:
+            w = own[r["round"]]["auc"]  # one fold: its mean AUC is its own
+            assert r["fold_mean_auc"] == (None if w is None else pytest.approx(w)), r["round"]
             for key in ("auc", "auc_in_debate", "adacc", "all_reliable"):
                 w = own[r["round"]][key]
                 assert r[key] == (None if w is None else pytest.approx(w)), (r["round"], key)

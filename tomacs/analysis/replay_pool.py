@@ -43,6 +43,8 @@ class PooledRow(TypedDict):
     auc: float | None
     auc_ci: list[float] | None
     fold_aucs: list[float | None]
+    fold_mean_auc: float | None
+    fold_mean_auc_ci: list[float] | None
     auc_in_debate: float | None
     adacc: float | None
     all_reliable: float | None
@@ -154,6 +156,8 @@ def _pooled_row(row: str, folds: list[list[dict[str, Cell]]], results: list[dict
         "auc": auc(hon, adv) if hon and adv else None,
         "auc_ci": None,
         "fold_aucs": [fr.get("auc") if fr else None for fr in fold_rows],
+        "fold_mean_auc": _mean([fr.get("auc") for fr in having]) if having else None,
+        "fold_mean_auc_ci": None,
         "auc_in_debate": float(np.mean(within)) if within else None,
         "adacc": sum(c[2] for c in cells) / made if made else None,
         "all_reliable": sum(c[4] for c in cells) / made if made else None,
@@ -163,28 +167,41 @@ def _pooled_row(row: str, folds: list[list[dict[str, Cell]]], results: list[dict
 
 
 def _fill_intervals(rows: list[PooledRow], folds: list[list[dict[str, Cell]]], seed: int, draws: int) -> None:
-    """Each row's `auc_ci`: the pooled AUC over debates drawn with replacement within each fold."""
+    """Each row's `auc_ci` and `fold_mean_auc_ci`: the pooled AUC and the folds' mean AUC over debates drawn
+    with replacement within each fold."""
     rng = np.random.default_rng([seed, 38])
     picks = [rng.integers(len(f), size=(draws, len(f))) if f else None for f in folds]
     for prow in rows:
         if prow["auc"] is None:
             continue
-        vals = []
+        pooled, means = [], []
         for d in range(draws):
             got = [
-                fold[int(i)][prow["round"]]
+                [fold[int(i)][prow["round"]] for i in pick[d] if prow["round"] in fold[int(i)]]
                 for fold, pick in zip(folds, picks, strict=True)
                 if pick is not None
-                for i in pick[d]
-                if prow["round"] in fold[int(i)]
             ]
-            hon = [x for c in got for x in c[0]]
-            adv = [x for c in got for x in c[1]]
-            if hon and adv:
-                vals.append(_rank_auc(np.asarray(hon), np.asarray(adv)))
-        if vals:
-            lo, hi = np.percentile(vals, [2.5, 97.5])
-            prow["auc_ci"] = [float(lo), float(hi)]
+            own = [a for cells in got if cells and (a := _cells_auc(cells)) is not None]
+            every = _cells_auc([c for cells in got for c in cells])
+            if every is not None:
+                pooled.append(every)
+            if own and len(own) == len(got):  # a fold without both roles in this draw: no mean of all folds
+                means.append(float(np.mean(own)))
+        if pooled:
+            prow["auc_ci"] = _span(pooled)
+        if means and prow["fold_mean_auc"] is not None:
+            prow["fold_mean_auc_ci"] = _span(means)
+
+
+def _cells_auc(cells: Sequence[Cell]) -> float | None:
+    hon = [x for c in cells for x in c[0]]
+    adv = [x for c in cells for x in c[1]]
+    return _rank_auc(np.asarray(hon), np.asarray(adv)) if hon and adv else None
+
+
+def _span(vals: Sequence[float]) -> list[float]:
+    lo, hi = np.percentile(vals, [2.5, 97.5])
+    return [float(lo), float(hi)]
 
 
 def _margin_ci(folds: list[list[dict[str, Cell]]], seed: int, draws: int) -> list[float] | None:
@@ -256,6 +273,10 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}"
 
 
+def _ci(ci: list[float] | None) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+
+
 def _label(row: str) -> str:
     return "T+1" if row == "decision" else row
 
@@ -274,28 +295,27 @@ def format_replay_pool(res: ReplayPool) -> str:
             f"  folds missing: {', '.join(map(str, res['missing_folds']))} (pooled over the folds given)"
         )
     lines += [f"  fold {i}: {run}" for i, run in enumerate(res["runs"], 1)]
-    folds_head = "folds' own AUC"
-    width = max(len(folds_head), 6 * len(res["runs"])) + 2
+    own_head = "folds' own AUC"
+    width = max(len(own_head), 6 * len(res["runs"])) + 2
     lines += [
         "",
-        f"  {'t':<5}{'deb':>5}{'hon':>6}{'adv':>6}{'dorm':>6}{'AUC':>8}{'95 %':>17}  {folds_head:<{width}}"
-        f"{'AUC/deb':>8}{'ADAcc':>7}{'all-rel':>8}{'probe':>7}{'real':>7}",
+        f"  {'t':<5}{'deb':>5}{'hon':>6}{'adv':>6}{'dorm':>6}{'AUC':>8}{'95 %':>17}{'folds mean':>12}"
+        f"{'95 %':>17}  {own_head:<{width}}{'AUC/deb':>8}{'ADAcc':>7}{'all-rel':>8}{'probe':>7}{'real':>7}",
     ]
     for r in res["rows"]:
-        ci = r["auc_ci"]
-        span = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
         own = "".join(f"{_n(x):<6}" for x in r["fold_aucs"])
         lines.append(
             f"  {_label(r['round']):<5}{r['debates']:>5}{r['honest']:>6}{r['adversarial']:>6}"
-            f"{r['dormant']:>6}"
-            f"{_n(r['auc']):>8}{span:>17}  {own:<{width}}{_n(r['auc_in_debate']):>8}{_pct(r['adacc']):>7}"
-            f"{_pct(r['all_reliable']):>8}{_n(r['probe_auc']):>7}{_n(r['real_probe_auc']):>7}"
+            f"{r['dormant']:>6}{_n(r['auc']):>8}{_ci(r['auc_ci']):>17}{_n(r['fold_mean_auc']):>12}"
+            f"{_ci(r['fold_mean_auc_ci']):>17}  {own:<{width}}{_n(r['auc_in_debate']):>8}"
+            f"{_pct(r['adacc']):>7}{_pct(r['all_reliable']):>8}{_n(r['probe_auc']):>7}{_n(r['real_probe_auc']):>7}"
         )
     lines += [
         "",
-        "  (AUC: every debate's credits from its own fold's policy, honest above adversarial = 1; 95 %:"
-        " debates drawn with replacement within each fold; probe, real: the folds' mean of `replay"
-        " --probe`'s columns)",
+        "  (AUC: over every debate, its credits from its own fold's policy, honest above adversarial = 1;"
+        " folds mean: the mean of the folds' own AUCs, each policy on its own debates, what one policy"
+        " reaches (the pooled AUC also charges the policies' different scales); 95 %: debates drawn with"
+        " replacement within each fold; probe, real: the folds' mean of `replay --probe`'s columns)",
     ]
     folds_a = ", ".join(
         f"{_pct(a)} / {_pct(b)}" for a, b in zip(res["fold_adacc"], res["fold_all_reliable"], strict=True)
@@ -311,11 +331,16 @@ def format_replay_pool(res: ReplayPool) -> str:
             f"  decision's ADAcc minus the all-reliable detector's    "
             f"{100 * res['decision_margin']:+.1f} points{span}"
         )
-    after = [r for r in res["rows"] if r["round"] != "all" and r["adversarial"] and r["auc"] is not None]
-    met = [_label(r["round"]) for r in after if r["auc"] >= AUC_TARGET]  # type: ignore[operator]
-    short = [_label(r["round"]) for r in after if r["auc"] < AUC_TARGET]  # type: ignore[operator]
-    lines.append(
-        f"  pooled AUC >= {AUC_TARGET} at the rows after onset: met at {', '.join(met) or 'none'}; "
-        f"under it at {', '.join(short) or 'none'}"
+    after = [r for r in res["rows"] if r["round"] != "all" and r["adversarial"]]
+    verdicts = (
+        ("the folds' mean AUC", [(r, r["fold_mean_auc"]) for r in after]),
+        ("the pooled AUC", [(r, r["auc"]) for r in after]),
     )
+    for what, vals in verdicts:
+        met = [_label(r["round"]) for r, v in vals if v is not None and v >= AUC_TARGET]
+        short = [_label(r["round"]) for r, v in vals if v is not None and v < AUC_TARGET]
+        lines.append(
+            f"  {what} >= {AUC_TARGET} at the rows after onset: met at {', '.join(met) or 'none'}; "
+            f"under it at {', '.join(short) or 'none'}"
+        )
     return "\n".join(lines)
