@@ -1985,6 +1985,11 @@ def test_replies_write_from_their_answers_own_style(monkeypatch: pytest.MonkeyPa
     assert tm.get("adversary", "first", "Completely acceptable") is tm.phases["adversary"]["first"]
     assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
     assert "by_answer" not in TextModel(phases=tm.phases).to_dict()  # profiles without them read as before
+    bad = {"phases": tm.to_dict()["phases"], "by_answer": {"neutral": {"attacker": {}}}}
+    with pytest.raises(ValueError, match=r"text.by_answer.neutral: unknown role 'attacker'; valid: honest"):
+        TextModel.from_dict(bad)
+    with pytest.raises(ValueError, match=r"text.by_answer: expected a mapping answer text -> role"):
+        TextModel.from_dict({**bad, "by_answer": ["neutral"]})
     # the backbone gives a reply its answer's style: the honest agent's for A and E, the role's for B
     import tomacs.sim.backbone as backbone
 
