@@ -8,10 +8,11 @@ that never saw it.
 
 How the folds are joined, per row (credit round t, the decision T+1, all):
 - the pooled AUC: every held-out debate's credits from its own fold's policy, honest against adversarial
-  ones (a policy whose credits run higher in one fold than another loses here, as it would live), with
-  the folds' own AUCs beside it;
+  ones (a policy whose credits run higher in one fold than another loses here, though TodyComm's own calls
+  compare credits within a debate only); and the mean of the folds' own AUCs, what one policy reaches on
+  debates its profile never saw; each fold's AUC beside them;
 - AUC within a debate and the row's ADAcc, over all debates;
-- a 95 % interval for the pooled AUC and for the decision's ADAcc minus the all-reliable detector's, from
+- a 95 % interval for both AUCs and for the decision's ADAcc minus the all-reliable detector's, from
   debates drawn with replacement within each fold;
 - the paper's ADAcc and the all-reliable detector's over all agents (each fold's weighted by its agents,
   the counts' own pooling); the probes' AUCs, the mean over the folds.
