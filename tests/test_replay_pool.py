@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from tests.test_replay import MAD, run  # noqa: F401
 from tomacs.analysis.credit import auc
 from tomacs.analysis.folds import read_fold_files
-from tomacs.analysis.replay_pool import _rank_auc, format_replay_pool, pool_replays
+from tomacs.analysis.replay_pool import _cells_auc, format_replay_pool, pool_replays
 from tomacs.transcripts import load_debates
 
 K = 5  # the fixture's 5 questions: one per fold
@@ -138,10 +138,13 @@ def test_the_pool_refuses_what_is_not_one_cross_fit(folds: tuple[list[Path], dic
         pool_replays(read_fold_files([str(stale)])[1])
 
 
-def test_rank_auc_is_the_pairwise_auc() -> None:
+def test_the_intervals_auc_is_the_pairwise_auc() -> None:
     rng = np.random.default_rng(0)
     for _ in range(20):
-        hon = rng.integers(0, 5, size=int(rng.integers(1, 9))).astype(float)  # ties on purpose
-        adv = rng.integers(0, 5, size=int(rng.integers(1, 9))).astype(float)
-        assert _rank_auc(hon, adv) == pytest.approx(auc(hon, adv))
-    assert _rank_auc(np.array([0.9, 0.8]), np.array([0.1, 0.8])) == pytest.approx(0.875)  # 3.5 of 4 pairs
+        hon = [float(x) for x in rng.integers(0, 5, size=int(rng.integers(1, 9)))]  # ties on purpose
+        adv = [float(x) for x in rng.integers(0, 5, size=int(rng.integers(1, 9)))]
+        half = len(hon) // 2  # split over two debates' cells: the AUC is over them together
+        cells = [(hon[:half], adv[:1], 0, 0, 0), (hon[half:], adv[1:], 0, 0, 0)]
+        assert _cells_auc(cells) == pytest.approx(auc(hon, adv))
+    assert _cells_auc([([0.9, 0.8], [0.1, 0.8], 0, 0, 0)]) == pytest.approx(0.875)  # 3.5 of 4 pairs
+    assert _cells_auc([([0.9], [], 0, 0, 0)]) is None  # one role only

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from tomacs.transcripts.split import Fold, parse_fold
 
 Kind = Literal["texts", "replay"]
@@ -102,3 +104,11 @@ def read_fold_files(paths: Sequence[str], expect: Kind | None = None) -> tuple[K
         if len(vals) > 1:
             raise ValueError(f"the folds differ in {key}: {', '.join(sorted(vals))}; pool one cross-fit")
     return kind, sorted(out, key=lambda fr: fr[0].k)
+
+
+def fold_mean(vals: Sequence[float | None]) -> float | None:
+    """The mean over the folds, or None where any is missing: a mean over some folds is not the
+    cross-fit's."""
+    if not vals or any(v is None for v in vals):
+        return None
+    return float(np.mean(np.asarray(vals, dtype=float)))

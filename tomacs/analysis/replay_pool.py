@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from typing import Any, TypedDict, cast
 
 import numpy as np
-from scipy.stats import rankdata
 
 from tomacs.analysis.credit import auc
-from tomacs.analysis.folds import FoldFiles
+from tomacs.analysis.folds import FoldFiles, fold_mean
+from tomacs.analysis.texts import _percentiles, _rank_auc
 
 AUC_TARGET = 0.75  # issue 38: a simulator-trained policy's AUC on real debates, each round after onset
 DRAWS = 2000  # debates drawn with replacement within each fold, per interval
@@ -105,25 +105,12 @@ def _cells(debate: dict[str, Any], path: str) -> dict[str, Cell]:
     return out
 
 
-def _rank_auc(hon: np.ndarray, adv: np.ndarray) -> float:
-    """`tomacs.analysis.credit.auc` by ranks (ties one half), for the many draws of an interval."""
-    ranks = rankdata(np.concatenate([hon, adv]))
-    return float((ranks[: hon.size].sum() - hon.size * (hon.size + 1) / 2) / (hon.size * adv.size))
-
-
 def _row_key(row: str) -> tuple[int, int]:
     return (0, int(row)) if row.isdigit() else (1, 0) if row == "decision" else (2, 0)
 
 
 def _fold_row(res: dict[str, Any], row: str) -> dict[str, Any]:
     return next((r for r in res["summary"]["rows"] if str(r["round"]) == row), {})
-
-
-def _mean(vals: Sequence[float | None]) -> float | None:
-    """The mean over the folds, or None where a fold lacks it (not the cross-fit's mean then)."""
-    if not vals or any(v is None for v in vals):
-        return None
-    return float(np.mean(np.asarray(vals, dtype=float)))
 
 
 def _weighted(vals: Sequence[float | None], weights: Sequence[int]) -> float | None:
@@ -157,13 +144,13 @@ def _pooled_row(row: str, folds: list[list[dict[str, Cell]]], results: list[dict
         "auc": auc(hon, adv) if hon and adv else None,
         "auc_ci": None,
         "fold_aucs": [fr.get("auc") if fr else None for fr in fold_rows],
-        "fold_mean_auc": _mean([fr.get("auc") for fr in having]) if having else None,
+        "fold_mean_auc": fold_mean([fr.get("auc") for fr in having]) if having else None,
         "fold_mean_auc_ci": None,
         "auc_in_debate": float(np.mean(within)) if within else None,
         "adacc": sum(c[2] for c in cells) / made if made else None,
         "all_reliable": sum(c[4] for c in cells) / made if made else None,
-        "probe_auc": _mean([fr.get("probe_auc") for fr in having]) if having else None,
-        "real_probe_auc": _mean([fr.get("real_probe_auc") for fr in having]) if having else None,
+        "probe_auc": fold_mean([fr.get("probe_auc") for fr in having]) if having else None,
+        "real_probe_auc": fold_mean([fr.get("real_probe_auc") for fr in having]) if having else None,
     }
 
 
@@ -189,20 +176,17 @@ def _fill_intervals(rows: list[PooledRow], folds: list[list[dict[str, Cell]]], s
             if own and len(own) == len(got):  # a fold without both roles in this draw: no mean of all folds
                 means.append(float(np.mean(own)))
         if pooled:
-            prow["auc_ci"] = _span(pooled)
+            prow["auc_ci"] = _interval(pooled)
         if means and prow["fold_mean_auc"] is not None:
-            prow["fold_mean_auc_ci"] = _span(means)
+            prow["fold_mean_auc_ci"] = _interval(means)
 
 
 def _cells_auc(cells: Sequence[Cell]) -> float | None:
+    """The AUC of honest over adversarial credits in `cells` (`texts._rank_auc`, the fast path of
+    `credit.auc` the intervals' many draws need); None without both roles."""
     hon = [x for c in cells for x in c[0]]
     adv = [x for c in cells for x in c[1]]
-    return _rank_auc(np.asarray(hon), np.asarray(adv)) if hon and adv else None
-
-
-def _span(vals: Sequence[float]) -> list[float]:
-    lo, hi = np.percentile(vals, [2.5, 97.5])
-    return [float(lo), float(hi)]
+    return _rank_auc(np.r_[np.ones(len(hon)), np.zeros(len(adv))], np.asarray(hon + adv, dtype=float))
 
 
 def _margin_ci(folds: list[list[dict[str, Cell]]], seed: int, draws: int) -> list[float] | None:
@@ -345,3 +329,7 @@ def format_replay_pool(res: ReplayPool) -> str:
             f"under it at {', '.join(short) or 'none'}"
         )
     return "\n".join(lines)
+
+
+def _interval(vals: Sequence[float]) -> list[float]:
+    return list(_percentiles(vals, 0.95))

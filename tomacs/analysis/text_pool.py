@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from tomacs.analysis.folds import read_fold_files
+from tomacs.analysis.folds import fold_mean, read_fold_files
 from tomacs.analysis.texts import GAP_TARGET, _percentiles, _sim_auc, gap_verdict
 from tomacs.transcripts.split import Fold
 
@@ -144,7 +144,7 @@ def _by_round(folds: Sequence[dict[str, Any]]) -> list[RoundMean]:
     out: list[RoundMean] = []
     for t in sorted(rounds):
         rows = rounds[t]
-        means = {key: _mean([row.get(key) for row in rows]) for key in ROUND_KEYS}
+        means = {key: fold_mean([row.get(key) for row in rows]) for key in ROUND_KEYS}
         out.append(
             {
                 "round": t,
@@ -163,7 +163,7 @@ def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> PoolRes
     k_of = folds[0][0].of
     missing = sorted(set(range(1, k_of + 1)) - {f.k for f, _ in folds})
     plain: list[dict[str, Any]] = [dict(row) for row in rows]
-    means = {key: _mean([p[key] for p in plain]) for key in METRICS}
+    means = {key: fold_mean([p[key] for p in plain]) for key in METRICS}
     diff = pooled_gap_draws([r.get("adversary_gap_draws") or [] for _, r in folds], seed)
     gap = means["adversary_gap"]
     ci = None if diff is None else _percentiles(diff, 0.95)
@@ -188,13 +188,6 @@ def pool(folds: Sequence[tuple[Fold, dict[str, Any]]], seed: int = 0) -> PoolRes
         "transfer_auc_range": _range([row["transfer_auc"] for row in rows]),
         "by_round": _by_round([r for _, r in folds]),
     }
-
-
-def _mean(vals: Sequence[float | None]) -> float | None:
-    """The mean, or None where any value is missing (a mean over some folds would not be the cross-fit's)."""
-    if not vals or any(v is None for v in vals):
-        return None
-    return float(np.mean(np.asarray(vals, dtype=float)))
 
 
 def _range(vals: Sequence[float | None]) -> list[float] | None:
