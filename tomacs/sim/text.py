@@ -180,14 +180,35 @@ def _option(question: Question, label: str) -> str | None:
     return _snip(question.options[question.labels.index(label)])
 
 
-def _ref(question: Question, label: str, rng: np.random.Generator, avoid: Sequence[str] = ()) -> str:
-    """A reference to an option the way LLMs write it: `option B ("...")`, `B) ...`, `(B)`; `avoid`:
-    words the reply does not use (`PhaseText.avoided`)."""
+def _ref(
+    question: Question,
+    label: str,
+    rng: np.random.Generator,
+    avoid: Sequence[str] = (),
+    lettered: bool = True,
+) -> str:
+    """A reference to an option the way LLMs write it: `option B ("...")`, `B) ...`, `(B)`; by its text
+    alone in a reply not `lettered` (`PhaseText.lettered`: real qwen-max writes "completely acceptable",
+    never "B", in its rationales); `avoid`: words the reply does not use (`PhaseText.avoided`)."""
     text = _option(question, label)
     if question.kind != "mc" or text is None:
         return str(label)
-    forms = (f'option {label} ("{text}")', f"{label} ({text})", f'"{text}" ({label})', f"({label}) {text}")
+    if lettered:
+        forms = (
+            f'option {label} ("{text}")',
+            f"{label} ({text})",
+            f'"{text}" ({label})',
+            f"({label}) {text}",
+        )
+    else:
+        forms = (f'"{text}"', text, f'the option "{text}"', f'the answer "{text}"')
     return _pick(rng, avoiding(forms, avoid))
+
+
+def _answer_ref(question: Question, answer: str, rng: np.random.Generator, lettered: bool) -> str:
+    """The reply's own answer where a template writes it bare (`{a}`: "So the answer is B."): its letter,
+    as the templates did, or its text in a reply not `lettered` (one draw, only then)."""
+    return str(answer) if lettered or question.kind != "mc" else _ref(question, answer, rng, (), False)
 
 
 def _answer_count(style: PhaseText | None, rng: np.random.Generator) -> int:
@@ -195,10 +216,15 @@ def _answer_count(style: PhaseText | None, rng: np.random.Generator) -> int:
     return int(rng.poisson(max(style.answer_rate, 0.0))) if style is not None else 0
 
 
-def _letter(label: str, rng: np.random.Generator, avoid: Sequence[str] = ()) -> str:
+def _letter(label: str, rng: np.random.Generator, avoid: Sequence[str] = (), lettered: bool = True) -> str:
     """A reference to an option by its letter only, as a reply that does not repeat the option's text
-    writes it."""
+    writes it; in a reply naming no letters either (not `lettered`), a reference to its own choice."""
+    if not lettered:
+        return _pick(rng, _UNNAMED)
     return _pick(rng, avoiding((f"option {label}", f"({label})", label), avoid))
+
+
+_UNNAMED = ("This answer", "This choice", "My answer", "The answer I give")
 
 
 def _numbers(question: Question) -> tuple[float, ...]:
@@ -827,11 +853,15 @@ def _discussion(
     previous_answer: str | None,
     kws: Sequence[str],
     avoid: Sequence[str] = (),
+    lettered: bool = True,
 ) -> list[str]:
     """The round >= 2 part: what the agent makes of its previous answer and its neighbours. `avoid`:
-    words the reply does not use (`PhaseText.avoided`; none for App. D's texts)."""
+    words the reply does not use (`PhaseText.avoided`; none for App. D's texts); `lettered`: whether it
+    names options by their letters (`_ref`)."""
     others = list(incoming)
-    prev = f" of {previous_answer}" if previous_answer and changed else ""
+    prev = ""
+    if previous_answer and changed:
+        prev = f" of {_answer_ref(question, previous_answer, rng, lettered)}"
     k = _kw(rng, kws)
     out: list[str] = []
     if changed:
@@ -853,7 +883,7 @@ def _discussion(
     if agree and (not disagree or rng.random() < 0.5):
         m = _pick_msg(rng, agree)
         assert m is not None
-        out.append(_fill(_pick(rng, _KEEP_AGREE), r=m.role, a=_ref(question, answer, rng, avoid)))
+        out.append(_fill(_pick(rng, _KEEP_AGREE), r=m.role, a=_ref(question, answer, rng, avoid, lettered)))
     if disagree:
         m = _pick_msg(rng, disagree)
         assert m is not None
@@ -861,8 +891,8 @@ def _discussion(
             _fill(
                 _pick(rng, avoiding(_KEEP_DISAGREE, avoid)),
                 r=m.role,
-                o=_ref(question, str(m.answer), rng, avoid),
-                a=str(answer),
+                o=_ref(question, str(m.answer), rng, avoid, lettered),
+                a=_answer_ref(question, answer, rng, lettered),
                 k=k,
             )
         )
@@ -1031,6 +1061,8 @@ def _analysis(
     simulated, with every reply drawing its own points, 0.72 and 0.71; with shared points 0.76 and 0.72
     (stop 70). `shared.length_z` is its round's length factor (`text_model.words_target`)."""
     avoid = style.avoided(rng) if style is not None else ()
+    # whether it names options by their letters or by their texts (`PhaseText.lettered`; App. D's: letters)
+    lettered = style is None or question.kind != "mc" or style.lettered(rng)
     arg = rng if shared is None else shared.points  # what the reply argues, as against how it writes
     kws = _keywords(question)
     k1 = _kw(arg, kws)
@@ -1055,11 +1087,13 @@ def _analysis(
         # graph) or no discussion bank, the templated one
         fitted = None
         if style is not None and incoming:
-            fitted = discussion(style, rng, changed, answer, letters, kws, avoid)
+            fitted = discussion(style, rng, changed, answer, letters, kws, avoid, lettered)
         head += (
             fitted
             if fitted is not None
-            else _discussion(question, role, answer, rng, changed, incoming, previous_answer, kws, avoid)
+            else _discussion(
+                question, role, answer, rng, changed, incoming, previous_answer, kws, avoid, lettered
+            )
         )
     core: list[str] = []
     topical = style is not None and style.topic_density > 0
@@ -1074,21 +1108,26 @@ def _analysis(
             and len(question.options or ()) >= 2
             and rng.random() < style.walk_share
         )
+        lettered = lettered or walk  # a walk heads each option with its letter (`letter_share` leaves it out)
         core.append(_fill(_pick(arg, avoiding(_TOPIC_MC, avoid)), k1=k1, k2=k2))
         others = [lab for lab in question.labels if lab != answer]
         # how many it rejects by name: one or two in the templates, the fitted shares under a text model
         fitted_k = style.rejections(rng, len(others)) if style is not None else None
         for lab in _sample(rng, others, int(rng.integers(1, 3)) if fitted_k is None else fitted_k):
             reason = _pick(arg, avoiding(_REJECT, avoid)).format(k=_kw(arg, kws))
-            core.append(_fill("{o} {p}.", o=_ref(question, lab, rng, avoid), p=reason))
+            core.append(_fill("{o} {p}.", o=_ref(question, lab, rng, avoid, lettered), p=reason))
         # a fitted topic density: how many sentences name the answer's text is drawn first, and a reply
         # drawn to name it in none names it by letter here (real qwen-max honest replies name their
         # answer's text in 0.28 sentences of round 1; every templated supporting sentence did)
         if topical:
             answer_count = _answer_count(style, rng)
-            ref = _ref(question, answer, rng, avoid) if answer_count else _letter(answer, rng, avoid)
+            ref = (
+                _ref(question, answer, rng, avoid, lettered)
+                if answer_count
+                else _letter(answer, rng, avoid, lettered)
+            )
         else:  # before the reason: App. D's texts draw in this order
-            ref = _ref(question, answer, rng, avoid)
+            ref = _ref(question, answer, rng, avoid, lettered)
         core.append(_fill("{o} {p}.", o=ref, p=_pick(arg, avoiding(_SUPPORT, avoid)).format(k=k1)))
         fillers = list(avoiding([s.format(k=_kw(arg, kws), k2=k2) for s in _FILL_MC], avoid))
         # the walk names every option: it takes the place of the rejections and the supporting sentence
@@ -1098,7 +1137,8 @@ def _analysis(
             # the topic sentence is one more generic sentence, written within the fitted generic share
             # (`text_model.on_topic`); the body opens with the reply's point (stop 71)
             fillers.insert(0, core.pop(0))
-        tail = [_pick(rng, avoiding(_CONCLUDE_MC, avoid)).format(a=answer)]
+        conclusion = _pick(rng, avoiding(_CONCLUDE_MC, avoid))
+        tail = [conclusion.format(a=_answer_ref(question, answer, rng, lettered))]
     else:
         answer_count = _answer_count(style, rng) if topical else 0
         nums = _numbers(question)
@@ -1139,6 +1179,7 @@ def _analysis(
             avoid=avoid,
             topic=topic,
             length_z=None if shared is None else shared.length_z,
+            lettered=lettered,
         )
         # the stem restated with the answer opens the body, as real replies do (MiniLM reads a reply's
         # first 256 tokens only)

@@ -202,6 +202,17 @@ class PhaseText:
     walk_headers: tuple[str, ...] = ()
     walk_weights: tuple[float, ...] = ()
     walk_bullet: float = 0.0
+    # the share of multiple-choice replies not walking through the options whose rationale names an option
+    # by its letter (`letter_named`: "(B)", "option B", "B)"; the frame's and answer line's letter and the
+    # closing mark left out). Real MAD-Follower qwen-max rationales name none (0.00 honest, 0.06-0.08
+    # adversaries), multi-agent-attack's 0.62-0.99; the templates named letters in every reply. None for a
+    # profile fitted before it: every reply names them, as the templates do
+    letter_share: float | None = None
+
+    def lettered(self, rng: np.random.Generator) -> bool:
+        """Whether one reply names options by their letters in its rationale (else by their text): one draw
+        at the fitted `letter_share`, none for a profile fitted before it (always, as the templates)."""
+        return self.letter_share is None or bool(rng.random() < self.letter_share)
 
     def rejections(self, rng: np.random.Generator, available: int) -> int | None:
         """How many other options one reply rejects by name, drawn from `others_named` (one draw); None
@@ -323,6 +334,11 @@ def _read_phases(section: object, where: str) -> dict[str, dict[str, PhaseText]]
             if not isinstance(m, Mapping) or set(m) - set(MENTION_WORDS):
                 raise ValueError(f"{where}.{r}.{p}.mentions: expected shares of {', '.join(MENTION_WORDS)}")
             kw["mentions"] = {str(w): float(v) for w, v in m.items()}
+            share = kw.get("letter_share")
+            if share is not None and (isinstance(share, bool) or not isinstance(share, int | float)):
+                raise ValueError(f"{where}.{r}.{p}.letter_share: expected a share from 0 to 1, or null")
+            if share is not None and not 0.0 <= share <= 1.0:
+                raise ValueError(f"{where}.{r}.{p}.letter_share: expected a share from 0 to 1, or null")
             phases.setdefault(r, {})[p] = PhaseText(**kw)
     return phases
 
@@ -410,6 +426,46 @@ def _letter_at(letter: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(letter)}(?![A-Za-z0-9'])")
 
 
+def _frame_span(lines: Sequence[str], at: re.Pattern[str] | None) -> tuple[int, int]:
+    """The body's lines of a reply, `lines[lo:hi]`: its leading and trailing frame lines left out
+    (`reply_frame`); `at` finds the answer letter."""
+
+    def framing(line: str) -> bool:
+        return len(line.split()) <= FRAME_WORDS and bool(
+            (at is not None and at.search(line)) or _DIGIT.search(line) or _FRAME_TAG.match(line)
+        )
+
+    lo, hi = 0, len(lines)
+    while lo < hi - 1 and framing(lines[lo]):
+        lo += 1
+    while hi > lo + 1 and framing(lines[hi - 1]):
+        hi -= 1
+    return lo, hi
+
+
+def letter_named(text: str, answer: str | None, letters: Sequence[str]) -> bool:
+    """Whether a reply's rationale names an option by its letter ("(B)", "B)", "option B", "is B."): its
+    frame lines ("#answer: B"), its tag, an "Answer: B" line and its closing mark ("... (B).") left out, as
+    the generator writes those apart from the rationale (`framed`). Why: real qwen-max rationales name no
+    letter (they write "completely acceptable"), and the simulated ones naming letters in every reply were
+    what a probe told its adversaries by (stop 78's what-if: leaving those sentences out brought the
+    adversary-vs-honest gap on MAD-Follower from +0.094 to +0.031)."""
+    raw = _ANSWER_LINE.sub("", text.replace(_SUFFIX_MARK, ""))
+    lines = [x.strip() for x in raw.strip().splitlines() if x.strip()]
+    at = _letter_at(answer) if answer else None
+    lo, hi = _frame_span(lines, at)
+    body = lines[lo:hi]
+    if body and (tag := _FRAME_TAG.match(body[0])) and lo > 0:
+        body[0] = body[0][tag.end() :]
+    if body and lo == 0 and hi == len(lines):
+        _, mark, _ = reply_frame(raw, answer)
+        if mark is not None and answer:
+            own = mark.replace("{L}", answer)
+            cut = body[-1].rfind(own)
+            body[-1] = body[-1][:cut] + body[-1][cut + len(own) :] if cut >= 0 else body[-1]
+    return any(x and x in letters for m in _LETTER.finditer("\n".join(body)) for x in m.groups())
+
+
 def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[str, ...]]:
     """A reply's frame, its answer mark and the numbers of its frame.
 
@@ -426,20 +482,11 @@ def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[s
     lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
     at = _letter_at(answer) if answer else None
 
-    def framing(line: str) -> bool:
-        return len(line.split()) <= FRAME_WORDS and bool(
-            (at is not None and at.search(line)) or _DIGIT.search(line) or _FRAME_TAG.match(line)
-        )
-
     def form(line: str) -> str:
         line = at.sub("{L}", line) if at is not None else line
         return _NUMBER.sub("{n}", line)
 
-    lo, hi = 0, len(lines)
-    while lo < hi - 1 and framing(lines[lo]):
-        lo += 1
-    while hi > lo + 1 and framing(lines[hi - 1]):
-        hi -= 1
+    lo, hi = _frame_span(lines, at)
     if lo == 0 and hi == len(lines):
         mark = None
         if at is not None and lines:
@@ -703,6 +750,7 @@ class _Acc:
     walks: list[bool] = field(default_factory=list)  # multiple-choice replies: whether each walks
     walk_forms: dict[str, int] = field(default_factory=dict)
     walk_bullets: list[float] = field(default_factory=list)
+    lettered: list[bool] = field(default_factory=list)  # replies not walking: whether each names letters
 
 
 def _add_reply(
@@ -734,6 +782,8 @@ def _add_reply(
                 a.walk_forms[form] = a.walk_forms.get(form, 0) + 1
             if walk[1] is not None:
                 a.walk_bullets.append(walk[1])
+        else:
+            a.lettered.append(letter_named(reply, t.answer, d.letters))
     sents = split_sentences(text)
     n = max(len(text.split()), 1)
     a.words.append(float(n))
@@ -822,6 +872,7 @@ def _phase_text(a: _Acc, key: str, seed: int, shared: float) -> PhaseText:
         walk_headers=tuple(f for f, _ in kept_forms),
         walk_weights=tuple(round(c / sum(c for _, c in kept_forms), 6) for _, c in kept_forms),
         walk_bullet=round(float(np.mean(a.walk_bullets)), 6) if a.walk_bullets else 0.0,
+        letter_share=round(float(np.mean(a.lettered)), 6) if a.lettered else None,
         **banks,
     )
 
@@ -1001,6 +1052,13 @@ def _fill_slots(
         return filled.replace("{a}", answer).replace("{o}", o).replace("{A}", text)
 
 
+def letter_free(bank: Sequence[str], lettered: bool = True) -> Sequence[str]:
+    """`bank` without the sentences whose slots name an option by its letter (`{a}`, `{o}`) when the reply
+    is not `lettered` (`PhaseText.lettered`): fitted from replies that named letters, they would name them
+    again."""
+    return bank if lettered else [s for s in bank if "{a}" not in s and "{o}" not in s]
+
+
 def discussion(
     pt: PhaseText,
     rng: np.random.Generator,
@@ -1009,18 +1067,20 @@ def discussion(
     letters: Sequence[str],
     terms: Sequence[str] = (),
     avoid: Sequence[str] = (),
+    lettered: bool = True,
 ) -> list[str] | None:
     """A later-round reply's sentences on the others, drawn from its role's fitted discussion bank:
     a Poisson number at the fitted rate (of replies that changed their answer, when `changed` and the
     fit had enough of them). None when the style has no discussion bank (a first-phase style, or a
     profile fitted before the banks existed): the caller writes the templated discussion. `avoid`:
-    words this reply does not use (`PhaseText.avoided`)."""
+    words this reply does not use (`PhaseText.avoided`); a reply not `lettered` draws none of the sentences
+    naming letters (`letter_free`)."""
     bank, rate = pt.discuss, pt.discuss_rate
     if changed and pt.discuss_changed:
         bank, rate = pt.discuss_changed, pt.discuss_changed_rate
     if not bank:
         return None
-    usable = avoiding(bank, avoid)
+    usable = letter_free(avoiding(bank, avoid), lettered)
     n = min(int(rng.poisson(max(rate, 0.0))), len(usable))
     others = [x for x in letters if x != answer]
     return [
@@ -1063,6 +1123,7 @@ def styled(
     avoid: Sequence[str] = (),
     topic: OnTopic | None = None,
     length_z: float | None = None,
+    lettered: bool = True,
 ) -> tuple[list[str], list[str], list[str], list[str], int]:
     """Head, core, filler pool and tail with the bank's sentences mixed in at the fitted shares, and
     the reply's word target. The question's content (core) is kept whole; a generic opener/closer
@@ -1072,10 +1133,13 @@ def styled(
     real replies open and close generically at `opener_share` and `closer_share` only).
     `avoid`: words this reply does not use (`PhaseText.avoided`); the bank sentences that use them
     are left out. `topic`: sentences about the question (`tomacs.sim.text`), for a style with a fitted
-    `topic_density` (`on_topic`); `length_z`: the debate round's length factor (`words_target`)."""
+    `topic_density` (`on_topic`); `length_z`: the debate round's length factor (`words_target`); a reply
+    not `lettered` draws no bank sentence naming letters (`letter_free`)."""
     others = [x for x in letters if x != answer]
     target = words_target(pt, rng, cap, length_z)
-    openers, closers, general = (avoiding(b, avoid) for b in (pt.openers, pt.closers, pt.general))
+    openers, closers, general = (
+        letter_free(avoiding(b, avoid), lettered) for b in (pt.openers, pt.closers, pt.general)
+    )
     on = pt.topic_density > 0 and topic is not None and bool(topic.with_answer or topic.plain)
     if openers and rng.random() < pt.opener_share:
         head = [_fill_slots(openers[int(rng.integers(len(openers)))], answer, others, rng, terms)] + head[
@@ -1106,7 +1170,7 @@ def styled(
             pool.append(s)
             got += len(s.split())
     if on and topic is not None:
-        bank = avoiding(pt.answering, avoid) if topic.said is not None else ()
+        bank = letter_free(avoiding(pt.answering, avoid), lettered) if topic.said is not None else ()
         if bank:  # the role's own frames for its answer, enough for any drawn count (`on_topic`)
             picks = rng.choice(len(bank), min(len(bank), 8), replace=False)
             own = (_fill_slots(bank[int(i)], answer, others, rng, terms, topic.said) for i in picks)
