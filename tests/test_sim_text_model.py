@@ -67,6 +67,8 @@ from tomacs.sim.text_model import (
     generic_form,
     generic_like,
     length_shared,
+    letter_free,
+    letter_named,
     named_others,
     on_topic,
     question_stems,
@@ -2015,3 +2017,149 @@ def test_replies_write_from_their_answers_own_style(monkeypatch: pytest.MonkeyPa
             )
             said[answer] |= {s for s in (*KIND, *HARSH) if s in text}
     assert said["A"] and said["E"] and said["A"] <= set(KIND) and said["E"] <= set(HARSH)
+
+
+# ------------------------------------------------------------------------------- letter-free rationales
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        # MAD-Follower's frame: the letter on its answer line is the frame's, not the rationale's
+        ("#answer: B\n#rationale: The act is mostly acceptable; it harms no one.\n#confidence: 0.9", False),
+        ("#answer: B\n#rationale: Unlike (C), the act harms no one at all.\n#confidence: 0.9", True),
+        ("#answer: B\n#rationale: Option A overstates the harm the act does.\n#confidence: 0.9", True),
+        # multi-agent-attack's closing mark is the frame's too; a letter elsewhere is the rationale's
+        ("The act harms no one, so it is the most defensible choice (B).", False),
+        ("Option A overlooks the harm. The act harms no one (B).", True),
+        ("I agree with the others that the answer is B.\nIt harms no one (B).", True),
+        ("The act harms no one.\n\nAnswer: B", False),
+        ("The act harms no one (E), and (b) is a list item.\n\nAnswer: B", False),  # not an option's letter
+        ("A bold claim: Beyond doubt, the act harms no one. (B)", False),  # a word's first letter is none
+    ],
+)
+def test_a_rationale_names_options_by_letter_by_hand(text: str, named: bool) -> None:
+    assert letter_named(text, "B", ("A", "B", "C", "D")) is named
+
+
+def test_letter_share_is_fitted_per_role_and_phase_leaving_walks_out_by_hand() -> None:
+    """Honest round-1 replies: agent 1 names (C) in its rationale in the 6 odd debates, agent 2 walks through
+    the options in debate 0 (left out of the share: a walk heads its options with their letters), so 6 of the
+    23 others name letters; the closing marks "(A)"/"(B)" are no rationale's. A source without options to
+    name (no option texts) has no share: its replies write as the templates do."""
+    debates = []
+    for i, d in enumerate(_fit_debates()):
+        turns = []
+        for t in d.turns:
+            if t.round == 1 and t.agent == 1 and i % 2:
+                t = replace(t, text=f"Unlike (C), {t.text}")
+            elif t.round == 1 and t.agent == 2 and i == 0:
+                t = replace(t, text=WALK)
+            turns.append(t)
+        debates.append(replace(d, turns=tuple(turns)))
+    tm = fit_text_model(debates)
+    assert tm is not None
+    assert tm.phases["honest"]["first"].letter_share == pytest.approx(6 / 23, abs=1e-6)
+    for role, phase in (("honest", "later"), ("adversary", "first"), ("adversary", "later")):
+        assert tm.phases[role][phase].letter_share == 0.0
+    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
+    bare = fit_text_model([replace(d, options=None) for d in _fit_debates()])
+    assert bare is not None and bare.phases["honest"]["first"].letter_share is None
+    bad = json.loads(json.dumps(tm.to_dict()))
+    for value in (1.5, "most", True):
+        bad["phases"]["honest"]["first"]["letter_share"] = value
+        with pytest.raises(
+            ValueError, match=r"^text.phases.honest.first.letter_share: expected a share from 0"
+        ):
+            TextModel.from_dict(bad)
+
+
+def test_letter_free_drops_only_sentences_with_letter_slots() -> None:
+    bank = ("So ({a}) it is.", "Not ({o}).", "On {k} alone.", "Neither {A} nor the rest.")
+    assert letter_free(bank) == bank
+    assert letter_free(bank, lettered=False) == ["On {k} alone.", "Neither {A} nor the rest."]
+
+
+MAD_FRAME = {"frame": "#answer: {L}\n#rationale: {body}\n#confidence: {n}", "frame_share": 1.0}
+
+
+def _letter_replies(st: PhaseText, n: int) -> list[tuple[str, str]]:
+    """n replies under `st`: round 1 (honest, adversary) and round 2 (kept against a dissenter, changed with
+    the previous answer named, adversary answering others), in turn; the others' messages name no letter."""
+    msgs = [
+        Message(
+            sender=1,
+            role="Critic",
+            text="The suit turns on the deed.\n\nAnswer: A",
+            answer="A",
+            persuasive=False,
+        ),
+        Message(
+            sender=2,
+            role="Judge",
+            text="The rancher's heirs keep title.\n\nAnswer: C",
+            answer="C",
+            persuasive=False,
+        ),
+    ]
+    out = []
+    for s in range(n):
+        rng = np.random.default_rng(s)
+        kind = s % 4
+        if kind == 0:
+            out.append((honest_analysis(Q, "Critic", "B", rng, style=st), "B"))
+        elif kind == 1:
+            out.append((adversarial_analysis(Q, "C", rng, style=st, max_words=None), "C"))
+        elif kind == 2:
+            t = honest_analysis(Q, "Critic", "B", rng, round=2, incoming=msgs, style=st)
+            out.append((t, "B"))
+        else:
+            t = honest_analysis(
+                Q, "Critic", "A", rng, round=2, changed=True, incoming=msgs, previous_answer="B", style=st
+            )
+            out.append((t, "A"))
+    return out
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        # fitted discussion, opener, general and closer banks, the closer's slots naming letters
+        _discussing(2.0),
+        # a topic density: the supporting sentence names the answer by text (rate 2) or by letter (rate 0)
+        replace(_topical(0.5, 2.0), **MAD_FRAME, frame_values=("0.9",)),
+        replace(_topical(0.5, 0.0), **MAD_FRAME, frame_values=("0.9",)),
+    ],
+    ids=["banks", "topic-text", "topic-letter"],
+)
+def test_a_reply_names_options_by_letter_at_the_fitted_share(base: PhaseText) -> None:
+    """At letter_share 0 no rationale names a letter (templates, fitted banks and the discussion of others
+    alike: the options are named by their texts) and the answer still parses from the frame or line; at 1,
+    and for a profile fitted before the share (None), all or nearly all do; at 0.5 about half."""
+
+    def shares(st: PhaseText, n: int = 80) -> float:
+        replies = _letter_replies(st, n)
+        for t, a in replies:
+            assert parse_answer(Q, t) == a and "{" not in t
+        return float(np.mean([letter_named(t, a, Q.labels) for t, a in replies]))
+
+    none = replace(base, letter_share=0.0)
+    assert shares(none) == 0.0
+    texts = " ".join(t for t, _ in _letter_replies(none, 40))
+    assert "lose the suit" in texts.lower() and "win the suit" in texts.lower()  # named by their texts
+    # unquoted, and no templated conclusion
+    assert not any(f'"{o}' in texts.lower() for o in Q.options) and "the answer is" not in texts
+    assert shares(replace(base, letter_share=1.0)) >= 0.9
+    assert shares(base) >= 0.9  # letter_share None: as the templates
+    assert 0.35 <= shares(replace(base, letter_share=0.5), 160) <= 0.65
+
+
+def test_a_walk_names_letters_whatever_the_share() -> None:
+    walking = replace(
+        _topical(0.5, 2.0),
+        log_words_mean=float(np.log(200)),
+        walk_share=1.0,
+        walk_headers=("**Option {L}:**",),
+        walk_weights=(1.0,),
+        letter_share=0.0,
+    )
+    for t, _ in _round1(ORGAN, "A", "B", walking, 6):
+        assert walkthrough(t, ORGAN.labels, ORGAN.options) is not None

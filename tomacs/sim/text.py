@@ -200,8 +200,8 @@ def _ref(
             f'"{text}" ({label})',
             f"({label}) {text}",
         )
-    else:
-        forms = (f'"{text}"', text, f'the option "{text}"', f'the answer "{text}"')
+    else:  # in the sentence as its words, unquoted: "... making it completely acceptable"
+        forms = (text, text.lower())
     return _pick(rng, avoiding(forms, avoid))
 
 
@@ -216,15 +216,10 @@ def _answer_count(style: PhaseText | None, rng: np.random.Generator) -> int:
     return int(rng.poisson(max(style.answer_rate, 0.0))) if style is not None else 0
 
 
-def _letter(label: str, rng: np.random.Generator, avoid: Sequence[str] = (), lettered: bool = True) -> str:
+def _letter(label: str, rng: np.random.Generator, avoid: Sequence[str] = ()) -> str:
     """A reference to an option by its letter only, as a reply that does not repeat the option's text
-    writes it; in a reply naming no letters either (not `lettered`), a reference to its own choice."""
-    if not lettered:
-        return _pick(rng, _UNNAMED)
+    writes it."""
     return _pick(rng, avoiding((f"option {label}", f"({label})", label), avoid))
-
-
-_UNNAMED = ("This answer", "This choice", "My answer", "The answer I give")
 
 
 def _numbers(question: Question) -> tuple[float, ...]:
@@ -1119,16 +1114,20 @@ def _analysis(
         # a fitted topic density: how many sentences name the answer's text is drawn first, and a reply
         # drawn to name it in none names it by letter here (real qwen-max honest replies name their
         # answer's text in 0.28 sentences of round 1; every templated supporting sentence did)
+        # (one naming neither its answer's text nor letters has none: real qwen-max replies argue their
+        # answer without naming it, and a sentence naming its text is one of the fitted count)
+        ref: str | None
         if topical:
             answer_count = _answer_count(style, rng)
-            ref = (
-                _ref(question, answer, rng, avoid, lettered)
-                if answer_count
-                else _letter(answer, rng, avoid, lettered)
-            )
+            if answer_count:
+                ref = _ref(question, answer, rng, avoid, lettered)
+            else:
+                ref = _letter(answer, rng, avoid) if lettered else None
         else:  # before the reason: App. D's texts draw in this order
             ref = _ref(question, answer, rng, avoid, lettered)
-        core.append(_fill("{o} {p}.", o=ref, p=_pick(arg, avoiding(_SUPPORT, avoid)).format(k=k1)))
+        support = _pick(arg, avoiding(_SUPPORT, avoid)).format(k=k1)
+        if ref is not None:
+            core.append(_fill("{o} {p}.", o=ref, p=support))
         fillers = list(avoiding([s.format(k=_kw(arg, kws), k2=k2) for s in _FILL_MC], avoid))
         # the walk names every option: it takes the place of the rejections and the supporting sentence
         if walk and style is not None:
@@ -1137,8 +1136,9 @@ def _analysis(
             # the topic sentence is one more generic sentence, written within the fitted generic share
             # (`text_model.on_topic`); the body opens with the reply's point (stop 71)
             fillers.insert(0, core.pop(0))
-        conclusion = _pick(rng, avoiding(_CONCLUDE_MC, avoid))
-        tail = [conclusion.format(a=_answer_ref(question, answer, rng, lettered))]
+        # a reply naming no letters has no templated "So the answer is ...": its sentences naming its
+        # answer's text are drawn at the fitted rate (`answer_rate`); its frame or mark gives the letter
+        tail = [_pick(rng, avoiding(_CONCLUDE_MC, avoid)).format(a=answer)] if lettered else []
     else:
         answer_count = _answer_count(style, rng) if topical else 0
         nums = _numbers(question)
