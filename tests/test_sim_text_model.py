@@ -2040,6 +2040,16 @@ def test_a_rationale_names_options_by_letter_by_hand(text: str, named: bool) -> 
     assert letter_named(text, "B", ("A", "B", "C", "D")) is named
 
 
+def test_a_letter_before_its_option_text_is_named_given_the_options() -> None:
+    """The templates' `B (win the suit)` is no pattern of its own (`I (think)` would be one): it counts with
+    the options given, the option's text (its stop left out) following the letter."""
+    text = "Of the four, C (Settle out of court) fits the facts best, and nothing else does.\n\nAnswer: B"
+    options = ("lose the suit", "win the suit", "settle out of court.", "appeal")
+    assert not letter_named(text, "B", ("A", "B", "C", "D"))
+    assert letter_named(text, "B", ("A", "B", "C", "D"), options)
+    assert not letter_named(text, "B", ("A", "B"), options[:2])  # C is no option here
+
+
 def test_letter_share_is_fitted_per_role_and_phase_leaving_walks_out_by_hand() -> None:
     """Honest round-1 replies: agent 1 names (C) in its rationale in the 6 odd debates, agent 2 walks through
     the options in debate 0 (left out of the share: a walk heads its options with their letters), so 6 of the
@@ -2139,7 +2149,7 @@ def test_a_reply_names_options_by_letter_at_the_fitted_share(base: PhaseText) ->
         replies = _letter_replies(st, n)
         for t, a in replies:
             assert parse_answer(Q, t) == a and "{" not in t
-        return float(np.mean([letter_named(t, a, Q.labels) for t, a in replies]))
+        return float(np.mean([letter_named(t, a, Q.labels, Q.options) for t, a in replies]))
 
     none = replace(base, letter_share=0.0)
     assert shares(none) == 0.0
@@ -2147,8 +2157,8 @@ def test_a_reply_names_options_by_letter_at_the_fitted_share(base: PhaseText) ->
     assert "lose the suit" in texts.lower() and "win the suit" in texts.lower()  # named by their texts
     # unquoted, and no templated conclusion
     assert not any(f'"{o}' in texts.lower() for o in Q.options) and "the answer is" not in texts
-    assert shares(replace(base, letter_share=1.0)) >= 0.9
-    assert shares(base) >= 0.9  # letter_share None: as the templates
+    assert shares(replace(base, letter_share=1.0)) >= 0.95
+    assert shares(base) >= 0.95  # letter_share None: as the templates
     assert 0.35 <= shares(replace(base, letter_share=0.5), 160) <= 0.65
 
 

@@ -29,7 +29,7 @@ def shares(debates: Sequence[Debate]) -> dict[str, tuple[float, int]]:
             role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
             key = f"{role}/{'first' if t.round == 1 else 'later'}"
             c = counts.setdefault(key, [0, 0])
-            c[0] += letter_named(t.text, t.answer, d.letters)
+            c[0] += letter_named(t.text, t.answer, d.letters, opts)
             c[1] += 1
     return {k: (round(a / n, 3), n) for k, (a, n) in sorted(counts.items())}
 
