@@ -489,6 +489,12 @@ def test_how_much_a_reply_is_about_its_question_is_a_style_row_by_hand() -> None
     rows = {r["stat"]: r for r in style_table([adv, hon], [*bare, adv, hon])}
     assert rows["topic density"]["sim_honest"] == pytest.approx(4 / 5)
     assert rows["answer sentences"]["real_adversary"] == 1.0  # the bare replies are left out, not zeros
+    # neither rationale names a letter ("Answer: B" is the answer line's); one naming (A) does
+    assert (adv.rationale_letters, hon.rationale_letters) == (0.0, 0.0)
+    assert all(r.rationale_letters is None for r in bare)  # no option texts: no share, as in the fit
+    naming = replace(d, turns=(replace(d.turns[0], text="Not (A): pancreas, surely.\n\nAnswer: B"),))
+    assert replies_of([naming], real=True)[0].rationale_letters == 1.0
+    assert rows["rationale letters"]["real_honest"] == 0.0
 
 
 def test_cv_and_transfer_auc_on_separable_and_flipped_data() -> None:
