@@ -193,6 +193,7 @@ def _ref(
     text = _option(question, label)
     if question.kind != "mc" or text is None:
         return str(label)
+    forms: tuple[str, ...]
     if lettered:
         forms = (
             f'option {label} ("{text}")',
