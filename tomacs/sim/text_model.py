@@ -205,7 +205,7 @@ class PhaseText:
     # the share of multiple-choice replies not walking through the options whose rationale names an option
     # by its letter (`letter_named`: "(B)", "option B", "B)"; the frame's and answer line's letter and the
     # closing mark left out). Real MAD-Follower qwen-max rationales name none (0.00 honest, 0.06-0.08
-    # adversaries), multi-agent-attack's 0.62-0.99; the templates named letters in every reply. None for a
+    # adversaries), multi-agent-attack's 0.26-1.00; the templates named letters in every reply. None for a
     # profile fitted before it: every reply names them, as the templates do
     letter_share: float | None = None
 
