@@ -209,7 +209,7 @@ def _ref(
 def _answer_ref(question: Question, answer: str, rng: np.random.Generator, lettered: bool) -> str:
     """The reply's own answer where a template writes it bare (`{a}`: "So the answer is B."): its letter,
     as the templates did, or its text in a reply not `lettered` (one draw, only then)."""
-    return str(answer) if lettered or question.kind != "mc" else _ref(question, answer, rng, (), False)
+    return str(answer) if lettered else _ref(question, answer, rng, (), False)
 
 
 def _answer_count(style: PhaseText | None, rng: np.random.Generator) -> int:

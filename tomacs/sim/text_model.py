@@ -205,8 +205,9 @@ class PhaseText:
     # the share of multiple-choice replies not walking through the options whose rationale names an option
     # by its letter (`letter_named`: "(B)", "option B", "B)"; the frame's and answer line's letter and the
     # closing mark left out). Real MAD-Follower qwen-max rationales name none (0.00 honest, 0.06-0.08
-    # adversaries), multi-agent-attack's 0.26-1.00; the templates named letters in every reply. None for a
-    # profile fitted before it: every reply names them, as the templates do
+    # adversaries), multi-agent-attack's 0.26-1.00; the templates write letters into every reply (0.75-1.00
+    # of simulated replies keep one after the length trims). None for a profile fitted before it: every
+    # reply writes them, as the templates do
     letter_share: float | None = None
 
     def lettered(self, rng: np.random.Generator) -> bool:
@@ -335,9 +336,9 @@ def _read_phases(section: object, where: str) -> dict[str, dict[str, PhaseText]]
                 raise ValueError(f"{where}.{r}.{p}.mentions: expected shares of {', '.join(MENTION_WORDS)}")
             kw["mentions"] = {str(w): float(v) for w, v in m.items()}
             share = kw.get("letter_share")
-            if share is not None and (isinstance(share, bool) or not isinstance(share, int | float)):
-                raise ValueError(f"{where}.{r}.{p}.letter_share: expected a share from 0 to 1, or null")
-            if share is not None and not 0.0 <= share <= 1.0:
+            if share is not None and (
+                isinstance(share, bool) or not isinstance(share, int | float) or not 0.0 <= share <= 1.0
+            ):
                 raise ValueError(f"{where}.{r}.{p}.letter_share: expected a share from 0 to 1, or null")
             phases.setdefault(r, {})[p] = PhaseText(**kw)
     return phases
@@ -458,12 +459,10 @@ def letter_named(text: str, answer: str | None, letters: Sequence[str], options:
     body = lines[lo:hi]
     if body and (tag := _FRAME_TAG.match(body[0])) and lo > 0:
         body[0] = body[0][tag.end() :]
-    if body and lo == 0 and hi == len(lines):
-        _, mark, _ = reply_frame(raw, answer)
-        if mark is not None and answer:
-            own = mark.replace("{L}", answer)
-            cut = body[-1].rfind(own)
-            body[-1] = body[-1][:cut] + body[-1][cut + len(own) :] if cut >= 0 else body[-1]
+    found = _closing_mark(body[-1], at) if body and at is not None and lo == 0 and hi == len(lines) else None
+    if found is not None:
+        start, tok = found
+        body[-1] = body[-1][:start] + body[-1][start + len(tok) :]
     said = "\n".join(body)
     if any(x and x in letters for m in _LETTER.finditer(said) for x in m.groups()):
         return True
@@ -472,6 +471,16 @@ def letter_named(text: str, answer: str | None, letters: Sequence[str], options:
         if head and re.search(rf"(?<![A-Za-z0-9]){re.escape(lab)} \({re.escape(head)}", said, re.IGNORECASE):
             return True
     return False
+
+
+def _closing_mark(line: str, at: re.Pattern[str]) -> tuple[int, str] | None:
+    """Where `line` names the answer letter in a bracketed token ("(B)", "**B**"), the last such, and the
+    token: the mark of a reply framed "{body}" (`reply_frame`)."""
+    for m in reversed(list(re.finditer(r"\S+", line))):
+        tok = m.group(0).rstrip(".,;:!?")
+        if at.search(tok) and re.search(r"[()\[\]*]", tok):
+            return m.start(), tok
+    return None
 
 
 def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[str, ...]]:
@@ -496,14 +505,8 @@ def reply_frame(text: str, answer: str | None) -> tuple[str, str | None, tuple[s
 
     lo, hi = _frame_span(lines, at)
     if lo == 0 and hi == len(lines):
-        mark = None
-        if at is not None and lines:
-            for m in reversed(list(re.finditer(r"\S+", lines[-1]))):
-                tok = m.group(0).rstrip(".,;:!?")
-                if at.search(tok) and re.search(r"[()\[\]*]", tok):
-                    mark = at.sub("{L}", tok, count=1)
-                    break
-        return "{body}", mark, ()
+        found = _closing_mark(lines[-1], at) if at is not None and lines else None
+        return "{body}", at.sub("{L}", found[1], count=1) if at is not None and found else None, ()
     tag = _FRAME_TAG.match(lines[lo])
     body = f"{tag.group(1)} {{body}}" if tag else "{body}"
     values = tuple(v for x in (*lines[:lo], *lines[hi:]) for v in _NUMBER.findall(x))
