@@ -1255,15 +1255,35 @@ def test_on_topic_sentences_take_the_templated_fillers_place_not_the_style_banks
 def test_a_reply_drawn_to_name_its_answer_in_no_sentence_names_it_by_letter() -> None:
     """Real qwen-max honest replies name their answer's text in 0.28 sentences of round 1, and every
     templated supporting sentence named it: under a fitted rate of 0 the core names the answer by its
-    letter, and the answer still parses."""
+    letter, in a form the fit's `letter_named` reads (a bare "B matches ..." it does not: a third of such
+    replies were measured as naming no letter, stop 80), and the answer still parses."""
     named, lettered = [], 0
     for t, letter in _round1(ORGAN, "C", "B", _topical(0.4, 0.0), 120):
         a = {"C": "the pancreas", "B": "the gallbladder"}[letter]
         assert parse_answer(ORGAN, t) == letter
         named.append(answer_sentences(split_sentences(t), a))
-        lettered += bool(re.search(rf"option {letter}\b|\({letter}\)|\b{letter} ", t.rsplit("Answer:", 1)[0]))
+        lettered += letter_named(t, letter, ORGAN.labels, ORGAN.options)
     assert float(np.mean(named)) < 0.15, np.mean(named)
     assert lettered == 120
+
+
+def test_a_reply_drawn_to_name_letters_names_one_the_fit_reads() -> None:
+    """A reply drawn to name letters (`letter_share` 1) whose only letter is its supporting sentence's (no
+    rejection, no closer, its answer's text in no sentence) names it in a form `letter_named` reads: the bare
+    "B matches ..." it does not read, and a third of qwen3-8b's simulated replies drawn to name letters were
+    measured as naming none (its simulated shares about half its fitted ones, stop 80)."""
+    # in paragraphs: a one-paragraph reply's last bracketed letter would read as its closing mark
+    st = replace(
+        _naming((1.0, 0.0, 0.0)),
+        topic_density=0.4,
+        answer_rate=0.0,
+        letter_share=1.0,
+        closer_share=0.0,
+        paragraph_words=40.0,
+    )
+    replies = _round1(ORGAN, "C", "B", st, 120)
+    assert all(named_others(t, a, ORGAN.labels, ORGAN.options) == 0 for t, a in replies)
+    assert all(letter_named(t, a, ORGAN.labels, ORGAN.options) for t, a in replies)
 
 
 def _shared_sentences(a: str, b: str) -> float:
@@ -2023,6 +2043,58 @@ def test_replies_write_from_their_answers_own_style(monkeypatch: pytest.MonkeyPa
             )
             said[answer] |= {s for s in (*KIND, *HARSH) if s in text}
     assert said["A"] and said["E"] and said["A"] <= set(KIND) and said["E"] <= set(HARSH)
+
+
+PLAIN = (
+    "The reaction releases heat to its surroundings.",
+    "Energy leaves the system as the bonds form.",
+)
+
+
+def _other_debates(n: int) -> list[Debate]:
+    """n questions of options of their own (not on the scale): honest agents answer C by option C, writing
+    `PLAIN`; the adversary argues B."""
+    out = []
+    for q in range(n):
+        turns = [Turn(1, 0, "B", text="It depends on the case. Some nuance matters here. (B)")]
+        turns += [Turn(1, i, "C", text=f"Option C fits. {' '.join(PLAIN)} So (C).") for i in (1, 2)]
+        out.append(
+            Debate(
+                id=f"o{q}",
+                gold="C",
+                letters=("A", "B", "C", "D"),
+                n_agents=3,
+                n_rounds=1,
+                agents=(AgentInfo(0, "adversary", 1, "B"), AgentInfo(1), AgentInfo(2)),
+                turns=tuple(turns),
+                question=f"Which process {''.join('abcdefghij'[int(c)] for c in str(q))} releases heat?",
+                options=tuple(f"{o} {q}" for o in ("melting", "boiling", "freezing", "sublimation")),
+                model="m",
+            )
+        )
+    return out
+
+
+def test_a_roles_style_is_fitted_from_the_replies_whose_answer_has_none_of_its_own() -> None:
+    """The role's style stands for the replies whose answer has no style of its own (`TextModel.get`): fitted
+    from all, it mixed in the scale's replies, and qwen3-8b's simulated honest agents named letters on its
+    other questions in 0.09 of later replies, real ones in 0.35 (stop 80). With `ANSWER_MIN_REPLIES` such
+    replies or more it is fitted from them alone; with fewer, from all (too few for a style)."""
+    tm = fit_text_model(_scale_debates(48) + _other_debates(12))  # 24 honest replies off the scale
+    assert tm is not None
+    honest = tm.phases["honest"]["first"]
+    assert honest.replies == 24 and len(honest.general) == 2 and not set(honest.general) & {*KIND, *HARSH}
+    assert honest.letter_share == 1.0  # "Option C fits.": every reply off the scale names its letter
+    assert tm.by_answer["completely acceptable"]["honest"]["first"].letter_share == 0.0
+    assert tm.get("honest", "first", "freezing 3") is honest
+    # 12 adversary replies off the scale: too few, the role's style is fitted from all 60
+    assert tm.phases["adversary"]["first"].replies == 60
+    few = fit_text_model(_scale_debates(48) + _other_debates(9))  # 18 honest replies off the scale
+    assert few is not None and few.phases["honest"]["first"].replies == 96 + 18
+    assert set(few.phases["honest"]["first"].general) >= {*KIND, *HARSH}
+    # no scale (MMLU): the role's style from every reply, as before
+    alone = fit_text_model(_other_debates(12))
+    assert alone is not None and alone.phases["honest"]["first"].replies == 24 and not alone.by_answer
 
 
 # ------------------------------------------------------------------------------- letter-free rationales

@@ -901,9 +901,11 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     discussion is its own rather than the templates' role-neutral one."""
     acc: dict[tuple[str, str], _Acc] = {}
     by_text: dict[tuple[str, str, str], _Acc] = {}  # (role, phase, scale answer's text)
+    rest: dict[tuple[str, str], _Acc] = {}  # replies whose answer has no style of its own
     models: set[str] = set()
     common = common_stems(debates)
     scale = scale_answers(debates)
+    covered = _answer_styled(debates, scale)
     rounds: list[tuple[str, int, str, str, float]] = []  # (debate, round, role, phase, log words)
     for d in debates:
         vocab = _vocab(d)
@@ -920,6 +922,8 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
             if said in scale:  # the same reply, also for its answer's style (`TextModel.by_answer`)
                 _add_reply(by_text.setdefault((role, phase, said), _Acc()), *args)
             n = _add_reply(acc.setdefault((role, phase), _Acc()), *args)
+            if covered and (role, phase, said) not in covered:
+                _add_reply(rest.setdefault((role, phase), _Acc()), *args)
             rounds.append((d.id, t.round, role, phase, math.log(n)))
             m = d.agents[t.agent].model or d.model
             if m:
@@ -927,6 +931,12 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     shared = length_shared(rounds)
     phases: dict[str, dict[str, PhaseText]] = {}
     for (role, phase), a in sorted(acc.items()):
+        # a role's style stands for the replies whose answer has none of its own (`TextModel.get`), so it is
+        # fitted from those where there are enough: fitted from all, it mixed in the replies of the answer
+        # scale, and qwen3-8b's simulated honest agents named letters on its other questions in 0.09 of
+        # later replies, real ones in 0.35 (its scale's answers in 0.00; stop 80)
+        own = rest.get((role, phase))
+        a = own if own is not None and len(own.words) >= ANSWER_MIN_REPLIES else a
         if len(a.words) >= _MIN_REPLIES:
             phases.setdefault(role, {})[phase] = _phase_text(
                 a, f"{role}/{phase}", seed, shared.get((role, phase), 0.0)
@@ -940,6 +950,23 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
     if "honest" not in phases:
         return None
     return TextModel(phases=phases, source=source, models=tuple(sorted(models)), by_answer=by_answer)
+
+
+def _answer_styled(debates: Sequence[Debate], scale: set[str]) -> set[tuple[str, str, str]]:
+    """(role, phase, answer's text) of the styles by answer `fit_text_model` fits: an answer of `scale`
+    given in `ANSWER_MIN_REPLIES` replies with texts or more, in that role and phase."""
+    if not scale:
+        return set()
+    n: dict[tuple[str, str, str], int] = {}
+    for d in debates:
+        opts = tuple(d.options or ())
+        for t in d.turns:
+            said = _scale_text(answered_option(d.letters, opts, t.answer))
+            if t.text and said in scale:
+                role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
+                key = (role, "first" if t.round == 1 else "later", str(said))
+                n[key] = n.get(key, 0) + 1
+    return {k for k, v in n.items() if v >= ANSWER_MIN_REPLIES}
 
 
 SHARED_MAX = 0.95  # `length_shared` is capped here: a reply's own length always varies a little
