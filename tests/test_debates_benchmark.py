@@ -74,6 +74,42 @@ def test_repeats_are_disjoint_copies_per_split_and_a_subset_is_seeded() -> None:
         _bench(test_split="dev")
 
 
+def test_copies_per_debate_and_a_round_count_follow_the_source(tmp_path: Path) -> None:
+    """`per_debate`: a question the source ran twice weighs twice in the run (MAD-Follower ran qwen3-8b's
+    ten questions off the answer scale 4 times, its 30 on it 2.4 times, mostly in 5 rounds against 3);
+    `rounds`: only the questions, and debates, of one round count, for one run per round count the source
+    has."""
+    from collections import Counter
+
+    debates = load_debates(MAD)
+    five = [d for d in debates if d.n_rounds == 5]
+    twice = five[0].question_key
+    f = tmp_path / "src.jsonl"
+    write_debates(f, [*debates, five[0].__class__(**{**five[0].__dict__, "id": f"{five[0].id}-again"})])
+
+    def bench(**cfg: object):  # noqa: ANN202
+        return get_benchmark("debates", transcripts=str(f), part="all", **cfg)
+
+    plain = Counter(q.meta[SAME_QUESTION] for q in bench(repeats=2).load("test"))
+    assert set(plain.values()) == {2}  # as before: `repeats` copies of each
+    b = bench(repeats=2, per_debate=True)
+    splits = {s: b.load(s) for s in ("train", "validation", "test")}
+    n = Counter(q.meta[SAME_QUESTION] for q in splits["test"])
+    assert n[twice] == 4 and {v for k, v in n.items() if k != twice} == {2}
+    ids = [q.id for v in splits.values() for q in v]
+    assert len(set(ids)) == len(ids)  # no copy in two splits
+    assert all(q.id.endswith(f"#{q.meta['repeat']}") for q in splits["validation"])
+    again = [q.meta["repeat"] for q in splits["validation"] if q.meta[SAME_QUESTION] == twice]
+    assert sorted(again) == [5, 6, 7, 8]
+    assert {q.meta[SAME_QUESTION] for q in bench(rounds=5).questions()} == {d.question_key for d in five}
+    assert [q.meta["debates"] for q in bench(rounds=3).questions()] == [1]
+    assert Counter(q.meta[SAME_QUESTION] for q in bench(rounds=5, per_debate=True).load("test"))[twice] == 2
+    with pytest.raises(BenchmarkDataError, match=r"rounds=4 in part 'all'; its debates have 3, 5 rounds"):
+        bench(rounds=4).load("test")
+    with pytest.raises(ValueError, match="rounds=0 must be at least 1"):
+        bench(rounds=0)
+
+
 def test_copies_of_a_question_share_the_simulated_latent() -> None:
     from tomacs.sim.backbone import SimBackbone
 

@@ -54,6 +54,13 @@ class DebatesSettings(BenchmarkSettings):
     split_seed: int = 0  # calibrate's --split-seed
     fold: str | None = None  # sim fit-episodes' --fold k/K (a cross-fit): replaces `split`
     repeats: int = 1  # copies of each question per split (a source's repeated runs)
+    # true: `repeats` copies per debate the source ran on the question, so each question weighs in the run as
+    # in the source (MAD-Follower ran qwen3-8b's ten questions off the answer scale 4 times, its 30 on it 2.4)
+    per_debate: bool = False
+    # only the source's debates of this many rounds (their questions, and with per_debate their count): set
+    # it with the run's `rounds`, one run per round count the source has, to simulate a source that mixes
+    # them; null = every debate
+    rounds: int | None = None
     train_split: str = "train"  # whose copies training reads: train | validation | test
     test_split: str = "test"  # whose copies the test reads
 
@@ -70,6 +77,8 @@ class DebateQuestions(BenchmarkAdapter):
         "split_seed",
         "fold",
         "repeats",
+        "per_debate",
+        "rounds",
     )
 
     def __init__(self, **cfg: Any) -> None:
@@ -94,6 +103,11 @@ class DebateQuestions(BenchmarkAdapter):
         self.repeats = int(own.get("repeats", d.repeats))
         if self.repeats < 1:
             raise ValueError(f"benchmark 'debates': repeats={self.repeats} must be at least 1")
+        self.per_debate = bool(own.get("per_debate", d.per_debate))
+        rounds = own.get("rounds", d.rounds)
+        self.rounds = None if rounds in (None, "", "null", "None") else int(str(rounds))
+        if self.rounds is not None and self.rounds < 1:
+            raise ValueError(f"benchmark 'debates': rounds={self.rounds} must be at least 1 (or null: all)")
         for key in ("train_split", "test_split"):
             if getattr(self, key) not in SPLITS:
                 raise ValueError(
@@ -133,15 +147,25 @@ class DebateQuestions(BenchmarkAdapter):
             debates = select_debates(debates, self.model)
         except ValueError as exc:
             raise BenchmarkDataError(f"benchmark 'debates': {src}: {exc}") from None
-        if self.part != "all":
+        if self.part != "all":  # split on every debate, as calibrate does, before `rounds` picks some
             fit, held = split_questions(debates, self.split, self.split_seed, self.fold)
             debates = fit if self.part == "fit" else held
+        if self.rounds is not None:
+            have = sorted({d.n_rounds for d in debates})
+            debates = [d for d in debates if d.n_rounds == self.rounds]
+            if not debates:
+                raise BenchmarkDataError(
+                    f"benchmark 'debates': {src}: no debate of rounds={self.rounds} in part {self.part!r}; "
+                    f"its debates have {', '.join(map(str, have))} rounds (or set benchmark.rounds=null)"
+                )
         first: dict[str, Debate] = {}
+        count: dict[str, int] = {}
         for d in debates:
             first.setdefault(d.question_key, d)
-        return [self._question(key, first[key]) for key in sorted(first)]
+            count[d.question_key] = count.get(d.question_key, 0) + 1
+        return [self._question(key, first[key], count[key]) for key in sorted(first)]
 
-    def _question(self, key: str, d: Debate) -> Question:
+    def _question(self, key: str, d: Debate, debates: int = 1) -> Question:
         where = f"benchmark 'debates': {self.source_path()}: debate {d.id!r}"
         if not d.question or d.options is None:
             raise BenchmarkDataError(
@@ -158,20 +182,32 @@ class DebateQuestions(BenchmarkAdapter):
             answer=d.gold,
             benchmark=self.name,
             kind="mc",
-            meta={SAME_QUESTION: key, "source": d.source, "question_id": qid, "of": d.meta.get("benchmark")},
+            meta={
+                SAME_QUESTION: key,
+                "source": d.source,
+                "question_id": qid,
+                "of": d.meta.get("benchmark"),
+                "debates": debates,  # the source's debates of it (of `rounds` rounds where set)
+            },
         )
 
+    def copies(self, q: Question) -> int:
+        """How many copies of `q` each split holds: `repeats`, times its source debates under `per_debate`."""
+        return self.repeats * (int(q.meta.get("debates", 1)) if self.per_debate else 1)
+
     def load(self, split: str, size: int | None = None, seed: int = 0) -> list[Question]:
-        """`repeats` copies of every question, the copies of `split` only (disjoint between splits)."""
+        """`copies` of every question, the copies of `split` only (disjoint between splits)."""
         if split not in SPLITS:
             raise ValueError(f"benchmark 'debates': split {split!r} is not one of {', '.join(SPLITS)}")
         block = {"train": self.train_split, "test": self.test_split}.get(split, split)
         base = self.questions()
-        first = SPLITS.index(block) * self.repeats
+        n = {q.id: self.copies(q) for q in base}
         out = [
-            replace(q, id=f"{q.id}#{first + r + 1}", meta={**q.meta, "repeat": first + r + 1, "split": block})
-            for r in range(self.repeats)
+            replace(q, id=f"{q.id}#{k}", meta={**q.meta, "repeat": k, "split": block})
+            for r in range(max(n.values(), default=0))
             for q in base
+            if r < n[q.id]
+            for k in [SPLITS.index(block) * n[q.id] + r + 1]
         ]
         if size is not None:
             if int(size) < 0:
