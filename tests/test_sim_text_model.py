@@ -2083,7 +2083,9 @@ def test_a_roles_style_is_fitted_from_the_replies_whose_answer_has_none_of_its_o
     tm = fit_text_model(_scale_debates(48) + _other_debates(12))  # 24 honest replies off the scale
     assert tm is not None
     honest = tm.phases["honest"]["first"]
-    assert honest.replies == 24 and len(honest.general) == 2 and not set(honest.general) & {*KIND, *HARSH}
+    # its sentences only (the question's "releases heat" a slot, as the fit writes every question's words)
+    off_scale = {"The reaction {k} to its surroundings.", PLAIN[1]}
+    assert honest.replies == 24 and set(honest.general) == off_scale
     assert honest.letter_share == 1.0  # "Option C fits.": every reply off the scale names its letter
     assert tm.by_answer["completely acceptable"]["honest"]["first"].letter_share == 0.0
     assert tm.get("honest", "first", "freezing 3") is honest
@@ -2091,7 +2093,7 @@ def test_a_roles_style_is_fitted_from_the_replies_whose_answer_has_none_of_its_o
     assert tm.phases["adversary"]["first"].replies == 60
     few = fit_text_model(_scale_debates(48) + _other_debates(9))  # 18 honest replies off the scale
     assert few is not None and few.phases["honest"]["first"].replies == 96 + 18
-    assert set(few.phases["honest"]["first"].general) >= {*KIND, *HARSH}
+    assert set(few.phases["honest"]["first"].general) == {*KIND, *HARSH, *off_scale}
     # no scale (MMLU): the role's style from every reply, as before
     alone = fit_text_model(_other_debates(12))
     assert alone is not None and alone.phases["honest"]["first"].replies == 24 and not alone.by_answer

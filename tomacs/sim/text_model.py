@@ -915,9 +915,7 @@ def fit_text_model(debates: Sequence[Debate], seed: int = 0, source: str = "") -
         for t in d.turns:
             if not t.text:
                 continue
-            role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
-            phase = "first" if t.round == 1 else "later"
-            said = _scale_text(answered_option(d.letters, opts, t.answer))
+            role, phase, said = _style_key(d, t)
             args = (d, t, opts, stems, vocab, common, before)
             if said in scale:  # the same reply, also for its answer's style (`TextModel.by_answer`)
                 _add_reply(by_text.setdefault((role, phase, said), _Acc()), *args)
@@ -959,14 +957,19 @@ def _answer_styled(debates: Sequence[Debate], scale: set[str]) -> set[tuple[str,
         return set()
     n: dict[tuple[str, str, str], int] = {}
     for d in debates:
-        opts = tuple(d.options or ())
         for t in d.turns:
-            said = _scale_text(answered_option(d.letters, opts, t.answer))
+            role, phase, said = _style_key(d, t)
             if t.text and said in scale:
-                role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
-                key = (role, "first" if t.round == 1 else "later", str(said))
-                n[key] = n.get(key, 0) + 1
+                n[(role, phase, str(said))] = n.get((role, phase, str(said)), 0) + 1
     return {k for k, v in n.items() if v >= ANSWER_MIN_REPLIES}
+
+
+def _style_key(d: Debate, t: Turn) -> tuple[str, str, str | None]:
+    """A reply's role in its round (an adversary before its onset writes as an honest agent), its phase, and
+    its answer's text as the key of a style by answer (`_scale_text`)."""
+    role = "adversary" if d.is_adversarial(t.agent, t.round) else "honest"
+    said = _scale_text(answered_option(d.letters, tuple(d.options or ()), t.answer))
+    return role, "first" if t.round == 1 else "later", said
 
 
 SHARED_MAX = 0.95  # `length_shared` is capped here: a reply's own length always varies a little

@@ -202,13 +202,12 @@ class DebateQuestions(BenchmarkAdapter):
         block = {"train": self.train_split, "test": self.test_split}.get(split, split)
         base = self.questions()
         n = {q.id: self.copies(q) for q in base}
-        out = [
-            replace(q, id=f"{q.id}#{k}", meta={**q.meta, "repeat": k, "split": block})
-            for r in range(max(n.values(), default=0))
-            for q in base
-            if r < n[q.id]
-            for k in [SPLITS.index(block) * n[q.id] + r + 1]
-        ]
+        out = []
+        for r in range(max(n.values(), default=0)):  # copy by copy, as `repeats` alone did
+            for q in base:
+                if r < n[q.id]:
+                    k = SPLITS.index(block) * n[q.id] + r + 1
+                    out.append(replace(q, id=f"{q.id}#{k}", meta={**q.meta, "repeat": k, "split": block}))
         if size is not None:
             if int(size) < 0:
                 raise ValueError(f"benchmark 'debates': size must be >= 0, got {size}")
