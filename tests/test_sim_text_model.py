@@ -47,7 +47,6 @@ from tomacs.sim.text import (
     _parsed_as,
     _restated,
     _stem_chunks,
-    _stem_keywords,
     adversarial_analysis,
     honest_analysis,
 )
@@ -1184,25 +1183,6 @@ def test_stem_clauses_by_hand(stem: str, expected: tuple[str, ...]) -> None:
     assert _stem_chunks(stem) == expected
 
 
-@pytest.mark.parametrize(
-    ("stem", "expected"),
-    [
-        # noun phrases first ("the bridge", "this behavior"), then the other content words; not the lead-in's
-        # "consider" and "situation" (before stop 81: situation, bridge, behavior, consider, drove,
-        # acceptable)
-        (
-            "Consider this situation: I drove off the bridge\n\nHow acceptable is this behavior?",
-            ("bridge", "behavior", "drove", "acceptable"),
-        ),
-        # a stem that is its lead-in alone keeps it, as its clauses do
-        ("Consider this situation:", ("situation", "consider")),
-        ("The morality that Gauthier describes essentially involves:", ("morality", "Gauthier", "involves")),
-    ],
-)
-def test_stem_key_terms_by_hand(stem: str, expected: tuple[str, ...]) -> None:
-    assert _stem_keywords(stem) == expected
-
-
 def _topical(density: float, rate: float) -> PhaseText:
     return replace(
         _mentioning(1.0, 1.0), topic_density=density, answer_rate=rate, log_words_mean=float(np.log(160))
@@ -1510,52 +1490,6 @@ def test_with_its_points_and_generic_words_both_spent_a_reply_overshoots_neither
     assert words >= 120 and sum(s in points for s in got) >= 3 and sum(s in talk for s in got) >= 3
     assert over_generic > 1 and over_density > 1
     assert abs(math.log(over_generic / over_density)) < math.log(1.6), (over_generic, over_density)
-
-
-def test_a_reply_keeps_its_generic_words_to_the_fitted_low_topic_share() -> None:
-    """Real qwen-max replies write 0.66-0.76 of their words in sentences `generic_like` counts; the generator
-    kept those to `generic_share` (0.19-0.33, the fit's stricter `generic_form`) and wrote the rest from the
-    stem's clauses, at twice the real topic density (stop 81). With `low_topic_share` fitted, the budget is
-    that share: here, with both spent, generic words then overshoot 0.6 about as far as the points' density
-    overshoots 0.2 (seed 0: 8 such sentences and 3 points, 0.80 of the words); a profile fitted before it
-    keeps to `generic_share` (5 and 8, 0.48)."""
-    stems = question_stems(ORGAN.text, ORGAN.options)
-    points = [f"The spleen filters organisms from the blood, {c}." for c in "abcdefghijklmnop"]
-    talk = [f"This is a common point of confusion worth being precise about, {c}." for c in "abcdefghijklm"]
-
-    def generic_words(low_topic_share: float) -> float:
-        st = replace(BANKED, generic_share=0.2, topic_density=0.2, low_topic_share=low_topic_share)
-        topic = OnTopic([], list(points), None, stems, None, 0)
-        got = on_topic(st, np.random.default_rng(0), [], talk, [], topic, 120)
-        return sum(len(s.split()) for s in got if s in talk) / sum(len(s.split()) for s in got)
-
-    fitted, before = generic_words(0.6), generic_words(0.0)
-    assert 0.6 < fitted < 0.9, fitted
-    assert 0.3 < before < 0.55, before
-
-
-def test_the_low_topic_share_is_fitted_with_the_generators_count_by_hand() -> None:
-    """Honest agent 1 opens each round-1 reply with "Aaaaap, aaaaaq and aaaaar look fine." (6 words): three
-    words of its question's only, not the stem's. `generic_form` slots them (not common to many questions) and
-    drops the sentence (3 slotted, 2 kept); `generic_like` counts it (none of 5 content words the stem's). Its
-    reply: 6 + 8 ("Looking at widgetX carefully, ...", 1 of 6 the stem's) + 1 ("(A)") words; agent 2's 10 + 1.
-    generic_share: (8/15 + 10/11) / 2; low_topic_share: (14/15 + 10/11) / 2."""
-    debates = []
-    for d in _fit_debates():
-        c = d.question.split()[4][-1]  # the letter of this question's widget
-        turns = [
-            replace(t, text=f"{c.upper()}{c * 4}p, {c * 5}q and {c * 5}r look fine. {t.text}")
-            if (t.round, t.agent) == (1, 1)
-            else t
-            for t in d.turns
-        ]
-        debates.append(replace(d, turns=tuple(turns)))
-    tm = fit_text_model(debates)
-    assert tm is not None
-    hon = tm.phases["honest"]["first"]
-    assert hon.generic_share == pytest.approx((8 / 15 + 10 / 11) / 2, abs=1e-6)
-    assert hon.low_topic_share == pytest.approx((14 / 15 + 10 / 11) / 2, abs=1e-6)
-    assert TextModel.from_dict(json.loads(json.dumps(tm.to_dict()))) == tm
 
 
 def test_a_short_later_reply_keeps_its_discussion_when_its_style_dropped_the_opener() -> None:

@@ -136,13 +136,10 @@ def _stem_keywords(text: str) -> tuple[str, ...]:
     A cheap noun-phrase heuristic, no tagger: a content word right after a determiner or preposition
     ("the *price*", "of *consumer demand*") is taken with the next word when that is a content word
     too; plain content words follow as a fallback. Good enough to make texts mention the question.
-    Not from a lead-in (`_without_lead_in`): MAD-Follower's "Consider this situation:" made "consider" and
-    "situation" key terms of every ETHICS question ("Consider demolished, consider and city-banned wrecking
-    together", stop 81).
     """
     phrases: list[str] = []
     words: list[str] = []
-    for seg in re.split(r"[.?!,;:()\n]", _without_lead_in(text)):  # phrases never cross punctuation
+    for seg in re.split(r"[.?!,;:()\n]", text):  # phrases never cross punctuation
         raw = [w.strip("-'") for w in _WORD.findall(seg)]
         # keep proper nouns capitalised (not at segment start), lowercase the rest
         toks = [w if i > 0 and w[:1].isupper() and w[1:].islower() else w.lower() for i, w in enumerate(raw)]
@@ -636,15 +633,6 @@ def _lower_first(s: str) -> str:
     return s
 
 
-def _without_lead_in(text: str) -> str:
-    """A stem without its lead-in that a colon closes ("Consider this situation: ..."), when a clause follows:
-    the lead-in is the benchmark's wording, the same for every question of it."""
-    lead = _LEAD_IN.match(text)
-    if lead is not None and _CHUNK_SPLIT.split(text[lead.end() :].strip(), maxsplit=1)[0].strip():
-        return text[lead.end() :]
-    return text
-
-
 @functools.lru_cache(maxsize=4096)
 def _stem_chunks(text: str) -> tuple[str, ...]:
     """Clauses of a stem a reply can restate (3-16 words, no interrogative), in order; once per stem.
@@ -653,8 +641,11 @@ def _stem_chunks(text: str) -> tuple[str, ...]:
     wording, not the question's: every ETHICS stem of MAD-Follower opens with it, and it was the one clause of
     a stem whose situation runs over 16 words, so replies restated it instead of the situation (stop 74)."""
     out: list[str] = []
+    lead = _LEAD_IN.match(text)
+    if lead is not None and _CHUNK_SPLIT.split(text[lead.end() :].strip(), maxsplit=1)[0].strip():
+        text = text[lead.end() :]
     pieces: list[str] = []
-    for piece in _CHUNK_SPLIT.split(_without_lead_in(text)):
+    for piece in _CHUNK_SPLIT.split(text):
         # a clause over 16 words is cut at its conjunctions, so a long situation is restated in parts
         # rather than not at all
         pieces += _LONG_SPLIT.split(piece) if len(piece.split()) > 16 else [piece]

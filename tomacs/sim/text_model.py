@@ -28,8 +28,7 @@ the "how" from real replies, per role and per phase (round 1 vs later rounds):
   simulated reply at a cosine of 0.53-0.58 to its question (real 0.67-0.81), and a real adversary,
   writing about its target's text, stood apart from its peers where a simulated one hardly did. The
   generator (`on_topic`) writes sentences restating the stem's clauses and naming the answer's text, at
-  the fitted density and rate, and keeps to the share of words real replies write in sentences with at
-  most half their content words from the question (`PhaseText.low_topic_share`);
+  the fitted density and rate;
 * from round 2 on, the discussion: how many sentences a reply spends on the others (naming them or
   their arguments, agreeing, disputing), and a bank of them, for replies that kept their answer and
   for those that changed it. Roles differ here most (gpt-3.5's adversaries write 0.32 disputing
@@ -170,13 +169,6 @@ class PhaseText:
     # (`answer_sentences`); 0 for a profile fitted before them, whose replies keep the templates' mix
     topic_density: float = 0.0
     answer_rate: float = 0.0
-    # the share of a reply's words in sentences `generic_like` counts (naming neither the answer's text nor a
-    # number, at most half their content words from the question): what `on_topic` keeps its generic
-    # sentences to. Real qwen-max replies write 0.66-0.76 of their words in such sentences; the generator
-    # kept to `generic_share` (0.19-0.33, `generic_form`'s stricter count of what may become a template) and
-    # made up the rest with the stem's own clauses, at a density of 0.37-0.49 against 0.19-0.21 (stop 81).
-    # 0 for a profile fitted before it: `generic_share`, as before
-    low_topic_share: float = 0.0
     # the share of a reply's log-length variance that the replies of its debate's round share (real replies
     # to one question run long or short together); 0 for a profile fitted before it: lengths drawn apart
     length_shared: float = 0.0
@@ -760,7 +752,6 @@ class _Acc:
     discussing: dict[bool, list[int]] = field(default_factory=lambda: {False: [], True: []})
     others: list[int] = field(default_factory=lambda: [0] * (OTHERS_MAX + 1))
     density: list[float] = field(default_factory=list)
-    low_topic: list[float] = field(default_factory=list)
     answered: list[int] = field(default_factory=list)
     answer_forms: list[int] = field(default_factory=lambda: [0, 0])  # naming the answer: all, as templates
     frames: dict[str, int] = field(default_factory=dict)
@@ -815,9 +806,6 @@ def _add_reply(
         a.density.append(dens)
     own = answered_option(d.letters, opts, t.answer)
     named = answer_text(own) if own is not None else None
-    # the generator's own count of generic sentences (`generic_like`), so `on_topic` keeps to what it can see
-    low = OnTopic([], [], named, stems, None, 0)
-    a.low_topic.append(sum(len(s.split()) for s in sents if generic_like(s, low)) / n)
     if own is not None and named:
         naming = [s for s in sents if answer_sentences([s], named)]
         a.answered.append(len(naming))
@@ -883,7 +871,6 @@ def _phase_text(a: _Acc, key: str, seed: int, shared: float) -> PhaseText:
         others_named=tuple(round(c / len(a.words), 6) for c in a.others),
         topic_density=round(float(np.mean(a.density)), 6) if a.density else 0.0,
         answer_rate=round(float(np.mean(a.answered)), 6) if a.answered else 0.0,
-        low_topic_share=round(float(np.mean(a.low_topic)), 6) if a.low_topic else 0.0,
         length_shared=round(shared, 6),
         answering_share=round(a.answer_forms[1] / a.answer_forms[0], 6) if a.answer_forms[0] else 0.0,
         frame=frame,
@@ -1272,8 +1259,7 @@ def on_topic(
     Then sentences naming the answer's text until `topic.answer_count` (counting those the rest of the
     reply already has); then, until the word target, a sentence about the question (not naming the
     answer) whenever the reply's density is under the fitted one, else one of the templates' `fillers`
-    while the reply's generic words (`generic_like`) stay within `low_topic_share` of its target (the share
-    of real replies' words in sentences `generic_like` counts; `generic_share` before stop 81), else a
+    while the reply's generic words (`generic_like`) stay within `generic_share` of its target, else a
     sentence about the question again. Real gpt-3.5 replies write 0.10-0.16 of their words in generic
     sentences; padded with the templates' fillers to their length, simulated ones wrote 0.44-0.51 (stop 71).
     With both spent, the next sentence is the kind that overshoots its fitted share less.
@@ -1299,9 +1285,7 @@ def on_topic(
     words += got
     owed = topic.answer_count - answer_sentences([*fixed, *chosen], topic.named)
     hits, content = topic_counts(" ".join([*fixed, *chosen]), topic.stems)  # kept up to date as it adds
-    # words the fit finds in sentences `generic_like` counts (a profile fitted before it: in generic ones)
-    share = pt.low_topic_share or pt.generic_share
-    budget = share * target
+    budget = pt.generic_share * target  # words the fit finds in generic sentences
     generic = sum(len(s.split()) for s in [*fixed, *chosen] if generic_like(s, topic))
     while words < target and (rest or plain or (owed > 0 and (with_answer or own))):
         if owed > 0 and (with_answer or own):
@@ -1320,7 +1304,7 @@ def on_topic(
             h, n = topic_counts(plain[0], topic.stems)
             over_density = (hits + h) / max(content + n, 1) / max(pt.topic_density, 1e-6)
             w = len(rest[0].split())
-            over_generic = (generic + w) / (words + w) / max(share, 1e-6)
+            over_generic = (generic + w) / (words + w) / max(pt.generic_share, 1e-6)
             s = rest.pop(0) if over_generic <= over_density else plain.pop(0)
         else:  # no templated sentence left: more about the question (its answer's text no more than owed)
             s = plain.pop(0)
