@@ -52,6 +52,7 @@ from tomacs.sim.text import (
 )
 from tomacs.sim.text import _topical as topical_sentences
 from tomacs.sim.text_model import (
+    _ANSWER_LINE,
     ANSWER_PREFIX,
     DebateDraws,
     OnTopic,
@@ -63,6 +64,7 @@ from tomacs.sim.text_model import (
     common_stems,
     discussion,
     fit_text_model,
+    frame_words,
     framed,
     generic_form,
     generic_like,
@@ -1762,6 +1764,37 @@ def test_a_reply_is_written_in_its_fitted_frame_or_mark_and_parses_as_its_answer
     assert plain == [
         t for t, _ in _round1(ORGAN, "A", "B", replace(base, mark="({L})"), 10)
     ]  # share 0: no mark
+
+
+def test_the_words_a_frame_or_mark_adds_by_hand() -> None:
+    """MAD-Follower's frame is 5 words around its body ("#answer:", "{L}", "#rationale:", "#confidence:",
+    "{n}"); a mark "({L})" one, written in the unframed replies at its share; a style with neither none."""
+    mad = "#answer: {L}\n#rationale: {body}\n#confidence: {n}"
+    base = _topical(0.5, 2.0)
+    assert frame_words(replace(base, frame=mad, frame_share=1.0)) == 5.0
+    assert frame_words(replace(base, mark="({L})", mark_share=0.5)) == 0.5
+    assert frame_words(replace(base, frame=mad, frame_share=0.8, mark="({L})", mark_share=0.5)) == (
+        pytest.approx(0.8 * 5 + 0.2 * 0.5)
+    )
+    assert frame_words(base) == 0.0
+
+
+def test_a_framed_reply_is_as_long_as_its_fitted_length_with_its_frame() -> None:
+    """The fit counts a reply's frame as its words; the generator drew the body at that length and framed it,
+    so MAD-Follower's simulated replies ran about 6 words over (stop 81). Framed, a reply's words as the fit
+    counts them are what the same draw gives unframed (where the "Answer: X" line is not counted)."""
+    base = replace(_topical(0.5, 2.0), log_words_mean=float(np.log(60)), log_words_sd=0.01)
+    mad = replace(
+        base, frame="#answer: {L}\n#rationale: {body}\n#confidence: {n}", frame_share=1.0, frame_values=("1",)
+    )
+
+    def words(st: PhaseText) -> float:
+        replies = _round1(ORGAN, "A", "B", st, 40)
+        return float(np.mean([len(_ANSWER_LINE.sub("", t).split()) for t, _ in replies]))
+
+    plain, framed_words = words(base), words(mad)
+    assert abs(plain - 60) <= 3, plain
+    assert abs(framed_words - plain) <= 1.5, (framed_words, plain)
 
 
 def test_a_mark_the_parser_would_misread_goes_on_a_line_of_its_own() -> None:

@@ -1149,6 +1149,20 @@ def words_target(
     return int(rng.integers(min(15, hi), hi + 1))
 
 
+def frame_words(pt: PhaseText) -> float:
+    """The words a reply's frame or mark adds around its body (`framed`), expected over its draw.
+
+    Why: the fit counts them as the reply's own (a reply's length is its text without an "Answer: X" line,
+    `reply_frame`'s lines and mark included), and the generator drew the body at that whole length, then
+    framed it: MAD-Follower's frame ("#answer: {L}", "#rationale:", "#confidence: {n}", 5 words) made every
+    simulated qwen3-8b and qwen-max reply about 6 words longer than the length drawn for it, 0.06-0.15 of
+    it (multi-agent-attack's, with a one-word mark or none, within 0.02; stop 81)."""
+    framing = len(pt.frame.replace("{body}", " ").split()) if pt.frame else 0
+    mark = len(pt.mark.split()) if pt.mark else 0
+    share = min(max(pt.frame_share, 0.0), 1.0)
+    return share * framing + (1.0 - share) * min(max(pt.mark_share, 0.0), 1.0) * mark
+
+
 def styled(
     pt: PhaseText,
     rng: np.random.Generator,
@@ -1177,7 +1191,8 @@ def styled(
     `topic_density` (`on_topic`); `length_z`: the debate round's length factor (`words_target`); a reply
     not `lettered` draws no bank sentence naming letters (`letter_free`)."""
     others = [x for x in letters if x != answer]
-    target = words_target(pt, rng, cap, length_z)
+    # the body is drawn shorter by what its frame or mark adds (`frame_words`): the fit counts those words
+    target = max(round(words_target(pt, rng, cap, length_z) - frame_words(pt)), 1)
     openers, closers, general = (
         letter_free(avoiding(b, avoid), lettered) for b in (pt.openers, pt.closers, pt.general)
     )
