@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Issue 38, stop 81: stop 79's cross-fitted texts check (git show 8ece727:scripts/oneoff/s79/letters_texts.sh),
-# run once with the tree before stop 81 (WT=a worktree of 09623a9) and once after: per PROFILE and fold k of
+# run once with the tree before stop 81 (WT=a worktree of a959149) and once after: per PROFILE and fold k of
 # K, the fold profile refitted into $OUT/profiles as PROFILE-s81-f{k}of{K}, 500 simulated debates in the
 # source's protocol (MAD-Follower's on its own questions, as stop 78's by_answer_texts.sh; multi-agent-attack's
 # on MMLU, as stop 77's crossfit.sh), the texts check of each fold, and the pool.
-# Usage: WT=<worktree> OUT=<dir> texts.sh SEED K PROFILE...
+# Stop 81: FOLDS="1 2" runs those folds only (no pool); S81_VAR (a variant of on_topic in a copy of the tree)
+# passes through to the runs.
+# Usage: WT=<worktree> OUT=<dir> [FOLDS=...] texts.sh SEED K PROFILE...
 set -u
 cd /work/main
 export TOMACS_DATA=/work/shared/data HF_HUB_OFFLINE=1 PYTHONPATH=$WT TOMACS_PROFILES=$OUT/profiles
@@ -21,7 +23,7 @@ for P in "$@"; do
     maa-gpt4o) M=gpt-4o; SRC=$MAA-$M-$M;;
   esac
   files=""
-  for k in $(seq 1 $K); do
+  for k in ${FOLDS:-$(seq 1 $K)}; do
     N=$P-s81-f${k}of$K
     case $P in
       mad-*) RUN="benchmark=debates benchmark.model=$M benchmark.repeats=$REP benchmark.fold=$k/$K attack=mad
@@ -37,5 +39,6 @@ for P in "$@"; do
     files="$files $R.texts.json"
     echo "$(date +%T) done $N"
   done
+  [ -n "${FOLDS:-}" ] && continue
   eval $TOM transcripts pool $files -o $OUT/pool_$P-s81_s$S.json "> $OUT/pool_$P-s81_s$S.txt 2>&1"
 done
