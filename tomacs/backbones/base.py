@@ -39,6 +39,7 @@ class GenerationRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None  # a simulator's sampling seed for this draw (paired evaluation); None = its own
     exposed_before: bool = False  # the agent read an adversarial message in an earlier round (sim only)
+    previous_text: str | None = None  # its own last reply where its prompt shows it (`tomacs.sim.repeats`)
 
 
 @dataclass

@@ -260,13 +260,14 @@ class Executor:
         role = self.cfg.roles[agent]
         behaviour = plan.behaviour(agent, t)
         debating = behaviour == "adversarial" and self.schedule.prompt == "debate"
+        prev_text = previous.text if previous is not None else None
         if debating:  # attack.prompt=debate: it reads the others and its own previous reply
-            prev_text = previous.text if previous is not None else None
             messages = adversarial_debate_messages(q, str(plan.target), t, incoming, prev_text)
         elif behaviour == "adversarial":
             messages = adversarial_messages(q, str(plan.target))
+            prev_text = None  # App. D's prompt shows it nothing of its own
         else:
-            messages = agent_messages(q, role, t, incoming, previous.text if previous is not None else None)
+            messages = agent_messages(q, role, t, incoming, prev_text)
         caps = self.cfg.capabilities
         return GenerationRequest(
             messages=messages,
@@ -285,6 +286,7 @@ class Executor:
             capability=caps[agent] if caps else None,
             first_answer=first.answer if first is not None else None,
             exposed_before=exposed_before,
+            previous_text=prev_text,
         )
 
     async def _run_round(

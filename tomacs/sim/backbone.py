@@ -19,9 +19,11 @@ from omegaconf import MISSING
 
 from tomacs.backbones.base import BaseBackbone, GenerationReply, GenerationRequest, JobBenchmark
 from tomacs.benchmarks.base import SAME_QUESTION, candidate_answers
+from tomacs.benchmarks.parsing import parse_answer
 from tomacs.seeding import stable_seed
 from tomacs.sim import model
 from tomacs.sim.profiles import PAPER, describe, load_text_model, resolve_profile
+from tomacs.sim.repeats import repeated
 from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, decision_text, honest_analysis
 from tomacs.sim.text_model import DebateDraws, TextModel
 from tomacs.tokens import count_chat_tokens, count_tokens
@@ -252,6 +254,21 @@ class SimBackbone(BaseBackbone):
             q, req.role, answer, rng, req.round, changed, req.incoming, style=style, shared=shared
         )
 
+    def _repeated(self, req: GenerationRequest, answer: str) -> str | None:
+        """A reply of the round before, sent again at the profile's fitted rates (`tomacs.sim.repeats`):
+        its own previous one, or one it read giving its answer. Drawn from a stream of its own, and only
+        for a text model with repeat rates: every other reply is the one it was before."""
+        tm = self.text_model
+        role = "adversary" if req.behaviour == "adversarial" else "honest"
+        rates = tm.repeats.get(role) if tm is not None and req.kind == "agent" else None
+        if rates is None or req.round < 2:
+            return None
+        rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index, "repeat"))
+        read = [(m.text, m.answer) for m in req.incoming]
+        text = repeated(rates, rng, req.round, answer, (req.previous_text, req.previous_answer), read)
+        # the executor reads the answer from the text: a copy reads as the answer already decided
+        return text if text is not None and parse_answer(req.question, text) == answer else None
+
     def _debate_draws(self, req: GenerationRequest, answer: str) -> DebateDraws:
         """What the replies of one debate share (`tomacs.sim.text_model.DebateDraws`): the stream of points
         keyed by the debate (the request's key less its agent and round) and the answer, the length factor
@@ -265,7 +282,7 @@ class SimBackbone(BaseBackbone):
     def generate_one(self, req: GenerationRequest) -> GenerationReply:
         rng = np.random.default_rng(stable_seed(self._seed(req), req.seed_key, req.sample_index))
         answer = self.decide_answer(req, rng)
-        text = self._reply_text(req, answer, rng)
+        text = self._repeated(req, answer) or self._reply_text(req, answer, rng)
         pt = count_chat_tokens(req.messages)
         ct = count_tokens(text)
         self.calls += 1

@@ -18,6 +18,7 @@ from tomacs.sim import fit_choice as fc
 from tomacs.sim import fit_episodes as fe
 from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
+from tomacs.sim.repeats import fit_repeats
 from tomacs.sim.text_model import BANKS, KINDS, TextModel, fit_text_model
 from tomacs.transcripts.schema import Debate
 from tomacs.transcripts.split import Fold
@@ -90,7 +91,7 @@ def write_profile(
 def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     """What the provenance says of a fitted text model: per role and phase, replies, median words,
     generic share, discussion rates (later rounds) and bank sizes (the banks themselves are in the
-    file's `text` section)."""
+    file's `text` section); and its repeat rates."""
     if tm is None:
         return None
     out: dict[str, object] = {}
@@ -105,6 +106,8 @@ def text_summary(tm: TextModel | None) -> dict[str, object] | None:
             if phase == "later":
                 row["discuss_rate"] = {"kept": pt.discuss_rate, "changed": pt.discuss_changed_rate}
             out[f"{role}/{phase}"] = row
+    if tm.repeats:  # rates by round from 2 (`tomacs.sim.repeats`)
+        out["repeats"] = {role: r.to_dict() for role, r in tm.repeats.items()}
     return out
 
 
@@ -284,6 +287,8 @@ def run(
     acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
     # the texts of the same fitting questions (never a held-out one): how the model writes
     tm = fit_text_model(fit_d, seed=split_seed, source=", ".join(str(p) for p in paths))
+    if tm is not None:  # and how often its agents send a reply of the round before again
+        tm = replace(tm, repeats=fit_repeats(fit_d))
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),
         "fit": {

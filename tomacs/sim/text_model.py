@@ -232,6 +232,40 @@ class PhaseText:
         return tuple(w for w in MENTION_WORDS if w in self.mentions and rng.random() >= self.mentions[w])
 
 
+REPEAT_KINDS = ("own", "read")
+
+
+@dataclass(frozen=True)
+class RepeatRates:
+    """How often one role sends again a reply of the round before (`tomacs.sim.repeats`), by round from
+    round 2 on (the last stands for every later round): `own`, of the replies giving their own previous
+    answer, the share repeating their previous reply; `read`, of the others with a reply read that gives
+    their answer, the share copying one."""
+
+    own: tuple[float, ...] = ()
+    read: tuple[float, ...] = ()
+
+    def at(self, kind: str, round: int) -> float:
+        """The `kind` ("own", "read") rate of `round`; 0 before round 2 and without rates."""
+        rates = self.own if kind == "own" else self.read
+        return rates[min(round - 2, len(rates) - 1)] if rates and round >= 2 else 0.0
+
+    def to_dict(self) -> dict[str, list[float]]:
+        return {"own": list(self.own), "read": list(self.read)}
+
+    @classmethod
+    def from_dict(cls, d: object, where: str) -> RepeatRates:
+        if not isinstance(d, Mapping) or set(d) - set(REPEAT_KINDS):
+            raise ValueError(f"{where}: expected a mapping with `own` and `read` (rates by round from 2)")
+        try:
+            own, read = (tuple(float(x) for x in d.get(k) or ()) for k in REPEAT_KINDS)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{where}: rates must be lists of numbers in [0, 1]: {e}") from None
+        if any(not 0.0 <= x <= 1.0 for x in (*own, *read)):
+            raise ValueError(f"{where}: rates must be lists of numbers in [0, 1]")
+        return cls(own, read)
+
+
 @dataclass(frozen=True)
 class TextModel:
     """The fitted text model of one profile: `phases[role][phase]`, roles honest and adversary,
@@ -244,6 +278,9 @@ class TextModel:
     # answer text -> role -> phase: the style of the replies giving that answer, for a source whose options
     # recur across questions (`scale_answers`); empty elsewhere
     by_answer: Mapping[str, Mapping[str, Mapping[str, PhaseText]]] = field(default_factory=dict)
+    # role -> how often its replies repeat one of the round before (`tomacs.sim.repeats`); empty for a
+    # profile fitted before it, or a source whose agents do not: every reply is written afresh
+    repeats: Mapping[str, RepeatRates] = field(default_factory=dict)
 
     def get(self, role: str, phase: str, answer: str | None = None) -> PhaseText | None:
         """The style of `role` in `phase`; with `answer` (the answer option's text), that answer's own
@@ -266,6 +303,8 @@ class TextModel:
         }
         if self.by_answer:  # a profile without styles by answer reads and writes as before
             out["by_answer"] = {said: _phases_dict(by) for said, by in self.by_answer.items()}
+        if self.repeats:  # so does one without repeats
+            out["repeats"] = {role: r.to_dict() for role, r in self.repeats.items()}
         return out
 
     @classmethod
@@ -280,11 +319,15 @@ class TextModel:
                 f"{where}.by_answer: expected a mapping answer text -> role -> phase -> settings"
             )
         by_answer = {str(said): _read_phases(by, f"{where}.by_answer.{said}") for said, by in answers.items()}
+        reps = d.get("repeats") or {}
+        if not isinstance(reps, Mapping) or set(reps) - set(ROLES):
+            raise ValueError(f"{where}.repeats: expected a mapping role ({', '.join(ROLES)}) -> rates")
         return cls(
             phases=phases,
             source=str(d.get("source", "")),
             models=tuple(str(m) for m in d.get("models") or ()),
             by_answer=by_answer,
+            repeats={str(r): RepeatRates.from_dict(v, f"{where}.repeats.{r}") for r, v in reps.items()},
         )
 
 
@@ -444,6 +487,29 @@ def _frame_span(lines: Sequence[str], at: re.Pattern[str] | None) -> tuple[int, 
     return lo, hi
 
 
+def _body_lines(text: str, answer: str | None) -> tuple[list[str], bool]:
+    """A reply's rationale as lines, its frame lines, tag, "Answer: X" line and persuasive suffix left out
+    (`reply_frame`), and whether it had no frame lines."""
+    raw = _ANSWER_LINE.sub("", text.replace(_SUFFIX_MARK, ""))
+    lines = [x.strip() for x in raw.strip().splitlines() if x.strip()]
+    lo, hi = _frame_span(lines, _letter_at(answer) if answer else None)
+    body = lines[lo:hi]
+    if body and (tag := _FRAME_TAG.match(body[0])) and lo > 0:
+        body[0] = body[0][tag.end() :]
+    return body, lo == 0 and hi == len(lines)
+
+
+def reply_body(text: str, answer: str | None) -> str:
+    """A reply's rationale, without its frame (`_body_lines`): what two replies are compared on when one
+    may repeat the other (`tomacs.sim.repeats`), so that the frame's own words do not count as repeated."""
+    return "\n".join(_body_lines(text, answer)[0])
+
+
+def content_words(text: str, answer: str | None) -> frozenset[str]:
+    """The content words of a reply's rationale (`reply_body`; `_content`'s rule), lower-cased."""
+    return frozenset(_content(w.lower() for w in _WORD.findall(reply_body(text, answer))))
+
+
 def letter_named(text: str, answer: str | None, letters: Sequence[str], options: Sequence[str] = ()) -> bool:
     """Whether a reply's rationale names an option by its letter ("(B)", "B)", "option B", "is B.", and with
     `options` "B (" and its text, as the templates write it; real replies do in 0.0-0.2 %): its
@@ -452,14 +518,9 @@ def letter_named(text: str, answer: str | None, letters: Sequence[str], options:
     letter (they write "completely acceptable"), and the simulated ones naming letters in every reply were
     what a probe told its adversaries by (stop 78's what-if: leaving those sentences out brought the
     adversary-vs-honest gap on MAD-Follower from +0.094 to +0.031)."""
-    raw = _ANSWER_LINE.sub("", text.replace(_SUFFIX_MARK, ""))
-    lines = [x.strip() for x in raw.strip().splitlines() if x.strip()]
+    body, unframed = _body_lines(text, answer)
     at = _letter_at(answer) if answer else None
-    lo, hi = _frame_span(lines, at)
-    body = lines[lo:hi]
-    if body and (tag := _FRAME_TAG.match(body[0])) and lo > 0:
-        body[0] = body[0][tag.end() :]
-    found = _closing_mark(body[-1], at) if body and at is not None and lo == 0 and hi == len(lines) else None
+    found = _closing_mark(body[-1], at) if body and at is not None and unframed else None
     if found is not None:
         start, tok = found
         body[-1] = body[-1][:start] + body[-1][start + len(tok) :]
