@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tomacs.sim import text_model as tm
+from tomacs.sim.repeats import repeat_events
 from tomacs.transcripts.schema import Debate
 
 FOLDS = 5
@@ -59,6 +60,9 @@ class Reply:
     # 1 where its rationale names an option by its letter (`text_model.letter_named`), 0 where not; None
     # where it walks through the options or its question has fewer than two option texts (the fit's share)
     rationale_letters: float | None = None
+    # 1 where it sends again, nearly word for word, its own previous reply or one it read that gives its
+    # answer (`tomacs.sim.repeats`, the fit's rule), 0 where it could and did not; None where it could not
+    repeats: float | None = None
 
 
 def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
@@ -70,6 +74,7 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
         first = min(onsets) if onsets else None
         target = next((a.target for a in d.agents if a.role == "adversary" and a.target is not None), None)
         g = d.question_key  # the profile fit splits on the same key
+        events = repeat_events(d)
         for t in d.turns:
             if not t.text:
                 continue
@@ -84,10 +89,15 @@ def replies_of(debates: Sequence[Debate], real: bool) -> list[Reply]:
                     on_target=target is not None and t.answer == target,
                     debate=d.id,
                     agent=t.agent,
+                    repeats=_repeated(events.get((t.agent, t.round))),
                     **about(d, t.text, t.answer),
                 )
             )
     return out
+
+
+def _repeated(events: Sequence[tuple[str, bool]] | None) -> float | None:
+    return None if not events else float(any(did for _, did in events))
 
 
 def about(d: Debate, text: str, answer: str | None) -> dict[str, float | None]:
@@ -166,6 +176,7 @@ ABOUT_KEYS = {
     "topic density": "topic_density",
     "answer sentences": "answer_sentences",
     "rationale letters": "rationale_letters",
+    "repeats": "repeats",
 }
 """The statistics of how much a reply is about its question (`about`): Reply field per printed name."""
 STYLE_KEYS = (*style_of("x"), *ABOUT_KEYS)

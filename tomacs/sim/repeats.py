@@ -39,29 +39,39 @@ def repeats(a: frozenset[str], b: frozenset[str]) -> bool:
     return union > 0 and len(a & b) / union >= REPEAT_JACCARD
 
 
+def repeat_events(d: Debate) -> dict[tuple[int, int], list[tuple[str, bool]]]:
+    """(agent, round) -> what each reply of round 2 on could repeat and whether it did: ("own", did) where
+    it gives its own previous answer, then, unless it repeated its own, ("read", did) where a reply it read
+    gives its answer. A reply that could repeat neither has no entry."""
+    turns = {(t.agent, t.round): t for t in d.turns if t.text}
+    words = {k: content_words(str(t.text), t.answer) for k, t in turns.items()}
+    out: dict[tuple[int, int], list[tuple[str, bool]]] = {}
+    for (agent, r), t in turns.items():
+        if r < 2 or t.answer is None:
+            continue
+        events: list[tuple[str, bool]] = []
+        prev = turns.get((agent, r - 1))
+        if prev is not None and prev.answer == t.answer:
+            events.append(("own", repeats(words[(agent, r)], words[(agent, r - 1)])))
+        read = [k for k in t.read if k in turns and k[0] != agent and turns[k].answer == t.answer]
+        if read and not (events and events[0][1]):
+            events.append(("read", any(repeats(words[(agent, r)], words[k]) for k in read)))
+        if events:
+            out[(agent, r)] = events
+    return out
+
+
 def repeat_counts(debates: Sequence[Debate]) -> dict[tuple[str, str, int], tuple[int, int]]:
     """(role, kind, round) -> (replies that could repeat, replies that did), for rounds 2 on; a reply's role
     is its role in its round (`Debate.is_adversarial`)."""
     out: dict[tuple[str, str, int], list[int]] = {}
     for d in debates:
-        turns = {(t.agent, t.round): t for t in d.turns if t.text}
-        words = {k: content_words(str(t.text), t.answer) for k, t in turns.items()}
-        for (agent, r), t in turns.items():
-            if r < 2 or t.answer is None:
-                continue
+        for (agent, r), events in repeat_events(d).items():
             role = "adversary" if d.is_adversarial(agent, r) else "honest"
-            prev = turns.get((agent, r - 1))
-            if prev is not None and prev.answer == t.answer:
-                row = out.setdefault((role, "own", r), [0, 0])
+            for kind, did in events:
+                row = out.setdefault((role, kind, r), [0, 0])
                 row[0] += 1
-                if repeats(words[(agent, r)], words[(agent, r - 1)]):
-                    row[1] += 1
-                    continue
-            read = [k for k in t.read if k in turns and k[0] != agent and turns[k].answer == t.answer]
-            if read:
-                row = out.setdefault((role, "read", r), [0, 0])
-                row[0] += 1
-                row[1] += any(repeats(words[(agent, r)], words[k]) for k in read)
+                row[1] += did
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
