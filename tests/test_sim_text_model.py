@@ -2286,3 +2286,15 @@ def test_a_walk_names_letters_whatever_the_share() -> None:
     )
     for t, _ in _round1(ORGAN, "A", "B", walking, 6):
         assert walkthrough(t, ORGAN.labels, ORGAN.options) is not None
+
+
+def test_restating_share_by_hand() -> None:
+    """The words in sentences of three content words or more, at least `RESTATING` of them the question's
+    own: the first sentence (4 words, all the stem's) restates; the second (6 words, none) does not; the
+    third is all the stem's but has two content words only. 4 of 12 words."""
+    from tomacs.sim.text_model import restating_share
+
+    stems = question_stems("The spleen filters organisms from the blood.", ())
+    text = "Spleen filters organisms blood. Reasoning seems careful enough overall here. Spleen blood."
+    assert restating_share(text, stems) == pytest.approx(4 / 12)
+    assert restating_share("", stems) is None

@@ -60,6 +60,8 @@ class Reply:
     # 1 where its rationale names an option by its letter (`text_model.letter_named`), 0 where not; None
     # where it walks through the options or its question has fewer than two option texts (the fit's share)
     rationale_letters: float | None = None
+    # the share of its words in sentences restating its question (`text_model.restating_share`)
+    restating: float | None = None
     # 1 where it sends again, nearly word for word, its own previous reply or one it read that gives its
     # answer (`tomacs.sim.repeats`, the fit's rule), 0 where it could and did not; None where it could not
     repeats: float | None = None
@@ -106,18 +108,22 @@ def about(d: Debate, text: str, answer: str | None) -> dict[str, float | None]:
     content words from their question, the templates wrote 0.22 (stop 68). None where the debate has no
     question text, or (answer sentences) its answer has no option text long enough to name. And whether
     its rationale names options by letter (`letter_named`, walks left out as the fit leaves them): real
-    qwen-max rationales never do, gpt-3.5's in 0.6-0.8 of replies; templated replies nearly always did."""
+    qwen-max rationales never do, gpt-3.5's in 0.6-0.8 of replies; templated replies nearly always did.
+    And the share of its words in sentences that restate its question (`restating_share`)."""
     opts = tuple(d.options or ())
     letters = None
     if len(opts) >= 2 and tm.walkthrough(text, d.letters, opts) is None:
         letters = float(tm.letter_named(text, answer, d.letters, opts))
     if not d.question:
-        return {"topic_density": None, "answer_sentences": None, "rationale_letters": letters}
+        none = {"topic_density": None, "answer_sentences": None, "restating": None}
+        return {**none, "rationale_letters": letters}
     named = tm.named_answer(d.letters, opts, answer)
+    stems = tm.question_stems(d.question, opts)
     return {
-        "topic_density": tm.topic_density(text, tm.question_stems(d.question, opts)),
+        "topic_density": tm.topic_density(text, stems),
         "answer_sentences": float(tm.answer_sentences(tm.split_sentences(text), named)) if named else None,
         "rationale_letters": letters,
+        "restating": tm.restating_share(text, stems),
     }
 
 
@@ -176,6 +182,7 @@ ABOUT_KEYS = {
     "topic density": "topic_density",
     "answer sentences": "answer_sentences",
     "rationale letters": "rationale_letters",
+    "restating": "restating",
     "repeats": "repeats",
 }
 """The statistics of how much a reply is about its question (`about`): Reply field per printed name."""

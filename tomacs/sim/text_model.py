@@ -423,6 +423,29 @@ def topic_counts(text: str, stems: frozenset[str]) -> tuple[int, int]:
     return sum(w[:TOPIC_STEM] in stems for w in words), len(words)
 
 
+RESTATING = 0.6  # a sentence with this share of its content words its question's own restates the question
+
+
+def restating_share(text: str, stems: frozenset[str]) -> float | None:
+    """The share of a reply's words in sentences that restate its question (`RESTATING` or more of their
+    content words its own, three content words or more); None for a reply without words.
+
+    Why: a simulated reply is about its question mostly by restating the stem's clauses behind a frame
+    ("We are told that ..."). Real MAD-Follower replies (qwen3-8b, qwen-max) write 0.02-0.04 of their words
+    in such sentences, simulated ones 0.25-0.38; real gpt-3.5 honest replies 0.45 in round 1 and 0.27 later,
+    its adversaries 0.33 and 0.17, simulated 0.54, 0.40, 0.43, 0.32 (stop 82). A restated clause is the
+    same in every reply to the question, whatever its role."""
+    sents = [x for x in split_sentences(_ANSWER_LINE.sub("", text)) if x.strip()]
+    total = sum(len(x.split()) for x in sents)
+    if not total:
+        return None
+    restating = 0
+    for x in sents:
+        hits, n = topic_counts(x, stems)
+        restating += len(x.split()) if n >= 3 and hits >= RESTATING * n else 0
+    return restating / total
+
+
 def topic_density(text: str, stems: frozenset[str]) -> float | None:
     """The share of a text's content words that are its question's own (`topic_counts`); None without
     any. Real replies write 0.30-0.56 of theirs from the question, the templates 0.22 (stop 68): the rest
