@@ -106,9 +106,10 @@ def repeated(
     read: Sequence[tuple[str, str | None]],
 ) -> str | None:
     """The reply a simulated agent sends again, or None when it writes a new one: its own previous reply
-    (`previous`: text, answer) at the fitted `own` rate when its answer stands, else one it read of the
-    round before giving its answer (`read`: text, answer, as its prompt shows them) at the `read` rate. One
-    or two draws from `rng`, a stream of its own, so a reply written afresh is the one it was before."""
+    (`previous`: text, answer) at the fitted `own` rate when its answer stands, else one it read giving its
+    answer (`read`: the messages its prompt shows, text and answer; the fit counts every reply a turn read, as
+    here) at the `read` rate. One or two draws from `rng`, a stream of its own, so a reply written afresh is
+    the one it was before."""
     text, prev_answer = previous
     if text and prev_answer == answer and rng.random() < rates.at("own", round):
         return _unsuffixed(text)
