@@ -121,6 +121,15 @@ def test_rates_are_written_and_read_back_and_a_model_without_them_is_written_as_
         TextModel.from_dict({**d, "repeats": {"honest": {"ours": [0.1]}}})
 
 
+def test_a_message_body_is_what_format_message_wrapped() -> None:
+    from tomacs.agents.prompts import message_body
+
+    reply = "---\nA reply that opens with a rule.\n\nAnswer: B"
+    for temporal in (False, True):
+        assert message_body(format_message("Critic", reply, previous_round=temporal)) == reply
+    assert message_body(reply) == reply  # no header: as it is (its own "---" line kept)
+
+
 def test_the_draw_sends_its_own_reply_or_one_it_read_that_gives_its_answer() -> None:
     rng = np.random.default_rng(0)
     mine = add_persuasive_suffix("Mine.\n\nAnswer: A")
@@ -170,7 +179,7 @@ def test_the_backbone_repeats_at_the_fitted_rate_and_otherwise_writes_what_it_wr
     it does not."""
     zero = replace(_TM, repeats={"honest": RepeatRates((0.0,), (0.0,))})
     one = replace(_TM, repeats={"honest": RepeatRates((1.0,), (0.0,))})
-    stood = moved = 0
+    stood = 0
     for x in "ABCD":
         before = f"{_words(7)}\n\nAnswer: {x}"
         fresh = _reply(_TM, before, x)
@@ -180,7 +189,6 @@ def test_the_backbone_repeats_at_the_fitted_rate_and_otherwise_writes_what_it_wr
             stood += 1
         else:
             assert _reply(one, before, x) == fresh
-            moved += 1
     assert stood >= 1
 
 

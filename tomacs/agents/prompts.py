@@ -10,6 +10,7 @@ Message dicts are OpenAI-style `{"role": "system"|"user", "content": str}`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from tomacs.agents.roles import role_profile
@@ -109,6 +110,16 @@ def format_message(sender_role: str, output_text: str, previous_round: bool = Fa
     if body.startswith(header):  # idempotent: a text already formatted by f_m is not wrapped twice
         return body
     return f"{header}\n{body}"
+
+
+_MESSAGE_HEADER = re.compile(r"--- Message from [^\n]* ---\n")
+
+
+def message_body(text: str) -> str:
+    """The output a message carries, `format_message`'s header taken off (a text without one as it is): what
+    a simulated agent sends again when it copies a reply it read (`tomacs.sim.repeats`)."""
+    m = _MESSAGE_HEADER.match(text.strip())
+    return text.strip()[m.end() :] if m else text
 
 
 def agent_messages(

@@ -20,12 +20,11 @@ the rate of the round before (round 2's: none), and the last round fitted stands
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
-from tomacs.agents.prompts import PERSUASIVE_SUFFIX
+from tomacs.agents.prompts import PERSUASIVE_SUFFIX, message_body
 from tomacs.sim.text_model import REPEAT_KINDS, RepeatRates, content_words
 from tomacs.transcripts.schema import Debate
 
@@ -94,9 +93,6 @@ def fit_repeats(debates: Sequence[Debate]) -> dict[str, RepeatRates]:
     return out
 
 
-_HEADER = re.compile(r"^\s*---.*---\s*\n?")
-
-
 def repeated(
     rates: RepeatRates,
     rng: np.random.Generator,
@@ -113,7 +109,7 @@ def repeated(
     text, prev_answer = previous
     if text and prev_answer == answer and rng.random() < rates.at("own", round):
         return _unsuffixed(text)
-    same = [_HEADER.sub("", t, count=1) for t, a in read if a == answer and t]
+    same = [message_body(t) for t, a in read if a == answer and t]
     if same and rng.random() < rates.at("read", round):
         return _unsuffixed(same[int(rng.integers(len(same)))])
     return None

@@ -435,7 +435,7 @@ def restating_share(text: str, stems: frozenset[str]) -> float | None:
     in such sentences, simulated ones 0.25-0.38; real gpt-3.5 honest replies 0.45 in round 1 and 0.27 later,
     its adversaries 0.33 and 0.17, simulated 0.54, 0.40, 0.43, 0.32 (stop 82). A restated clause is the
     same in every reply to the question, whatever its role."""
-    sents = [x for x in split_sentences(_ANSWER_LINE.sub("", text)) if x.strip()]
+    sents = split_sentences(_ANSWER_LINE.sub("", text))
     total = sum(len(x.split()) for x in sents)
     if not total:
         return None
