@@ -796,6 +796,9 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     # 3 adversary debates: 3 first-round replies (under the 5 a phase needs) and 6 later ones
     assert doc["provenance"]["text_model"]["adversary/later"]["replies"] == 6
     assert "adversary/first" not in doc["provenance"]["text_model"]
+    # its replies' words (`tomacs.sim.topic_words`): sorted, and the provenance counts them
+    vocab = doc["text"]["vocabulary"]
+    assert vocab == sorted(vocab) and len(vocab) == doc["provenance"]["text_model"]["vocabulary"] >= 50
     run = tmp_path / "run"
     p = tomacs(
         "evaluate",
@@ -812,6 +815,8 @@ def test_cli_texts_end_to_end_and_profile_with_text_model(
     assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads((run / "results.json").read_text())
     assert str(res["backbone_stats"]["profile_texts"]).startswith("fitted (")
+    # MiniLM's neighbours, whatever the run's embedder
+    assert res["backbone_stats"]["profile_topic_words"] == len(vocab)
     out = tmp_path / "texts.json"
     p = tomacs("transcripts", "texts", "--sim", str(run), "--real", str(MAA), "--out", str(out))
     assert p.returncode == 0, p.stderr[-2000:]

@@ -43,6 +43,7 @@ __all__ = [
     "embedder_dim",
     "embedding_summary",
     "get_embedder",
+    "reference_minilm",
     "resolve_backend",
     "resolve_precision",
 ]
@@ -458,6 +459,15 @@ def encode_totals() -> tuple[int, float]:
     encoding its texts (scripts/bench/sweep.py)."""
     infos = embedding_summary()
     return sum(i["encoded"] for i in infos), sum(i["encode_s"] for i in infos)
+
+
+def reference_minilm() -> MiniLMEmbedder:
+    """MiniLM at fp32 with torch on the CPU, with the job's persistent cache: for vectors that decide what a
+    run writes rather than what it measures (the simulator's topic words, `tomacs.sim.topic_words`), which
+    must not change with the machine's precision (`embed.precision=auto` is bf16 where the CPU has it)."""
+    emb = MiniLMEmbedder(device="cpu", cache=_store(), precision="fp32", backend="torch")
+    _made.append(weakref.ref(emb))
+    return emb
 
 
 def get_embedder(name: str, device: str = "cpu") -> Embedder:

@@ -26,10 +26,12 @@ from tomacs.sim.profiles import PAPER, describe, load_text_model, resolve_profil
 from tomacs.sim.repeats import repeated
 from tomacs.sim.text import ADVERSARIAL_MAX_WORDS, adversarial_analysis, decision_text, honest_analysis
 from tomacs.sim.text_model import DebateDraws, TextModel
+from tomacs.sim.topic_words import TopicWords
 from tomacs.tokens import count_chat_tokens, count_tokens
 from tomacs.types import Question
 
 if TYPE_CHECKING:
+    from tomacs.embedding.embedders import Embedder
     from tomacs.runspec.spec import RunSpec
 
 LATENT_SEED = 0  # question latents are keyed by the question id only (seed 0 keeps older seed-0 runs)
@@ -50,6 +52,10 @@ class SimSettings:
     # executor's adversary plans and draws the agents' answers and texts anew, so a checkpoint scored under
     # draws 1..K shows how far the evaluation alone moves its numbers (docs/howto/todycomm.md)
     draw: int = 0
+    # whether a fitted profile's replies draw key terms from its vocabulary's words near each question
+    # (`tomacs.sim.topic_words`; needs MiniLM, read through the embedding cache); false = the stem's own key
+    # terms only, the texts of profiles fitted before the vocabulary (a paper profile has none either way)
+    topic_words: bool = True
 
 
 class SimBackbone(BaseBackbone):
@@ -68,12 +74,15 @@ class SimBackbone(BaseBackbone):
         adversary_prompt: str = "appd",
         text_model: TextModel | None = None,
         draw: int = 0,
+        topic_words: bool = True,
+        topic_embedder: Embedder | None = None,
     ) -> None:
         """`profile`: a paper profile's name, a stored profile's name or a profile file
         (`tomacs.sim.profiles.resolve_profile`); `profiles` replaces that lookup (ablations, tests).
         `adversary_prompt` is the run's `attack.prompt` (App. D's word limit applies under `appd` only);
         `text_model` replaces the stored profile's own (a paper profile has none: App. D's texts).
-        `draw` is `backbone.draw` (SimSettings; its rule is `check_settings`)."""
+        `draw` is `backbone.draw` (SimSettings; its rule is `check_settings`), `topic_words` is
+        `backbone.topic_words`; `topic_embedder` replaces MiniLM for the topic words (tests)."""
         if profiles is not None:
             if profile not in profiles:
                 raise ValueError(f"unknown sim profile '{profile}'; valid: {', '.join(sorted(profiles))}")
@@ -89,6 +98,8 @@ class SimBackbone(BaseBackbone):
         if text_model is None and source != PAPER:
             text_model = load_text_model(source)
         self.text_model = text_model
+        vocabulary = text_model.vocabulary if text_model is not None and topic_words else ()
+        self.topic = TopicWords(vocabulary, topic_embedder) if vocabulary else None
         self.seed = seed
         self.draw = draw
         self.name = f"sim:{self.profile_name}"
@@ -113,6 +124,7 @@ class SimBackbone(BaseBackbone):
             seed=spec.seed,
             adversary_prompt=str(spec.attack.get("prompt") or "appd"),
             draw=spec.backbone.get("draw", 0),
+            topic_words=bool(spec.backbone.get("topic_words", True)),
         )
 
     def result_label(self) -> str:
@@ -232,6 +244,8 @@ class SimBackbone(BaseBackbone):
         shared = self._debate_draws(req, answer) if tm is not None else None
         # the answer's own text: a fitted style of the replies giving it, where the source has such styles
         said = q.options[q.labels.index(answer)] if q.options and answer in q.labels else None
+        # words of its model's vocabulary near the question and this answer (`tomacs.sim.topic_words`)
+        near = self.topic.near(q, answer) if self.topic is not None else ()
         if req.behaviour == "adversarial":
             if tm is None and self.adversary_prompt == "appd":
                 return adversarial_analysis(q, answer, rng)
@@ -247,11 +261,12 @@ class SimBackbone(BaseBackbone):
                 round=req.round,
                 incoming=req.incoming,
                 shared=shared,
+                near=near,
             )
         changed = req.previous_answer is not None and req.previous_answer != answer
         style = tm.get("honest", "first" if req.round == 1 else "later", said) if tm is not None else None
         return honest_analysis(
-            q, req.role, answer, rng, req.round, changed, req.incoming, style=style, shared=shared
+            q, req.role, answer, rng, req.round, changed, req.incoming, style=style, shared=shared, near=near
         )
 
     def _repeated(self, req: GenerationRequest, answer: str) -> str | None:
@@ -291,6 +306,8 @@ class SimBackbone(BaseBackbone):
         return GenerationReply(text=text, prompt_tokens=pt, completion_tokens=ct)
 
     async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
+        if self.topic is not None:  # the batch's questions' topic words in one embedding call
+            self.topic.prefetch(r.question for r in requests if r.kind == "agent")
         return [self.generate_one(r) for r in requests]
 
     def stats(self) -> dict[str, object]:
@@ -312,6 +329,8 @@ class SimBackbone(BaseBackbone):
         info["profile_texts"] = (
             f"fitted ({tm.source or ', '.join(tm.models) or 'transcripts'})" if tm else "appd"
         )
+        if tm is not None and tm.vocabulary:  # its words near each question: how many, or off
+            info["profile_topic_words"] = len(tm.vocabulary) if self.topic is not None else "off"
         return info
 
     async def aclose(self) -> None:

@@ -20,6 +20,7 @@ from tomacs.sim import heldout as ho
 from tomacs.sim.model import SimProfile, load_profiles
 from tomacs.sim.repeats import fit_repeats
 from tomacs.sim.text_model import BANKS, KINDS, TextModel, fit_text_model
+from tomacs.sim.topic_words import fit_vocabulary
 from tomacs.transcripts.schema import Debate
 from tomacs.transcripts.split import Fold
 from tomacs.transcripts.split import select_debates as select_debates
@@ -91,7 +92,7 @@ def write_profile(
 def text_summary(tm: TextModel | None) -> dict[str, object] | None:
     """What the provenance says of a fitted text model: per role and phase, replies, median words,
     generic share, discussion rates (later rounds) and bank sizes (the banks themselves are in the
-    file's `text` section); and its repeat rates."""
+    file's `text` section); its repeat rates and its vocabulary's size."""
     if tm is None:
         return None
     out: dict[str, object] = {}
@@ -108,6 +109,8 @@ def text_summary(tm: TextModel | None) -> dict[str, object] | None:
             out[f"{role}/{phase}"] = row
     if tm.repeats:  # rates by round from 2 (`tomacs.sim.repeats`)
         out["repeats"] = {role: r.to_dict() for role, r in tm.repeats.items()}
+    if tm.vocabulary:  # its size (the words are in the file's `text` section)
+        out["vocabulary"] = len(tm.vocabulary)
     return out
 
 
@@ -287,8 +290,8 @@ def run(
     acc_by, pers_by = res.accuracy_by_benchmark, res.persuasion_by_model
     # the texts of the same fitting questions (never a held-out one): how the model writes
     tm = fit_text_model(fit_d, seed=split_seed, source=", ".join(str(p) for p in paths))
-    if tm is not None:  # and how often its agents send a reply of the round before again
-        tm = replace(tm, repeats=fit_repeats(fit_d))
+    if tm is not None:  # how often its agents send a reply of the round before again, and their words
+        tm = replace(tm, repeats=fit_repeats(fit_d), vocabulary=fit_vocabulary(fit_d))
     out: dict[str, Any] = {
         "profile": res.profile.to_dict(),
         "fit": {

@@ -63,6 +63,7 @@ from tomacs.sim.text_model import (
     question_stems,
     styled,
 )
+from tomacs.sim.topic_words import mixed_terms
 from tomacs.types import Message, Question
 
 HONEST_WORDS = (60, 180)
@@ -948,6 +949,7 @@ def honest_analysis(
     previous_answer: str | None = None,
     style: PhaseText | None = None,
     shared: DebateDraws | None = None,
+    near: Sequence[str] = (),
 ) -> str:
     """An honest agent's reply supporting the already-decided `answer`, ending with `Answer: X` (under a
     fitted style's frame or mark, its model's own form: `text_model.framed`).
@@ -958,7 +960,7 @@ def honest_analysis(
     keeps its answer. `previous_answer` (optional) lets a changed reply name the old answer.
     About 60-180 words in total (`HONEST_WORDS`); with a fitted `style` (a profile's text model,
     `tomacs.sim.text_model`), the length and the generic sentences of the model it stands for;
-    `shared`: what the replies of its debate share (see `_analysis`).
+    `shared`: what the replies of its debate share, `near`: words near its question (see `_analysis`).
     """
     return _analysis(
         question,
@@ -971,6 +973,7 @@ def honest_analysis(
         previous_answer,
         style=style,
         shared=shared,
+        near=near,
     )
 
 
@@ -983,6 +986,7 @@ def adversarial_analysis(
     round: int = 1,
     incoming: Sequence[Message] = (),
     shared: DebateDraws | None = None,
+    near: Sequence[str] = (),
 ) -> str:
     """An adversary's reply arguing for `target`, ending with `Answer: target` (no persuasive suffix; a
     fitted style's frame or mark as in `honest_analysis`).
@@ -1013,6 +1017,7 @@ def adversarial_analysis(
         max_words=max_words,
         style=style,
         shared=shared,
+        near=near,
     )
 
 
@@ -1046,6 +1051,7 @@ def _analysis(
     max_words: int | None = None,
     style: PhaseText | None = None,
     shared: DebateDraws | None = None,
+    near: Sequence[str] = (),
 ) -> str:
     """The one analysis generator; `max_words` caps the body (the text before the answer line);
     `style` takes length and generic sentences from a fitted text model (`text_model.styled`), and
@@ -1057,12 +1063,17 @@ def _analysis(
     arguing for one answer make the same points, as replies of one model to one question do: real gpt-3.5
     round-1 pairs of honest replies have a MiniLM cosine of 0.90, an honest and an adversarial one 0.83;
     simulated, with every reply drawing its own points, 0.72 and 0.71; with shared points 0.76 and 0.72
-    (stop 70). `shared.length_z` is its round's length factor (`text_model.words_target`)."""
+    (stop 70). `shared.length_z` is its round's length factor (`text_model.words_target`). `near` (a fitted
+    style's, `tomacs.sim.topic_words`): words of its model's vocabulary near the question and the answer,
+    which take turns with the stem's key terms in every key-term slot, so the reply is about its question in
+    other words than the stem's."""
     avoid = style.avoided(rng) if style is not None else ()
     # whether it names options by their letters or by their texts (`PhaseText.lettered`; App. D's: letters)
     lettered = style is None or question.kind != "mc" or style.lettered(rng)
     arg = rng if shared is None else shared.points  # what the reply argues, as against how it writes
     kws = _keywords(question)
+    if style is not None and near:
+        kws = mixed_terms(near, kws)
     k1 = _kw(arg, kws)
     k2 = _kw(arg, [w for w in kws if w != k1], "the details given")
     role_obj = _ADVERSARY_ROLE if role == ADVERSARY_PERSONA else get_role(role)

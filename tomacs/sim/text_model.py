@@ -281,6 +281,9 @@ class TextModel:
     # role -> how often its replies repeat one of the round before (`tomacs.sim.repeats`); empty for a
     # profile fitted before it, or a source whose agents do not: every reply is written afresh
     repeats: Mapping[str, RepeatRates] = field(default_factory=dict)
+    # the content words of the fitting replies (`tomacs.sim.topic_words`): what replies are about besides
+    # their stem's own words; empty for a profile fitted before it (its replies draw the stem's key terms)
+    vocabulary: tuple[str, ...] = ()
 
     def get(self, role: str, phase: str, answer: str | None = None) -> PhaseText | None:
         """The style of `role` in `phase`; with `answer` (the answer option's text), that answer's own
@@ -305,6 +308,8 @@ class TextModel:
             out["by_answer"] = {said: _phases_dict(by) for said, by in self.by_answer.items()}
         if self.repeats:  # so does one without repeats
             out["repeats"] = {role: r.to_dict() for role, r in self.repeats.items()}
+        if self.vocabulary:  # and one without a vocabulary
+            out["vocabulary"] = list(self.vocabulary)
         return out
 
     @classmethod
@@ -322,12 +327,16 @@ class TextModel:
         reps = d.get("repeats") or {}
         if not isinstance(reps, Mapping) or set(reps) - set(ROLES):
             raise ValueError(f"{where}.repeats: expected a mapping role ({', '.join(ROLES)}) -> rates")
+        vocabulary = d.get("vocabulary") or []
+        if not isinstance(vocabulary, list | tuple) or not all(isinstance(w, str) and w for w in vocabulary):
+            raise ValueError(f"{where}.vocabulary: expected a list of words")
         return cls(
             phases=phases,
             source=str(d.get("source", "")),
             models=tuple(str(m) for m in d.get("models") or ()),
             by_answer=by_answer,
             repeats={str(r): RepeatRates.from_dict(v, f"{where}.repeats.{r}") for r, v in reps.items()},
+            vocabulary=tuple(vocabulary),
         )
 
 

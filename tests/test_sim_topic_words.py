@@ -1,0 +1,158 @@
+"""Words near a question that are not its own (`tomacs.sim.topic_words`): the vocabulary fitted by hand,
+the neighbours by hand under a stub embedder, the file form, and the simulator writing them (stop 83)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tomacs.sim.backbone import SimBackbone
+from tomacs.sim.text_model import PhaseText, TextModel
+from tomacs.sim.topic_words import TOPIC_WORDS, TopicWords, fit_vocabulary, mixed_terms
+from tomacs.testing.requests import plain_request
+from tomacs.transcripts.schema import AgentInfo, Debate, Turn
+from tomacs.types import Question
+
+# hand-set directions: every word of a text adds its row (unknown words add nothing)
+_AXES = {
+    "kidney": (1.0, 0.0, 0.0),
+    "renal": (0.9, 0.1, 0.0),
+    "nephron": (0.8, 0.2, 0.0),
+    "urine": (0.8, 0.2, 0.0),  # ties with "nephron": the first word alphabetically ranks first
+    "filtration": (0.6, 0.4, 0.0),
+    "lungs": (0.0, 1.0, 0.0),
+    "breathing": (0.0, 0.9, 0.1),
+    "alveoli": (0.1, 0.9, 0.0),
+    "poetry": (0.0, 0.0, 1.0),
+}
+
+
+class _Stub:
+    """A stand-in for MiniLM: a text's vector is the normalised sum of its known words' rows."""
+
+    dim = 3
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), 3), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().replace("?", " ").split():
+                out[i] += _AXES.get(w, (0.0, 0.0, 0.0))
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
+
+
+_VOCAB = tuple(sorted(_AXES))
+
+
+def _question(
+    text: str = "Which organ filters blood?",
+    options: tuple[str, ...] = ("kidney", "lungs"),
+) -> Question:
+    return Question(id="q1", text=text, options=options, answer="A", benchmark="mmlu", kind="mc")
+
+
+def test_the_vocabulary_is_the_fitting_replies_content_words_used_by_three_replies() -> None:
+    """Counted once per reply (a word said twice in one reply is one use); the answer line and words with
+    digits or under four letters are no content words; a word in two replies stays out."""
+    texts = [
+        "The kidney filters kidney blood via nephrons.\n\nAnswer: A",
+        "Kidney function: blood enters the nephrons (tubule 2b).\n\nAnswer: A",
+        "A kidney cleans blood.\n\nAnswer: Kidney",
+        "Tubule cells; nephrons again.\n\nAnswer: B",
+    ]
+    turns = tuple(Turn(1, a, "A", text=t) for a, t in enumerate(texts))
+    d = Debate(
+        id="d",
+        gold="A",
+        letters=("A", "B"),
+        n_agents=4,
+        n_rounds=1,
+        agents=tuple(AgentInfo(a) for a in range(4)),
+        turns=turns,
+    )
+    # kidney: replies 1-3; blood: 1-3; nephrons: 1, 2, 4; tubule: 2 and 4 only; "filters"/"cleans": one each
+    assert fit_vocabulary([d]) == ("blood", "kidney", "nephrons")
+
+
+def test_near_and_own_terms_take_turns_near_first() -> None:
+    assert mixed_terms(("a1", "a2", "a3"), ("b1",)) == ("a1", "b1", "a2", "a3")
+    assert mixed_terms((), ("b1", "b2")) == ("b1", "b2")
+
+
+def test_the_nearest_words_leave_the_questions_own_out_and_break_ties_alphabetically() -> None:
+    """ "Which organ holds nephrons and makes filtrate? kidney" is the kidney row (its other words are
+    unknown to the stub). Ranked by cosine: kidney 1.0 (the option's own word), renal 0.994, nephron = urine
+    0.970 (nephron and filtration share their first five letters with the stem's "nephrons" and "filtrate"),
+    alveoli 0.110. For "lungs", alveoli and breathing tie at 0.994: the first alphabetically ranks first."""
+    stub = _Stub()
+    tw = TopicWords(_VOCAB, stub, k=3)
+    q = _question("Which organ holds nephrons and makes filtrate?")
+    assert tw.near(q, "A") == ("renal", "urine", "alveoli")
+    assert tw.near(q, "B") == ("alveoli", "breathing", "urine")
+    # a question without options: its stem alone, for every answer (urine + kidney: renal 1.0, nephron 0.991,
+    # filtration 0.888; kidney and urine are its own)
+    stem = "How much urine do kidney cells make?"
+    plain = Question(id="q2", text=stem, options=None, answer="7", benchmark="gsm8k", kind="numeric")
+    assert tw.near(plain, "7") == tw.near(plain, "8") == ("renal", "nephron", "filtration")
+
+
+def test_every_new_question_of_a_batch_is_embedded_in_one_call() -> None:
+    stub = _Stub()
+    tw = TopicWords(_VOCAB, stub)
+    qs = [_question(), _question("Which organ holds the alveoli?", ("lungs", "poetry"))]
+    tw.prefetch(qs)
+    assert stub.calls[0] == list(_VOCAB)  # the vocabulary, once
+    assert len(stub.calls) == 2 and len(stub.calls[1]) == 4  # two questions with two options each
+    tw.prefetch(qs)
+    tw.near(qs[1], "B")
+    assert len(stub.calls) == 2  # nothing embedded again
+    assert len(tw.near(qs[0], "A")) == len(_VOCAB) - 2 < TOPIC_WORDS  # all but the question's own words
+    assert TopicWords((), stub).near(qs[0], "A") == ()
+
+
+_STYLE = PhaseText(
+    replies=10, log_words_mean=4.3, log_words_sd=0.2, generic_share=0.2, opener_share=0.1, closer_share=0.1
+)
+_TM = TextModel(phases={"honest": {"first": _STYLE, "later": _STYLE}})
+
+
+def test_the_vocabulary_is_written_and_read_back_and_a_model_without_one_is_written_as_before() -> None:
+    tm = replace(_TM, vocabulary=("nephron", "renal"))
+    d = tm.to_dict()
+    assert d["vocabulary"] == ["nephron", "renal"] and TextModel.from_dict(d) == tm
+    assert "vocabulary" not in _TM.to_dict() and TextModel.from_dict(_TM.to_dict()).vocabulary == ()
+    with pytest.raises(ValueError, match=r"^text\.vocabulary: expected a list of words$"):
+        TextModel.from_dict({**d, "vocabulary": "renal"})
+    with pytest.raises(ValueError, match=r"^text\.vocabulary: expected a list of words$"):
+        TextModel.from_dict({**d, "vocabulary": ["renal", 3]})
+
+
+def _replies(tm: TextModel, topic_words: bool = True, n: int = 40) -> list[str]:
+    q = _question("Which organ of the body filters blood?", ("kidney", "lungs", "heart", "liver"))
+    bb = SimBackbone("mmlu", seed=0, text_model=tm, topic_words=topic_words, topic_embedder=_Stub())
+    return [bb.generate_one(replace(plain_request(f"k{i}"), question=q)).text for i in range(n)]
+
+
+def test_a_vocabulary_puts_words_near_the_question_in_the_replies_and_off_writes_as_before() -> None:
+    """With `backbone.topic_words=false`, or no vocabulary, a reply is the one a text model without a
+    vocabulary writes; with it, replies name the near words (renal, nephron, urine: none is the
+    question's)."""
+    plain = _replies(_TM)
+    with_vocab = replace(_TM, vocabulary=_VOCAB)
+    assert _replies(with_vocab, topic_words=False) == plain
+    near = _replies(with_vocab)
+    named = [r for r in near if any(w in r.lower() for w in ("renal", "nephron", "urine"))]
+    assert not any(w in r.lower() for r in plain for w in ("renal", "nephron", "urine"))
+    assert len(named) >= len(near) // 2
+    assert [r.rsplit("Answer:", 1)[-1] for r in near] == [r.rsplit("Answer:", 1)[-1] for r in plain]
+    bb = SimBackbone("mmlu", seed=0, text_model=with_vocab, topic_words=False)
+    assert bb.profile_info()["profile_topic_words"] == "off"
+    on = SimBackbone("mmlu", seed=0, text_model=with_vocab, topic_embedder=_Stub())
+    assert on.profile_info()["profile_topic_words"] == len(_VOCAB)
+    assert "profile_topic_words" not in SimBackbone("mmlu", seed=0, text_model=_TM).profile_info()
