@@ -348,4 +348,7 @@ def test_evaluate_on_a_shipped_profile_from_an_empty_directory(
     assert st["profile"] == "maa-gpt35" and st["profile_source"] == "shipped"
     assert st["profile_file"] == str((shipped_dir() / "maa-gpt35.yaml").resolve())
     assert str(st.get("profile_texts", "")).startswith("fitted")  # the shipped text model writes the replies
+    # and its replies draw words near each question from its vocabulary (`tomacs.sim.topic_words`)
+    tm = profiles.load_text_model(shipped_dir() / "maa-gpt35.yaml")
+    assert tm is not None and st["profile_topic_words"] == len(tm.vocabulary) > 1000
     assert not (tmp_path / "outputs" / "profiles").exists()
