@@ -159,6 +159,9 @@ class Executor:
     ) -> tuple[list[Episode], BatchState]:
         n, rounds = self.cfg.n_agents, self.cfg.rounds
         questions = list(questions)
+        prepare = getattr(self.backbone, "prepare_questions", None)
+        if prepare is not None:  # per-question work of the backbone, all in one go (sim topic words)
+            prepare(questions)
         plans = [self.plan_for(q, phase) for q in questions]
         rng = np.random.default_rng(stable_seed(self.cfg.seed, "method", phase, *[q.id for q in questions]))
         state = method.begin(questions, train, rng)

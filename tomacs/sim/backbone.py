@@ -10,7 +10,7 @@ methods asked the same thing get the same draw (common random numbers).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -304,6 +304,12 @@ class SimBackbone(BaseBackbone):
         self.prompt_tokens += pt
         self.completion_tokens += ct
         return GenerationReply(text=text, prompt_tokens=pt, completion_tokens=ct)
+
+    def prepare_questions(self, questions: Sequence[Question]) -> None:
+        """The executor's batch of questions, before any request: their topic words in one embedding call
+        (one call per question, as each request's batch holds one question's agents, cost 2 s on 2 cores)."""
+        if self.topic is not None:
+            self.topic.prefetch(questions)
 
     async def generate(self, requests: list[GenerationRequest]) -> list[GenerationReply]:
         if self.topic is not None:  # the batch's questions' topic words in one embedding call
