@@ -8,12 +8,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tomacs.agents.adversary import AdversarySchedule
+from tomacs.execution.executor import Executor, ExecutorConfig
+from tomacs.methods.base import Method, MethodContext
 from tomacs.sim.backbone import SimBackbone
 from tomacs.sim.text_model import PhaseText, TextModel
 from tomacs.sim.topic_words import TOPIC_WORDS, TopicWords, fit_vocabulary, mixed_terms
 from tomacs.testing.requests import plain_request
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
-from tomacs.types import Question
+from tomacs.types import DecisionGraph, Question, RoundGraph
 
 # hand-set directions: every word of a text adds its row (unknown words add nothing)
 _AXES = {
@@ -156,3 +159,32 @@ def test_a_vocabulary_puts_words_near_the_question_in_the_replies_and_off_writes
     on = SimBackbone("mmlu", seed=0, text_model=with_vocab, topic_embedder=_Stub())
     assert on.profile_info()["profile_topic_words"] == len(_VOCAB)
     assert "profile_topic_words" not in SimBackbone("mmlu", seed=0, text_model=_TM).profile_info()
+
+
+class _Complete(Method):
+    name = "complete-test"
+
+    def act(self, state, t, history):  # noqa: ANN001
+        n = self.ctx.n_agents
+        pairs = [(i, j) for i in range(n) for j in range(n) if i != j] if t >= 2 else []
+        return [RoundGraph(nodes=list(range(n)), edges=[], temporal_edges=pairs) for _ in history]
+
+    def decide(self, state, history):  # noqa: ANN001
+        return [DecisionGraph(voters=list(range(self.ctx.n_agents)), mode="vote") for _ in history]
+
+
+def test_the_executor_has_a_batchs_questions_embedded_in_one_call() -> None:
+    """Each request's batch holds one question's agents, so the executor hands the simulator the whole
+    batch's questions first: one embedding call for the vocabulary, one for the six questions' options."""
+    n, rounds, roles = 3, 2, ["Critic"] * 3
+    stub = _Stub()
+    bb = SimBackbone("mmlu", seed=0, text_model=replace(_TM, vocabulary=_VOCAB), topic_embedder=stub)
+    sched = AdversarySchedule(n_agents=n, rounds=rounds, count=1, rate=None, onset_rounds=(1,))
+    ex = Executor(ExecutorConfig(n, rounds, roles, seed=3), bb, sched)
+    qs = [
+        replace(_question(f"Which organ number {i} filters blood?", ("kidney", "lungs", "heart")), id=f"q{i}")
+        for i in range(6)
+    ]
+    eps, _ = ex.run_batch(qs, _Complete(MethodContext(n, rounds, roles, seed=3)), train=False, phase="eval")
+    assert len(eps) == 6
+    assert [len(c) for c in stub.calls] == [len(_VOCAB), 18]
