@@ -12,7 +12,7 @@ from tomacs.agents.adversary import AdversarySchedule
 from tomacs.execution.executor import Executor, ExecutorConfig
 from tomacs.methods.base import Method, MethodContext
 from tomacs.sim.backbone import SimBackbone
-from tomacs.sim.text_model import PhaseText, TextModel
+from tomacs.sim.text_model import PhaseText, TextModel, fit_text_model, question_stems, restating_share
 from tomacs.sim.topic_words import TOPIC_WORDS, TopicWords, fit_vocabulary, mixed_terms
 from tomacs.testing.requests import plain_request
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
@@ -188,3 +188,64 @@ def test_the_executor_has_a_batchs_questions_embedded_in_one_call() -> None:
     eps, _ = ex.run_batch(qs, _Complete(MethodContext(n, rounds, roles, seed=3)), train=False, phase="eval")
     assert len(eps) == 6
     assert [len(c) for c in stub.calls] == [len(_VOCAB), 18]
+
+
+def _restating(restating: float | None, vocabulary: tuple[str, ...] = _VOCAB, n: int = 60) -> float:
+    """The mean `restating_share` of `n` round-1 replies under a style about its question."""
+    style = replace(_STYLE, topic_density=0.6, answer_rate=1.0, restating=restating)
+    tm = TextModel(phases={"honest": {"first": style, "later": style}}, vocabulary=vocabulary)
+    q = _question(
+        "The organ that removes waste from the blood sits near the spine, and the organ that moves air "
+        "sits in the chest. Which organ filters blood?",
+        ("kidney", "lungs", "heart", "liver"),
+    )
+    bb = SimBackbone("mmlu", seed=0, text_model=tm, topic_embedder=_Stub())
+    stems = question_stems(q.text, q.options or ())
+    shares = [
+        restating_share(bb.generate_one(replace(plain_request(f"r{i}"), question=q)).text, stems)
+        for i in range(n)
+    ]
+    return float(np.mean([s for s in shares if s is not None]))
+
+
+def test_sentences_about_the_question_restate_a_clause_alone_at_the_fitted_share() -> None:
+    """Under a vocabulary, a sentence restating a clause of the stem joins it to near words, except at the
+    style's fitted `restating` share: at 1 every such sentence restates alone, as without a vocabulary."""
+    joined, alone, none = _restating(0.0), _restating(1.0), _restating(None)
+    plain = _restating(1.0, vocabulary=())
+    assert joined < alone - 0.1 and none < alone - 0.1 and plain > joined + 0.1
+    assert abs(joined - none) < 0.05  # no fitted share: every sentence joined
+
+
+def test_the_restating_share_is_fitted_as_the_mean_over_replies() -> None:
+    """A fitted phase's `restating` is the mean `restating_share` of its replies; a transcript without the
+    question's text leaves it unknown (None)."""
+    stem = "The kidney removes waste from the blood near the spine. Which organ filters blood?"
+    texts = [
+        "The kidney removes waste from the blood near the spine. Filtration happens in nephrons here.",
+        "Nephrons do the filtering work, so the answer follows from physiology.",
+        "The kidney removes waste from the blood. That settles it.",
+        "Physiology textbooks describe renal filtration in detail.",
+        "The spine is nearby; kidney waste removal is the point.",
+    ]
+    turns = tuple(Turn(1, a, "A", text=f"{t}\n\nAnswer: A") for a, t in enumerate(texts))
+    d = Debate(
+        id="d",
+        gold="A",
+        letters=("A", "B"),
+        n_agents=5,
+        n_rounds=1,
+        agents=tuple(AgentInfo(a) for a in range(5)),
+        turns=turns,
+        question=stem,
+        options=("kidney", "lungs"),
+    )
+    tm = fit_text_model([d])
+    assert tm is not None
+    stems = question_stems(stem, ("kidney", "lungs"))
+    want = np.mean([restating_share(f"{t}\n\nAnswer: A", stems) for t in texts])
+    assert 0.0 < want < 1.0
+    got = tm.phases["honest"]["first"].restating
+    assert got == pytest.approx(want, abs=1e-6)
+    bare = fit_text_model([replace(d, question=None, options=None)])
+    assert bare is not None and bare.phases["honest"]["first"].restating is None

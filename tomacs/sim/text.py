@@ -587,6 +587,20 @@ _TOPICAL_PLAIN = (
 )
 """Sentences on the question's own content (a fitted style's `topic_density`)."""
 
+_TOPICAL_PLAIN_NEAR = (
+    "The key point is that {c}, which comes down to {n1} and {n2}.",
+    "We are told that {c}, so {n1} and {n2} are what matter.",
+    "Since {c}, the question turns on {n1} and {n2}.",
+    "The fact that {c} bears on {n1}, {n2} and {n3}.",
+    "Because {c}, we should think about {n1} and {n2}.",
+    "Given that {c}, {n1} and {n2} decide it.",
+    "Notice that {c}: this is about {n1} and {n2}.",
+    "Keep in mind that {c}, which involves {n1} and {n2}.",
+    "Here, {c}, and that is a matter of {n1}, {n2} and {n3}.",
+    "It also matters that {c}, given {n1} and {n2}.",
+)
+"""The same sentences joined to words near the question (`tomacs.sim.topic_words`), under a vocabulary."""
+
 _TOPICAL_TERMS = (
     "{k1}, {k2} and {k3} all matter here.",
     "Consider {k1}, {k2} and {k3} together.",
@@ -701,11 +715,22 @@ def _restated(question: Question, said: str) -> str | None:
     return None
 
 
-def _topical(question: Question, answer: str, rng: np.random.Generator, answer_count: int = 0) -> OnTopic:
+def _topical(
+    question: Question,
+    answer: str,
+    rng: np.random.Generator,
+    answer_count: int = 0,
+    near: Sequence[str] = (),
+    restating: float | None = None,
+) -> OnTopic:
     """Sentences about the question for a fitted style (`text_model.on_topic`): those naming the answer's
     text (the stem restated with it first, when its form allows) and the others. Built from the stem and
     options the agent is given, so nothing of any transcript is in them. `answer_count`: how many sentences
-    of the reply name the answer's text (drawn by the caller at the fitted rate)."""
+    of the reply name the answer's text (drawn by the caller at the fitted rate). `near` (words near the
+    question, `tomacs.sim.topic_words`): a sentence restating a clause joins it to near words, except at the
+    fitted share `restating` (its model's replies' share of words in restating sentences; always without it):
+    real replies are about their question in their own words (qwen3-8b restates in 0.03 of its words, the
+    clauses alone wrote 0.34; joined, 0.13; gpt-3.5 0.22-0.33, alone 0.34-0.42, all joined 0.18-0.24)."""
     chunks = list(_stem_chunks(question.text))
     asked = [] if chunks else list(_asked_chunks(question.text))
     opt = (
@@ -741,14 +766,26 @@ def _topical(question: Question, answer: str, rng: np.random.Generator, answer_c
     # a point made up to three times, each time in other words (16 templates: simulated replies padded
     # with the templates' fillers once their points ran out, stop 71)
     thrice = [c for _ in range(3) for c in _sample(rng, clauses, len(clauses))]
-    for c, t in zip(thrice, _sample(rng, stating, len(stating)), strict=False):
-        plain.append(_cap(t.format(c=c)))
+    if near and chunks and len(near) >= 3:
+        joined = _sample(rng, _TOPICAL_PLAIN_NEAR, len(_TOPICAL_PLAIN_NEAR))
+        alone = _sample(rng, stating, len(stating))
+        for c in thrice:
+            if restating is not None and rng.random() < restating and alone:
+                plain.append(_cap(alone.pop().format(c=c)))
+            elif joined:
+                n1, n2, n3 = _sample(rng, near, 3)
+                plain.append(_cap(joined.pop().format(c=c, n1=n1, n2=n2, n3=n3)))
+    else:
+        for c, t in zip(thrice, _sample(rng, stating, len(stating)), strict=False):
+            plain.append(_cap(t.format(c=c)))
     # then the stem's key terms, three at a time: a short stem has few clauses, and real replies to it
     # are still mostly about its terms (gpt-3.5's honest round-1 replies write 0.54 of their words from
     # the question; with clauses alone 500 MMLU questions got 0.41)
     if len(terms) >= 3:
         for t in _sample(rng, _TOPICAL_TERMS, 3):  # no more: they read as lists of words
             k1, k2, k3 = _sample(rng, terms, 3)
+            if near and len(near) >= 2:
+                k2, k3 = _sample(rng, near, 2)
             plain.append(_cap(t.format(k1=k1, k2=k2, k3=k3)))
     stems = question_stems(question.text, question.options or ())
     return OnTopic(with_answer, plain, named, stems, first, answer_count, said if opt is not None else None)
@@ -1177,7 +1214,7 @@ def _analysis(
         target = _length_target(rng, lo, hi)
     else:
         before = len(head)
-        topic = _topical(question, answer, arg, answer_count) if topical else None
+        topic = _topical(question, answer, arg, answer_count, near, style.restating) if topical else None
         head, core, fillers, tail, body = styled(
             style,
             rng,
