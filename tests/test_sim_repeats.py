@@ -12,13 +12,14 @@ from tomacs.agents.adversary import AdversarySchedule
 from tomacs.agents.prompts import PERSUASIVE_SUFFIX, add_persuasive_suffix, format_message
 from tomacs.benchmarks.parsing import parse_answer
 from tomacs.execution.executor import Executor, ExecutorConfig
-from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.base import MethodContext
 from tomacs.sim.backbone import SimBackbone
 from tomacs.sim.repeats import REPEAT_MIN, fit_repeats, repeat_counts, repeated, repeats
 from tomacs.sim.text_model import PhaseText, RepeatRates, TextModel, content_words, reply_body
+from tomacs.testing.methods import ReadEveryone
 from tomacs.testing.requests import plain_request
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
-from tomacs.types import DecisionGraph, Question, RoundGraph
+from tomacs.types import Question
 
 
 def _words(i: int, n: int = 8) -> str:
@@ -192,18 +193,6 @@ def test_the_backbone_repeats_at_the_fitted_rate_and_otherwise_writes_what_it_wr
     assert stood >= 1
 
 
-class _Complete(Method):
-    name = "complete-test"
-
-    def act(self, state, t, history):  # noqa: ANN001
-        n = self.ctx.n_agents
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j] if t >= 2 else []
-        return [RoundGraph(nodes=list(range(n)), edges=[], temporal_edges=pairs) for _ in history]
-
-    def decide(self, state, history):  # noqa: ANN001
-        return [DecisionGraph(voters=list(range(self.ctx.n_agents)), mode="vote") for _ in history]
-
-
 def test_a_simulated_run_sends_replies_again_and_the_executor_shows_each_agent_its_own() -> None:
     """A run on the sim backbone with an own-repeat rate of 1: from round 2 on every honest agent whose
     answer stands sends its previous reply again, word for word; App. D's adversary, whose prompt shows it
@@ -223,7 +212,7 @@ def test_a_simulated_run_sends_replies_again_and_the_executor_shows_each_agent_i
     bb.generate = recording  # type: ignore[method-assign]
     sched = AdversarySchedule(n_agents=n, rounds=rounds, count=1, rate=None, onset_rounds=(1,))
     ex = Executor(ExecutorConfig(n, rounds, roles, seed=3), bb, sched)
-    method = _Complete(MethodContext(n_agents=n, rounds=rounds, roles=roles, seed=3))
+    method = ReadEveryone(MethodContext(n_agents=n, rounds=rounds, roles=roles, seed=3))
     eps, _ = ex.run_batch([_organ(i) for i in range(6)], method, train=False, phase="eval")
     kept = 0
     for ep in eps:

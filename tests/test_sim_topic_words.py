@@ -10,13 +10,14 @@ import pytest
 
 from tomacs.agents.adversary import AdversarySchedule
 from tomacs.execution.executor import Executor, ExecutorConfig
-from tomacs.methods.base import Method, MethodContext
+from tomacs.methods.base import MethodContext
 from tomacs.sim.backbone import SimBackbone
 from tomacs.sim.text_model import PhaseText, TextModel, fit_text_model, question_stems, restating_share
 from tomacs.sim.topic_words import TOPIC_WORDS, TopicWords, fit_vocabulary, mixed_terms
+from tomacs.testing.methods import ReadEveryone
 from tomacs.testing.requests import plain_request
 from tomacs.transcripts.schema import AgentInfo, Debate, Turn
-from tomacs.types import DecisionGraph, Question, RoundGraph
+from tomacs.types import Question
 
 # hand-set directions: every word of a text adds its row (unknown words add nothing)
 _AXES = {
@@ -161,18 +162,6 @@ def test_a_vocabulary_puts_words_near_the_question_in_the_replies_and_off_writes
     assert "profile_topic_words" not in SimBackbone("mmlu", seed=0, text_model=_TM).profile_info()
 
 
-class _Complete(Method):
-    name = "complete-test"
-
-    def act(self, state, t, history):  # noqa: ANN001
-        n = self.ctx.n_agents
-        pairs = [(i, j) for i in range(n) for j in range(n) if i != j] if t >= 2 else []
-        return [RoundGraph(nodes=list(range(n)), edges=[], temporal_edges=pairs) for _ in history]
-
-    def decide(self, state, history):  # noqa: ANN001
-        return [DecisionGraph(voters=list(range(self.ctx.n_agents)), mode="vote") for _ in history]
-
-
 def test_the_executor_has_a_batchs_questions_embedded_in_one_call() -> None:
     """Each request's batch holds one question's agents, so the executor hands the simulator the whole
     batch's questions first: one embedding call for the vocabulary, one for the six questions' options."""
@@ -185,7 +174,9 @@ def test_the_executor_has_a_batchs_questions_embedded_in_one_call() -> None:
         replace(_question(f"Which organ number {i} filters blood?", ("kidney", "lungs", "heart")), id=f"q{i}")
         for i in range(6)
     ]
-    eps, _ = ex.run_batch(qs, _Complete(MethodContext(n, rounds, roles, seed=3)), train=False, phase="eval")
+    eps, _ = ex.run_batch(
+        qs, ReadEveryone(MethodContext(n, rounds, roles, seed=3)), train=False, phase="eval"
+    )
     assert len(eps) == 6
     assert [len(c) for c in stub.calls] == [len(_VOCAB), 18]
 
