@@ -461,17 +461,17 @@ def encode_totals() -> tuple[int, float]:
     return sum(i["encoded"] for i in infos), sum(i["encode_s"] for i in infos)
 
 
-# Rows per batch of `reference_minilm`: every batch is filled to this many rows of one padded length
-# (`tomacs.embedding.batching`), and a question's few texts are of several lengths, so 64 rows cost ~8x more.
+# Rows per batch of `reference_minilm` for a few texts of several lengths (a question's): every batch is
+# filled to its row count with texts of one padded length (`tomacs.embedding.batching`): 64 rows cost ~8x more
 REFERENCE_BATCH = 8
 
 
-def reference_minilm() -> MiniLMEmbedder:
+def reference_minilm(batch_size: int = REFERENCE_BATCH) -> MiniLMEmbedder:
     """MiniLM at fp32 with torch on the CPU, with the job's persistent cache: for vectors that decide what a
     run writes rather than what it measures (the simulator's topic words, `tomacs.sim.topic_words`), which
     must not change with the machine's precision (`embed.precision=auto` is bf16 where the CPU has it)."""
     emb = MiniLMEmbedder(
-        device="cpu", batch_size=REFERENCE_BATCH, cache=_store(), precision="fp32", backend="torch"
+        device="cpu", batch_size=batch_size, cache=_store(), precision="fp32", backend="torch"
     )
     _made.append(weakref.ref(emb))
     return emb
