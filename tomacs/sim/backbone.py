@@ -306,8 +306,8 @@ class SimBackbone(BaseBackbone):
         return GenerationReply(text=text, prompt_tokens=pt, completion_tokens=ct)
 
     def prepare_questions(self, questions: Sequence[Question]) -> None:
-        """The executor's batch of questions, before any request: their topic words in one embedding call
-        (one call per question, as each request's batch holds one question's agents, cost 2 s on 2 cores)."""
+        """The executor's batch of questions, before any request: their topic words in one embedding call,
+        where `generate` alone makes one per question (each of its batches holds one question's agents)."""
         if self.topic is not None:
             self.topic.prefetch(questions)
 

@@ -9,7 +9,8 @@ key-term slots take turns between the stem's key terms and the `TOPIC_WORDS` voc
 to the question with the reply's answer (`TopicWords`; MiniLM cosine, the stem's and options' own words
 left out). Stop 82's what-if of the same rule made simulated replies harder to tell from real ones in 11
 folds of 12 and brought gpt-3.5's sim-to-real transfer from 0.729 to 0.747 (docs/experiments/
-2026-12-07-replies-sent-again.md).
+2026-12-07-replies-sent-again.md). A sentence restating a clause of the stem joins it to these words too,
+except at the share of words the model's replies restate in (`PhaseText.restating`, `text._topical`).
 
 The neighbours are MiniLM's at fp32 on the CPU (`embedders.reference_minilm`), whatever the run's own
 embedder and precision, so one profile writes the same texts on every machine; scores are rounded
