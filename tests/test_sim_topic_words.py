@@ -61,6 +61,25 @@ def _question(
     return Question(id="q1", text=text, options=options, answer="A", benchmark="mmlu", kind="mc")
 
 
+def _round_one(
+    texts: list[str], question: str | None = None, options: tuple[str, ...] | None = None
+) -> Debate:
+    """One round of honest agents answering A, agent i writing `texts[i]`, on `question` with `options`."""
+    n = len(texts)
+    turns = tuple(Turn(1, a, "A", text=t) for a, t in enumerate(texts))
+    return Debate(
+        id="d",
+        gold="A",
+        letters=("A", "B"),
+        n_agents=n,
+        n_rounds=1,
+        agents=tuple(AgentInfo(a) for a in range(n)),
+        turns=turns,
+        question=question,
+        options=options,
+    )
+
+
 def test_the_vocabulary_is_the_fitting_replies_content_words_used_by_three_replies() -> None:
     """Counted once per reply (a word said twice in one reply is one use); the answer line and words with
     digits or under four letters are no content words; a word in two replies stays out."""
@@ -70,16 +89,7 @@ def test_the_vocabulary_is_the_fitting_replies_content_words_used_by_three_repli
         "A kidney cleans blood.\n\nAnswer: Kidney",
         "Tubule cells; nephrons again.\n\nAnswer: B",
     ]
-    turns = tuple(Turn(1, a, "A", text=t) for a, t in enumerate(texts))
-    d = Debate(
-        id="d",
-        gold="A",
-        letters=("A", "B"),
-        n_agents=4,
-        n_rounds=1,
-        agents=tuple(AgentInfo(a) for a in range(4)),
-        turns=turns,
-    )
+    d = _round_one(texts)
     # kidney: replies 1-3; blood: 1-3; nephrons: 1, 2, 4; tubule: 2 and 4 only; "filters"/"cleans": one each
     assert fit_vocabulary([d]) == ("blood", "kidney", "nephrons")
 
@@ -219,18 +229,7 @@ def test_the_restating_share_is_fitted_as_the_mean_over_replies() -> None:
         "Physiology textbooks describe renal filtration in detail.",
         "The spine is nearby; kidney waste removal is the point.",
     ]
-    turns = tuple(Turn(1, a, "A", text=f"{t}\n\nAnswer: A") for a, t in enumerate(texts))
-    d = Debate(
-        id="d",
-        gold="A",
-        letters=("A", "B"),
-        n_agents=5,
-        n_rounds=1,
-        agents=tuple(AgentInfo(a) for a in range(5)),
-        turns=turns,
-        question=stem,
-        options=("kidney", "lungs"),
-    )
+    d = _round_one([f"{t}\n\nAnswer: A" for t in texts], question=stem, options=("kidney", "lungs"))
     tm = fit_text_model([d])
     assert tm is not None
     stems = question_stems(stem, ("kidney", "lungs"))
